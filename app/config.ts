@@ -1,0 +1,171 @@
+import { resolve } from "node:path";
+import { z } from "zod";
+import { DEFAULT_PLANS, type Plan, parsePlans } from "../domain/plans.ts";
+
+/**
+ * Every setting of the service, read once from the environment (ARCHITECTURE.md).
+ * Everything is optional: with no environment the service runs on embedded backends.
+ */
+const envSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  HOST: z.string().default("127.0.0.1"),
+  PUBLIC_URL: z.url().optional(),
+  DATA_DIR: z.string().default("./.data"),
+  DATABASE_URL: z.string().optional(),
+  REDIS_URL: z.string().optional(),
+  REDIS_PREFIX: z.string().default("media"),
+  WORKER_INLINE: z.enum(["true", "false"]).default("true"),
+  WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
+  WORKER_ATTEMPTS: z.coerce.number().int().min(1).max(20).default(3),
+  WORKER_BACKOFF_MS: z.coerce.number().int().min(0).default(2000),
+  WORKER_LOCK_MS: z.coerce.number().int().min(1000).default(30_000),
+  WORKER_STALLED_INTERVAL_MS: z.coerce.number().int().min(500).default(30_000),
+  WORKER_TOOLS_DIR: z.string().optional(),
+  WORKER_TOOL_TIMEOUT_MS: z.coerce.number().int().min(1000).default(120_000),
+  WORKER_MAX_INPUT_BYTES: z.coerce.number().int().min(1).default(2 * 1024 ** 3),
+  WORKER_MAX_PIXELS: z.coerce.number().int().min(1).default(200_000_000),
+  S3_ENDPOINT: z.string().optional(),
+  S3_REGION: z.string().default("us-east-1"),
+  S3_BUCKET: z.string().default("media"),
+  S3_ACCESS_KEY_ID: z.string().optional(),
+  S3_SECRET_ACCESS_KEY: z.string().optional(),
+  S3_PUBLIC_ENDPOINT: z.string().optional(),
+  S3_FORCE_PATH_STYLE: z.enum(["true", "false"]).default("true"),
+  STORAGE_PORT: z.coerce.number().int().min(0).max(65535).default(9000),
+  UPLOAD_URL_EXPIRES_IN: z.coerce.number().int().min(60).max(604800).default(900),
+  MEILISEARCH_URL: z.string().optional(),
+  MEILISEARCH_KEY: z.string().optional(),
+  JWT_SECRET: z.string().min(16).optional(),
+  INITIAL_ADMIN_KEY: z.string().regex(/^[0-9a-f]{64}$/, "must be 64 lowercase hexadecimal characters").optional(),
+  RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(300),
+  MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(1024 * 1024),
+  STRIPE_SECRET_KEY: z.string().optional(),
+  STRIPE_WEBHOOK_SECRET: z.string().optional(),
+  /** Another API base for the provider (stripe-mock, a local fake); unset: Stripe's own. */
+  STRIPE_API_URL: z.url().optional(),
+  /** JSON array of plan tiers (docs/billing.md); unset: free, pro, business. */
+  PLANS: z.string().optional(),
+  LOG_LEVEL: z.enum(["debug", "info", "warn", "error", "silent"]).default("info"),
+});
+
+export interface Config {
+  port: number;
+  host: string;
+  /** Address clients use to reach this server (for logs and links). */
+  publicUrl: string | null;
+  dataDir: string;
+  databaseUrl: string | null;
+  redisUrl: string | null;
+  /** Namespace for every Redis key and queue, so several deployments can share one Redis. */
+  redisPrefix: string;
+  worker: WorkerConfig;
+  s3: {
+    /** null: start the embedded storage node. */
+    endpoint: string | null;
+    region: string;
+    bucket: string;
+    accessKeyId: string | null;
+    secretAccessKey: string | null;
+    publicEndpoint: string | null;
+    forcePathStyle: boolean;
+    embeddedPort: number;
+  };
+  uploadUrlExpiresIn: number;
+  meilisearch: { url: string; key: string | null } | null;
+  jwtSecret: string | null;
+  initialAdminKey: string | null;
+  rateLimitPerMinute: number;
+  maxBodyBytes: number;
+  stripe: { secretKey: string | null; webhookSecret: string | null; apiUrl: string | null };
+  /** Plan tiers; the first is the free tier every new organization starts on. */
+  plans: Plan[];
+  logLevel: "debug" | "info" | "warn" | "error" | "silent";
+  /** Check every tool result against its output schema (tests turn this on). */
+  validateOutputs: boolean;
+}
+
+/** Background jobs (docs/worker.md). */
+export interface WorkerConfig {
+  /** With REDIS_URL: also run the BullMQ worker inside the server process. Without Redis jobs always run in-process. */
+  inline: boolean;
+  /** Jobs one process runs at once. */
+  concurrency: number;
+  /** Runs of a failing job before it is failed for good, and the first retry delay (doubling after). */
+  attempts: number;
+  backoffMs: number;
+  /** A job whose worker stopped renewing its lock for this long (a killed process) runs again. */
+  lockMs: number;
+  /** How often BullMQ looks for such jobs. */
+  stalledIntervalMs: number;
+  /** Where ffmpeg, ffprobe, pdftoppm and pdfinfo are looked up; null: PATH. */
+  toolsDir: string | null;
+  /** Every external tool is killed after this long. */
+  toolTimeoutMs: number;
+  /** Larger objects get no derivative (state unsupported): they would be copied to a temporary file first. */
+  maxInputBytes: number;
+  /** Images with more pixels are refused before decoding (decompression bombs). */
+  maxPixels: number;
+}
+
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  // An empty variable means unset, as in most tools (`FOO= npm start`).
+  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ""));
+  const parsed = envSchema.safeParse(present);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`);
+    throw new Error(`Invalid configuration:\n${lines.join("\n")}`);
+  }
+  const e = parsed.data;
+  if (e.WORKER_INLINE === "false" && !e.REDIS_URL) {
+    throw new Error("Invalid configuration:\n  WORKER_INLINE: false needs REDIS_URL (without Redis, jobs can only run inside the server)");
+  }
+  let plans = DEFAULT_PLANS;
+  if (e.PLANS) {
+    try {
+      plans = parsePlans(e.PLANS);
+    } catch (err) {
+      throw new Error(`Invalid configuration:\n  ${(err as Error).message}`);
+    }
+  }
+  return {
+    port: e.PORT,
+    host: e.HOST,
+    publicUrl: e.PUBLIC_URL ?? null,
+    dataDir: resolve(e.DATA_DIR),
+    databaseUrl: e.DATABASE_URL || null,
+    redisUrl: e.REDIS_URL || null,
+    redisPrefix: e.REDIS_PREFIX,
+    worker: {
+      inline: e.WORKER_INLINE === "true",
+      concurrency: e.WORKER_CONCURRENCY,
+      attempts: e.WORKER_ATTEMPTS,
+      backoffMs: e.WORKER_BACKOFF_MS,
+      lockMs: e.WORKER_LOCK_MS,
+      stalledIntervalMs: e.WORKER_STALLED_INTERVAL_MS,
+      toolsDir: e.WORKER_TOOLS_DIR ?? null,
+      toolTimeoutMs: e.WORKER_TOOL_TIMEOUT_MS,
+      maxInputBytes: e.WORKER_MAX_INPUT_BYTES,
+      maxPixels: e.WORKER_MAX_PIXELS,
+    },
+    s3: {
+      endpoint: e.S3_ENDPOINT || null,
+      region: e.S3_REGION,
+      bucket: e.S3_BUCKET,
+      accessKeyId: e.S3_ACCESS_KEY_ID ?? null,
+      secretAccessKey: e.S3_SECRET_ACCESS_KEY ?? null,
+      publicEndpoint: e.S3_PUBLIC_ENDPOINT ?? null,
+      forcePathStyle: e.S3_FORCE_PATH_STYLE === "true",
+      embeddedPort: e.STORAGE_PORT,
+    },
+    uploadUrlExpiresIn: e.UPLOAD_URL_EXPIRES_IN,
+    meilisearch: e.MEILISEARCH_URL ? { url: e.MEILISEARCH_URL, key: e.MEILISEARCH_KEY ?? null } : null,
+    jwtSecret: e.JWT_SECRET ?? null,
+    initialAdminKey: e.INITIAL_ADMIN_KEY ?? null,
+    rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
+    maxBodyBytes: e.MAX_BODY_BYTES,
+    stripe: { secretKey: e.STRIPE_SECRET_KEY ?? null, webhookSecret: e.STRIPE_WEBHOOK_SECRET ?? null, apiUrl: e.STRIPE_API_URL ?? null },
+    plans,
+    logLevel: e.LOG_LEVEL,
+    validateOutputs: false,
+  };
+}

@@ -1,0 +1,29 @@
+import type { Elysia } from "elysia";
+import { createApp } from "../rest/app.ts";
+import { createGuards } from "../rest/guards/index.ts";
+import { meterApiCalls } from "../rest/metering.ts";
+import { paymentWebhook } from "../rest/webhook.ts";
+import type { Services } from "./services.ts";
+
+/**
+ * The HTTP server as `npm start` runs it, and as every test server runs it: the registry's
+ * routes behind authentication, metering, rate limit and idempotency, plus the payment webhook.
+ * Metering comes first after authentication, so refused calls (429) still count as calls.
+ */
+export function createHttpApp(services: Services, opts: { extraRoutes?: (app: Elysia) => void } = {}) {
+  const { deps } = services;
+  const guards = createGuards(deps, services.guardStores);
+  const metering = meterApiCalls(services.apiCalls);
+  const webhook = paymentWebhook(deps);
+  return createApp({
+    deps,
+    preAuthGuards: guards.preAuthGuards,
+    guards: [metering, ...guards.guards],
+    mcpGuards: [metering, ...guards.mcpGuards],
+    publicGuards: guards.publicGuards,
+    extraRoutes: (app) => {
+      webhook(app);
+      opts.extraRoutes?.(app);
+    },
+  });
+}

@@ -1,0 +1,48 @@
+import { bootstrap } from "../domain/identity.ts";
+import { createHttpApp } from "./http.ts";
+import { loadConfig } from "./config.ts";
+import { createServices } from "./services.ts";
+
+/** `npm start`: the REST API, MCP endpoint and docs on one port, on embedded backends unless configured. */
+const config = loadConfig();
+const services = await createServices(config);
+const { deps } = services;
+
+const initial = await bootstrap(deps, config.initialAdminKey);
+if (initial) {
+  const lines = [
+    "",
+    "  First start: created organization \"Default\" and an admin API key.",
+    initial.generated ? `  Secret (shown once, store it now): ${initial.secret}` : "  Secret: the INITIAL_ADMIN_KEY you configured.",
+    `  Access key id: ${initial.accessKeyId}`,
+    "",
+  ];
+  process.stdout.write(`${lines.join("\n")}\n`);
+}
+
+const app = createHttpApp(services).listen({ hostname: config.host, port: config.port });
+const base = config.publicUrl ?? `http://${config.host}:${app.server?.port}`;
+deps.log.info("media storage service started", {
+  api: `${base}/api`,
+  mcp: `${base}/mcp`,
+  docs: `${base}/api/docs`,
+  openapi: `${base}/api/openapi.json`,
+  database: services.backends.database,
+  storage: services.backends.storage,
+  search: services.backends.search,
+  queue: services.backends.queue,
+  jobs: services.backends.jobs === "elsewhere" ? "run by npm run worker (WORKER_INLINE=false)" : "run in this process",
+  guards: services.backends.guards,
+});
+
+let stopping = false;
+async function shutdown(signal: string) {
+  if (stopping) return;
+  stopping = true;
+  deps.log.info("shutting down", { signal });
+  await app.stop();
+  await services.close();
+  process.exit(0);
+}
+process.on("SIGINT", () => void shutdown("SIGINT"));
+process.on("SIGTERM", () => void shutdown("SIGTERM"));

@@ -1,0 +1,13 @@
+// Every table, one file per area. drizzle-kit reads this file to generate migrations.
+export * from "./identity.ts";
+export * from "./buckets.ts";
+export * from "./media.ts";
+export * from "./jobs.ts";
+export * from "./usage.ts";
+export * from "./tags.ts";
+export * from "./categories.ts";
+export * from "./sets.ts";
+export * from "./storyboards.ts";
+export * from "./search.ts";
+export * from "./billing.ts";
+export * from "./derivatives.ts";

@@ -1,0 +1,38 @@
+import { sql } from "drizzle-orm";
+import { bigint, index, jsonb, pgTable, text, timestamp, uniqueIndex, uuid } from "drizzle-orm/pg-core";
+import { buckets } from "./buckets.ts";
+import { organizations } from "./identity.ts";
+
+export const MEDIA_KINDS = ["image", "video", "audio", "pdf", "3d", "other"] as const;
+export type MediaKind = (typeof MEDIA_KINDS)[number];
+
+export const mediaObjects = pgTable(
+  "media_objects",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    orgId: uuid("org_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
+    bucketId: uuid("bucket_id").notNull().references(() => buckets.id, { onDelete: "cascade" }),
+    key: text("key").notNull(),
+    size: bigint("size", { mode: "number" }).notNull(),
+    contentType: text("content_type").notNull(),
+    kind: text("kind", { enum: MEDIA_KINDS }).notNull(),
+    metadata: jsonb("metadata").$type<Record<string, string | number | boolean | null>>().notNull().default({}),
+    etag: text("etag"),
+    /** Technical facts the worker extracted (dimensions, duration, pages, EXIF); `metadata` stays the user's. */
+    info: jsonb("info").$type<Record<string, unknown>>().notNull().default({}),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+    // Soft delete: hidden everywhere at once; the bytes are purged after a retention period.
+    deletedAt: timestamp("deleted_at", { withTimezone: true }),
+    /** Set when the purge job for a soft-deleted object has been enqueued. */
+    purgeQueuedAt: timestamp("purge_queued_at", { withTimezone: true }),
+  },
+  (t) => [
+    // One live object per key; soft-deleted rows keep their history beside it.
+    uniqueIndex("media_bucket_key_live_uq").on(t.bucketId, t.key).where(sql`${t.deletedAt} is null`),
+    index("media_org_created_idx").on(t.orgId, t.createdAt).where(sql`${t.deletedAt} is null`),
+    // Substring search on keys (GET /api/media?search=) stays indexed at a million objects.
+    index("media_key_trgm_idx").using("gin", t.key.op("gin_trgm_ops")),
+    index("media_deleted_idx").on(t.deletedAt).where(sql`${t.deletedAt} is not null`),
+  ],
+);

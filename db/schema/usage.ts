@@ -1,0 +1,128 @@
+import { bigint, date, index, jsonb, pgTable, primaryKey, text, timestamp, uuid } from "drizzle-orm/pg-core";
+import { buckets } from "./buckets.ts";
+import { organizations } from "./identity.ts";
+
+/**
+ * Storage accounting per organization, kept by counters updated in the same transaction as
+ * the change they count (never by scanning objects). Bytes throughout.
+ */
+export const orgUsage = pgTable("org_usage", {
+  orgId: uuid("org_id")
+    .primaryKey()
+    .references(() => organizations.id, { onDelete: "cascade" }),
+  usedStorage: bigint("used_storage", { mode: "number" }).notNull().default(0),
+  /** Declared sizes of uploads not yet confirmed (optimistic reservations). */
+  reservedStorage: bigint("reserved_storage", { mode: "number" }).notNull().default(0),
+  allocatedStorage: bigint("allocated_storage", { mode: "number" }).notNull(),
+  objectCount: bigint("object_count", { mode: "number" }).notNull().default(0),
+  updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+});
+
+/** Per-month counters: egress and API calls reset with the month by construction. */
+export const usageMonthly = pgTable(
+  "usage_monthly",
+  {
+    orgId: uuid("org_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    /** First day of the month (UTC). */
+    month: date("month", { mode: "string" }).notNull(),
+    egressBytes: bigint("egress_bytes", { mode: "number" }).notNull().default(0),
+    apiCalls: bigint("api_calls", { mode: "number" }).notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.orgId, t.month] })],
+);
+
+/**
+ * An upload between presign and confirm: what it reserved, and what confirm needs to know
+ * (content type, tags, multipart upload id). Confirm or the sweeper removes it.
+ */
+export const uploadReservations = pgTable(
+  "upload_reservations",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    orgId: uuid("org_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    bucketId: uuid("bucket_id")
+      .notNull()
+      .references(() => buckets.id, { onDelete: "cascade" }),
+    key: text("key").notNull(),
+    bytes: bigint("bytes", { mode: "number" }).notNull().default(0),
+    contentType: text("content_type").notNull(),
+    tags: text("tags").array().notNull().default([]),
+    uploadId: text("upload_id"),
+    expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    index("upload_reservations_key_idx").on(t.bucketId, t.key),
+    index("upload_reservations_expiry_idx").on(t.expiresAt),
+  ],
+);
+
+/**
+ * One row per organization and UTC day that saw any change: the storage counters as they
+ * stood at the end of that day (rewritten by every change, in its transaction) and the day's
+ * egress and API calls. A day without a row had no activity: it closed as the previous
+ * row's day did, which is how the history fills the gaps.
+ */
+export const usageDaily = pgTable(
+  "usage_daily",
+  {
+    orgId: uuid("org_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    day: date("day", { mode: "string" }).notNull(),
+    usedStorage: bigint("used_storage", { mode: "number" }).notNull(),
+    allocatedStorage: bigint("allocated_storage", { mode: "number" }).notNull(),
+    objectCount: bigint("object_count", { mode: "number" }).notNull(),
+    egressBytes: bigint("egress_bytes", { mode: "number" }).notNull().default(0),
+    apiCalls: bigint("api_calls", { mode: "number" }).notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.orgId, t.day] })],
+);
+
+export const USAGE_EVENT_TYPES = [
+  "upload_confirmed",
+  "object_deleted",
+  "object_purged",
+  "download",
+  "stream",
+  "capacity_added",
+  "auto_capacity",
+  "plan_changed",
+  "subscription_updated",
+  "invoice_paid",
+  "invoice_payment_failed",
+] as const;
+export type UsageEventType = (typeof USAGE_EVENT_TYPES)[number];
+
+/**
+ * The usage ledger: one row per change that matters to usage or billing, written in the same
+ * transaction as the change. Object ids are kept without a foreign key: the ledger outlives
+ * the objects it mentions.
+ */
+export const usageEvents = pgTable(
+  "usage_events",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    /** Insertion order: breaks ties between events of the same instant. */
+    seq: bigint("seq", { mode: "number" }).notNull().generatedAlwaysAsIdentity(),
+    orgId: uuid("org_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    type: text("type", { enum: USAGE_EVENT_TYPES }).notNull(),
+    at: timestamp("at", { withTimezone: true }).notNull(),
+    objectId: uuid("object_id"),
+    bucketId: uuid("bucket_id"),
+    key: text("key"),
+    /** The object's size, the egress, or the capacity added. */
+    bytes: bigint("bytes", { mode: "number" }),
+    /** Change of used storage (uploads, deletes) or of allocated storage (capacity, plans). */
+    delta: bigint("delta", { mode: "number" }),
+    amountCents: bigint("amount_cents", { mode: "number" }),
+    details: jsonb("details").$type<Record<string, unknown>>().notNull().default({}),
+  },
+  (t) => [index("usage_events_org_at_idx").on(t.orgId, t.at.desc(), t.seq.desc())],
+);

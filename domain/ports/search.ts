@@ -1,0 +1,57 @@
+import type { MediaKind } from "../media-kind.ts";
+import type { ParsedQuery } from "../search-query.ts";
+
+/** A search as the backends receive it: already confined to one organization (and bucket). */
+export interface SearchRequest {
+  orgId: string;
+  query: ParsedQuery;
+  /** The bucket filter, or the caller's restricted bucket. */
+  bucketId: string | null;
+  kind: MediaKind | null;
+  /** Objects must carry every one of these tags (by id). */
+  tagIds: string[];
+  /** Objects must be in each of these groups: a category and its descendants (by id). */
+  categoryGroups: string[][];
+  sizeMin: number | null;
+  sizeMax: number | null;
+  dateFrom: Date | null;
+  /** Exclusive upper bound. */
+  dateBefore: Date | null;
+  limit: number;
+  offset: number;
+}
+
+export interface FacetCount {
+  slug: string;
+  name: string;
+  count: number;
+}
+
+export interface Facets {
+  tags: FacetCount[];
+  categories: FacetCount[];
+  kinds: { kind: MediaKind; count: number }[];
+}
+
+export interface SearchHits {
+  /** Object ids of the page, best first. */
+  ids: string[];
+  total: number;
+  facets: Facets;
+}
+
+/**
+ * Full-text search over media objects. The PostgreSQL backend reads the same database the
+ * domain writes (nothing to sync); an external one (Meilisearch) is kept in sync by jobs.
+ */
+export interface SearchBackend {
+  readonly name: "postgres" | "meilisearch";
+  /** True when changes must be pushed to the backend by `search.sync` jobs. */
+  readonly external: boolean;
+  search(req: SearchRequest): Promise<SearchHits>;
+  /** External backends: write or remove these objects' documents. */
+  sync?(objectIds: string[]): Promise<void>;
+}
+
+/** At most this many entries per facet, highest counts first. */
+export const FACET_LIMIT = 100;

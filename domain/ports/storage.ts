@@ -1,0 +1,41 @@
+/** Object storage as the domain needs it. Keys here are physical keys (see domain/storage-keys.ts). */
+
+export interface PresignedRequest {
+  url: string;
+  /** Headers the client must send unchanged (they are part of the signature). */
+  headers: Record<string, string>;
+}
+
+export interface StoredObjectInfo {
+  size: number;
+  contentType: string | null;
+  etag: string | null;
+  lastModified: Date | null;
+}
+
+export interface UploadedPart {
+  partNumber: number;
+  etag: string;
+  size: number;
+}
+
+export interface ObjectStorage {
+  // `now` is the signing time: the domain passes its clock so expiry can be tested.
+  presignPut(key: string, opts: { contentType: string; tagging?: string; expiresIn: number; now: Date }): PresignedRequest;
+  presignUploadPart(key: string, opts: { uploadId: string; partNumber: number; contentType?: string; expiresIn: number; now: Date }): PresignedRequest;
+  presignGet(key: string, opts: { expiresIn: number; downloadName?: string; now: Date }): string;
+
+  createMultipart(key: string, opts: { contentType: string; tagging?: string }): Promise<string>;
+  listParts(key: string, uploadId: string): Promise<UploadedPart[]>;
+  completeMultipart(key: string, uploadId: string, parts: { partNumber: number; etag: string }[]): Promise<{ etag: string | null }>;
+  abortMultipart(key: string, uploadId: string): Promise<void>;
+
+  /** null when there is no such object. */
+  head(key: string): Promise<StoredObjectInfo | null>;
+  get(key: string): Promise<{ body: ReadableStream<Uint8Array>; info: StoredObjectInfo } | null>;
+  put(key: string, body: Uint8Array | ReadableStream<Uint8Array>, opts: { contentType: string; cacheControl?: string }): Promise<{ etag: string | null }>;
+  putTags(key: string, tagging: string): Promise<void>;
+  delete(key: string): Promise<void>;
+  /** Deletes every object under a prefix; returns how many. */
+  deletePrefix(prefix: string): Promise<number>;
+}

@@ -1,0 +1,31 @@
+import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import type { Deps } from "../domain/deps.ts";
+import { callerOf, type HttpContext } from "../rest/pipeline.ts";
+import { registry } from "../tools/registry.ts";
+import { createMcpServer } from "./server.ts";
+
+/**
+ * Streamable HTTP at /mcp, stateless (no session ids): each POST carries its own
+ * credential and gets its own server. GET (a standalone event stream) and DELETE (end of
+ * a session) mean nothing without sessions, so they answer 405 as the transport spec allows.
+ */
+export function mcpOverHttp(deps: Deps) {
+  return async (ctx: HttpContext): Promise<Response> => {
+    if (ctx.request.method !== "POST") {
+      return new Response(JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message: "Method not allowed: this server is stateless, use POST" }, id: null }), {
+        status: 405,
+        headers: { allow: "POST", "content-type": "application/json" },
+      });
+    }
+    let n = 0;
+    const server = createMcpServer(registry, deps, callerOf(ctx), () => (n++ === 0 ? ctx.requestId : `${ctx.requestId}.${n}`));
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    await server.connect(transport);
+    try {
+      return await transport.handleRequest(ctx.request);
+    } finally {
+      // With JSON responses the answer is complete once handleRequest returns.
+      void server.close();
+    }
+  };
+}

@@ -1,0 +1,147 @@
+import Stripe from "stripe";
+import { errors } from "../domain/errors.ts";
+import type { PaymentProvider, ProviderEvent, ProviderInvoice } from "../domain/ports/payments.ts";
+
+/** Spec §4.8 / issue 7: signatures older than this are refused (Stripe's own default too). */
+export const WEBHOOK_TOLERANCE_SECONDS = 300;
+
+/** The Stripe adapter. `apiUrl` points the SDK elsewhere (stripe-mock, a local fake in tests). */
+export class StripePayments implements PaymentProvider {
+  readonly name = "stripe";
+  private readonly stripe: Stripe;
+
+  constructor(cfg: { secretKey: string; apiUrl: string | null }) {
+    const url = cfg.apiUrl ? new URL(cfg.apiUrl) : null;
+    const protocol = url?.protocol === "http:" ? "http" : "https";
+    this.stripe = new Stripe(cfg.secretKey, {
+      maxNetworkRetries: 1,
+      timeout: 15_000,
+      appInfo: { name: "media-storage" },
+      ...(url ? { host: url.hostname, port: url.port || (protocol === "http" ? 80 : 443), protocol } : {}),
+    });
+  }
+
+  async createCustomer(org: { id: string; name: string }): Promise<string> {
+    // The idempotency key makes concurrent first calls for one organization return one customer.
+    const customer = await provider(() =>
+      this.stripe.customers.create({ name: org.name, metadata: { org_id: org.id } }, { idempotencyKey: `media-storage-customer-${org.id}` }),
+    );
+    return customer.id;
+  }
+
+  async listInvoices(customerId: string, limit: number): Promise<{ data: ProviderInvoice[]; hasMore: boolean }> {
+    const list = await provider(() => this.stripe.invoices.list({ customer: customerId, limit }));
+    return { data: list.data.map(invoiceView), hasMore: list.has_more };
+  }
+
+  async portalUrl(customerId: string, returnUrl: string | null): Promise<string> {
+    const session = await provider(() => this.stripe.billingPortal.sessions.create({ customer: customerId, ...(returnUrl ? { return_url: returnUrl } : {}) }));
+    return session.url;
+  }
+}
+
+/** Transient provider failures are 503 for our client; anything else is our bug or our configuration (500, logged). */
+async function provider<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    if (err instanceof Stripe.errors.StripeConnectionError || err instanceof Stripe.errors.StripeAPIError || err instanceof Stripe.errors.StripeRateLimitError) {
+      throw errors.unavailable("The payment provider is unavailable; retry shortly");
+    }
+    throw err;
+  }
+}
+
+const iso = (seconds: unknown): string | null => (typeof seconds === "number" ? new Date(seconds * 1000).toISOString() : null);
+
+function invoiceView(i: Stripe.Invoice): ProviderInvoice {
+  return {
+    id: i.id ?? "",
+    number: i.number ?? null,
+    status: i.status ?? null,
+    currency: i.currency,
+    amountDueCents: i.amount_due,
+    amountPaidCents: i.amount_paid,
+    createdAt: iso(i.created)!,
+    periodStart: iso(i.period_start),
+    periodEnd: iso(i.period_end),
+    hostedInvoiceUrl: i.hosted_invoice_url ?? null,
+    invoicePdfUrl: i.invoice_pdf ?? null,
+  };
+}
+
+/**
+ * Verifies `Stripe-Signature` (t=..., v1=...; any matching v1 is accepted) over the raw body
+ * with the endpoint secret, refusing timestamps older than the tolerance, then reduces the
+ * event to what billing acts on. Every refusal is a 400 that says why.
+ */
+export async function verifyStripeEvent(raw: Uint8Array, header: string | null, secret: string, now: Date): Promise<ProviderEvent> {
+  if (!header) throw errors.badRequest("Missing Stripe-Signature header", { reason: "missing" });
+  let event: Stripe.Event;
+  try {
+    event = await Stripe.webhooks.constructEventAsync(raw, header, secret, WEBHOOK_TOLERANCE_SECONDS, undefined, now.getTime());
+  } catch (err) {
+    if (err instanceof Stripe.errors.StripeSignatureVerificationError) {
+      const reason = /tolerance/i.test(err.message) ? "stale" : /extract timestamp/i.test(err.message) ? "malformed" : "mismatch";
+      const message = { stale: "Stripe-Signature timestamp is older than 300 seconds", malformed: "Malformed Stripe-Signature header", mismatch: "No Stripe-Signature v1 signature matches the body" }[reason];
+      throw errors.badRequest(message, { reason });
+    }
+    if (err instanceof SyntaxError) throw errors.badRequest("The signed body is not valid JSON", { reason: "body" });
+    throw err;
+  }
+  return toProviderEvent(event);
+}
+
+// Payload shapes move between API versions (periods went from subscriptions to their items,
+// invoice.subscription_details into invoice.parent), so the fields are read defensively.
+type Loose = Record<string, unknown>;
+const obj = (v: unknown): Loose => (v && typeof v === "object" ? (v as Loose) : {});
+const str = (v: unknown): string | null => (typeof v === "string" && v !== "" ? v : null);
+const idOf = (v: unknown): string | null => str(v) ?? str(obj(v).id);
+
+export function toProviderEvent(event: Stripe.Event): ProviderEvent {
+  const o = obj(event.data?.object);
+  const base = { id: event.id, type: event.type, created: new Date(event.created * 1000), customerId: idOf(o.customer), orgIdHint: str(obj(o.metadata).org_id) };
+  switch (event.type) {
+    case "customer.subscription.created":
+    case "customer.subscription.updated":
+    case "customer.subscription.deleted": {
+      const items = (obj(o.items).data as unknown[] | undefined)?.map(obj) ?? [];
+      const prices = items.map((i) => obj(i.price));
+      const first = items[0] ?? {};
+      return {
+        ...base,
+        kind: "subscription",
+        subscription: {
+          id: str(o.id) ?? "",
+          status: str(o.status) ?? "active",
+          ended: event.type === "customer.subscription.deleted",
+          priceIds: prices.map((p) => str(p.id)).filter((x): x is string => x !== null),
+          lookupKeys: prices.map((p) => str(p.lookup_key)).filter((x): x is string => x !== null),
+          tierKeyHint: str(obj(o.metadata).tier_key),
+          periodStart: dateOf(first.current_period_start ?? o.current_period_start),
+          periodEnd: dateOf(first.current_period_end ?? o.current_period_end),
+        },
+      };
+    }
+    case "invoice.paid":
+    case "invoice.payment_failed": {
+      const subscriptionMeta = obj(obj(obj(o.parent).subscription_details).metadata);
+      const legacyMeta = obj(obj(o.subscription_details).metadata);
+      const paid = event.type === "invoice.paid";
+      return {
+        ...base,
+        orgIdHint: base.orgIdHint ?? str(subscriptionMeta.org_id) ?? str(legacyMeta.org_id),
+        kind: "invoice",
+        paid,
+        invoice: { id: str(o.id) ?? "", amountCents: Number((paid ? o.amount_paid : o.amount_due) ?? 0), currency: str(o.currency) ?? "usd" },
+      };
+    }
+    default:
+      return { ...base, kind: "other" };
+  }
+}
+
+function dateOf(seconds: unknown): Date | null {
+  return typeof seconds === "number" ? new Date(seconds * 1000) : null;
+}

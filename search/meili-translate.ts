@@ -1,0 +1,115 @@
+import type { Facets, SearchRequest } from "../domain/ports/search.ts";
+import type { Clause, ParsedQuery } from "../domain/search-query.ts";
+import type { MediaKind } from "../domain/media-kind.ts";
+
+/**
+ * Pure translations between our search model and Meilisearch's, kept apart from the client
+ * so they can be unit-tested without a server (none can be installed here).
+ */
+
+/** The document we index per live media object. */
+export interface MeiliDoc {
+  id: string;
+  orgId: string;
+  bucketId: string;
+  key: string;
+  /** The key with separators as spaces, so "img_2026.jpg" is three words. */
+  keyWords: string;
+  fileName: string;
+  labels: string;
+  meta: string;
+  tagIds: string[];
+  categoryIds: string[];
+  kind: MediaKind;
+  size: number;
+  /** Milliseconds since the epoch: numeric, so it can be filtered and ranked. */
+  createdAt: number;
+}
+
+export const INDEX_SETTINGS = {
+  // Order is attribute ranking: key words count most, then file name, labels, metadata.
+  searchableAttributes: ["keyWords", "fileName", "labels", "meta"],
+  filterableAttributes: ["orgId", "bucketId", "kind", "tagIds", "categoryIds", "size", "createdAt"],
+  sortableAttributes: ["createdAt", "size"],
+  // Relevance first, then recency (spec-level rule shared with the PostgreSQL backend).
+  rankingRules: ["words", "typo", "proximity", "attribute", "sort", "exactness", "createdAt:desc"],
+  faceting: { maxValuesPerFacet: 100 },
+  pagination: { maxTotalHits: 1_000_000 },
+};
+
+// Quotes and backslashes would change Meilisearch's reading of the query: they become spaces.
+const words = (text: string) => text.replace(/[/._\-"\\]+/g, " ").trim();
+const quote = (text: string) => `"${words(text)}"`;
+
+/**
+ * Meilisearch's `q`: phrases stay quoted, negations keep their "-", a prefix term goes last
+ * (Meilisearch matches the last word as a prefix). OR has no equivalent in `q`: its words
+ * are all required instead (README).
+ */
+export function meiliQuery(q: ParsedQuery): string {
+  const positive: string[] = [];
+  const negative: string[] = [];
+  let prefix: string | null = null;
+  const add = (c: Clause, into: string[]) => {
+    switch (c.type) {
+      case "term":
+        if (c.prefix && into === positive && prefix === null) prefix = words(c.text);
+        else into.push(words(c.text));
+        break;
+      case "phrase":
+        into.push(quote(c.text));
+        break;
+      case "not":
+        add(c.clause, negative);
+        break;
+      case "or":
+        for (const inner of c.clauses) add(inner, into);
+        break;
+    }
+  };
+  for (const c of q.clauses) add(c, positive);
+  return [...positive, ...negative.map((n) => `-${n}`), ...(prefix ? [prefix] : [])].join(" ").replace(/\s+/g, " ").trim();
+}
+
+/** Filter expression: ids are UUIDs and kinds an enum, so quoting cannot be escaped from. */
+export function meiliFilter(req: SearchRequest): string {
+  const parts = [`orgId = "${req.orgId}"`];
+  if (req.bucketId) parts.push(`bucketId = "${req.bucketId}"`);
+  if (req.kind) parts.push(`kind = "${req.kind}"`);
+  for (const id of req.tagIds) parts.push(`tagIds = "${id}"`);
+  for (const group of req.categoryGroups) parts.push(`categoryIds IN [${group.map((id) => `"${id}"`).join(", ")}]`);
+  if (req.sizeMin !== null) parts.push(`size >= ${req.sizeMin}`);
+  if (req.sizeMax !== null) parts.push(`size <= ${req.sizeMax}`);
+  if (req.dateFrom) parts.push(`createdAt >= ${req.dateFrom.getTime()}`);
+  if (req.dateBefore) parts.push(`createdAt < ${req.dateBefore.getTime()}`);
+  return parts.join(" AND ");
+}
+
+/**
+ * Meilisearch pages exactly (`totalHits`) only in page mode, so aligned requests use it;
+ * an offset that is not a multiple of the limit falls back to offset mode (estimated total).
+ */
+export function meiliPaging(limit: number, offset: number): { page: number; hitsPerPage: number } | { offset: number; limit: number } {
+  return offset % limit === 0 ? { page: offset / limit + 1, hitsPerPage: limit } : { offset, limit };
+}
+
+/** Facet distribution (by id) to our facet lists (by slug and name), most frequent first. */
+export function toFacets(
+  distribution: Record<string, Record<string, number>> | undefined,
+  names: { tags: Map<string, { slug: string; name: string }>; categories: Map<string, { slug: string; name: string }> },
+): Facets {
+  const list = (field: string, lookup: Map<string, { slug: string; name: string }>) =>
+    Object.entries(distribution?.[field] ?? {})
+      .flatMap(([id, count]) => {
+        const label = lookup.get(id);
+        return label ? [{ ...label, count }] : [];
+      })
+      .sort((a, b) => b.count - a.count || (a.slug < b.slug ? -1 : 1));
+  return {
+    tags: list("tagIds", names.tags),
+    categories: list("categoryIds", names.categories),
+    kinds: Object.entries(distribution?.kind ?? {})
+      .map(([kind, count]) => ({ kind: kind as MediaKind, count }))
+      .sort((a, b) => b.count - a.count || (a.kind < b.kind ? -1 : 1)),
+  };
+}

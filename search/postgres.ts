@@ -1,0 +1,82 @@
+import { type SQL, sql } from "drizzle-orm";
+import { type Db, rowsOf } from "../db/client.ts";
+import type { Clause, ParsedQuery } from "../domain/search-query.ts";
+import { FACET_LIMIT, type Facets, type SearchBackend, type SearchHits, type SearchRequest } from "../domain/ports/search.ts";
+
+/** Same separators the generated vector replaces (db/schema/search.ts). */
+const normalize = (text: string) => text.replace(/[/._-]+/g, " ");
+
+/** A prefix term as tsquery text: its words in sequence, the last one a prefix. */
+function prefixQuery(text: string): string {
+  const words = normalize(text).match(/[\p{L}\p{N}]+/gu) ?? [];
+  return words.map((w, i) => `'${w.toLowerCase()}'${i === words.length - 1 ? ":*" : ""}`).join(" <-> ");
+}
+
+/**
+ * Turns a parsed query into a tsquery expression. Postgres tokenizes every piece with the
+ * same 'simple' configuration as the documents, so query and document words always agree;
+ * all user text travels as parameters.
+ */
+export function tsQuery(q: ParsedQuery): SQL {
+  const one = (c: Clause): SQL => {
+    switch (c.type) {
+      case "term":
+        return c.prefix ? sql`to_tsquery('simple', ${prefixQuery(c.text)})` : sql`plainto_tsquery('simple', ${normalize(c.text)})`;
+      case "phrase":
+        return sql`phraseto_tsquery('simple', ${normalize(c.text)})`;
+      case "not":
+        return sql`(!! ${one(c.clause)})`;
+      case "or":
+        return sql`(${sql.join(c.clauses.map(one), sql` || `)})`;
+    }
+  };
+  return sql.join(q.clauses.map(one), sql` && `);
+}
+
+const uuidArray = (ids: string[]) => sql`array[${sql.join(ids.map((id) => sql`${id}`), sql`, `)}]::uuid[]`;
+
+/**
+ * The default backend: PostgreSQL full text over `media_search` (GIN index), which also holds
+ * every field a search filters and counts on, ranked by relevance then recency. One statement
+ * computes the page, the total and the facets over the whole match set, reading no other table
+ * per match.
+ */
+export class PostgresSearch implements SearchBackend {
+  readonly name = "postgres" as const;
+  readonly external = false;
+
+  constructor(private readonly db: Db) {}
+
+  async search(req: SearchRequest): Promise<SearchHits> {
+    const filters: SQL[] = [sql`s.org_id = ${req.orgId}`];
+    if (req.bucketId) filters.push(sql`s.bucket_id = ${req.bucketId}`);
+    if (req.kind) filters.push(sql`s.kind = ${req.kind}`);
+    if (req.sizeMin !== null) filters.push(sql`s.size >= ${req.sizeMin}`);
+    if (req.sizeMax !== null) filters.push(sql`s.size <= ${req.sizeMax}`);
+    if (req.dateFrom) filters.push(sql`s.created_at >= ${req.dateFrom.toISOString()}`);
+    if (req.dateBefore) filters.push(sql`s.created_at < ${req.dateBefore.toISOString()}`);
+    if (req.tagIds.length) filters.push(sql`s.tag_ids @> ${uuidArray(req.tagIds)}`);
+    for (const group of req.categoryGroups) filters.push(sql`s.category_ids && ${uuidArray(group)}`);
+    const result = await this.db.execute(sql`
+      with q as (select ${tsQuery(req.query)} as tsq),
+      m as materialized (
+        select s.object_id as id, s.kind, s.created_at, s.tag_ids, s.category_ids, ts_rank_cd(s.vector, q.tsq, 32) as rank
+        from q, media_search s
+        where s.vector @@ q.tsq and ${sql.join(filters, sql` and `)}
+      )
+      select
+        (select count(*) from m)::int as total,
+        (select coalesce(json_agg(p.id), '[]'::json) from (select id from m order by rank desc, created_at desc, id limit ${req.limit} offset ${req.offset}) p) as ids,
+        (select coalesce(json_agg(json_build_object('kind', k.kind, 'count', k.n)), '[]'::json)
+           from (select kind, count(*)::int as n from m group by kind order by n desc, kind) k) as kinds,
+        (select coalesce(json_agg(json_build_object('slug', t.slug, 'name', t.name, 'count', f.n) order by f.n desc, t.slug), '[]'::json)
+           from (select tag_id, count(*)::int as n from (select unnest(tag_ids) as tag_id from m) u group by tag_id order by n desc limit ${FACET_LIMIT}) f
+           join tags t on t.id = f.tag_id) as tags,
+        (select coalesce(json_agg(json_build_object('slug', c.slug, 'name', c.name, 'count', f.n) order by f.n desc, c.slug), '[]'::json)
+           from (select category_id, count(*)::int as n from (select unnest(category_ids) as category_id from m) u group by category_id order by n desc limit ${FACET_LIMIT}) f
+           join categories c on c.id = f.category_id) as categories
+    `);
+    const [row] = rowsOf<{ total: number; ids: string[]; kinds: Facets["kinds"]; tags: Facets["tags"]; categories: Facets["categories"] }>(result);
+    return { ids: row!.ids, total: row!.total, facets: { tags: row!.tags, categories: row!.categories, kinds: row!.kinds } };
+  }
+}

@@ -1,0 +1,1 @@
+export { type LocalS3, type LocalS3Options, startLocalS3 } from "./server.ts";

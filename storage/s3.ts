@@ -1,0 +1,262 @@
+import {
+  AbortMultipartUploadCommand,
+  CompleteMultipartUploadCommand,
+  CreateBucketCommand,
+  CreateMultipartUploadCommand,
+  DeleteObjectCommand,
+  DeleteObjectsCommand,
+  HeadBucketCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  ListPartsCommand,
+  PutBucketCorsCommand,
+  PutObjectCommand,
+  PutObjectTaggingCommand,
+  S3Client,
+  S3ServiceException,
+} from "@aws-sdk/client-s3";
+import type { ObjectStorage, PresignedRequest, StoredObjectInfo, UploadedPart } from "../domain/ports/storage.ts";
+import { Presigner } from "./presigner.ts";
+
+export interface S3StorageOptions {
+  /** Where this server reaches storage. */
+  endpoint: string | null;
+  /** Where clients reach storage, when it differs (S3_PUBLIC_ENDPOINT). Presigned URLs use it. */
+  publicEndpoint: string | null;
+  region: string;
+  bucket: string;
+  accessKeyId: string;
+  secretAccessKey: string;
+  forcePathStyle: boolean;
+}
+
+/**
+ * Any S3-compatible store (AWS S3, R2, MinIO, Garage, Ceph, the embedded node). Operations go
+ * through the AWS SDK; URLs are signed by our presigner (storage/presigner.ts), which is
+ * byte-for-byte what the SDK would sign, only much faster.
+ */
+export class S3Storage implements ObjectStorage {
+  readonly client: S3Client;
+  private readonly presigner: Presigner;
+  /** Signs this server's own GETs and PUTs, at the endpoint the server uses (never the public one). */
+  private readonly internal: Presigner;
+
+  constructor(private readonly opts: S3StorageOptions) {
+    const endpoint = opts.endpoint ?? `https://s3.${opts.region}.amazonaws.com`;
+    this.client = new S3Client({
+      endpoint: opts.endpoint ?? undefined,
+      region: opts.region,
+      forcePathStyle: opts.forcePathStyle,
+      credentials: { accessKeyId: opts.accessKeyId, secretAccessKey: opts.secretAccessKey },
+      // Checksums only where S3 requires them: not every S3-compatible store supports the newer ones.
+      requestChecksumCalculation: "WHEN_REQUIRED",
+      responseChecksumValidation: "WHEN_REQUIRED",
+      maxAttempts: 3,
+    });
+    const signer = { region: opts.region, bucket: opts.bucket, accessKeyId: opts.accessKeyId, secretAccessKey: opts.secretAccessKey, forcePathStyle: opts.forcePathStyle };
+    this.internal = new Presigner({ endpoint, ...signer });
+    this.presigner = new Presigner({
+      endpoint: opts.publicEndpoint ?? endpoint,
+      region: opts.region,
+      bucket: opts.bucket,
+      accessKeyId: opts.accessKeyId,
+      secretAccessKey: opts.secretAccessKey,
+      forcePathStyle: opts.forcePathStyle,
+    });
+  }
+
+  /** Creates the bucket when missing and lets browsers PUT with our headers and read ETag. */
+  async ensureBucket(corsOrigins: string[] = ["*"]): Promise<void> {
+    const Bucket = this.opts.bucket;
+    try {
+      await this.client.send(new HeadBucketCommand({ Bucket }));
+    } catch (err) {
+      if (statusOf(err) !== 404) throw err;
+      await this.client.send(new CreateBucketCommand({ Bucket }));
+    }
+    await this.client.send(
+      new PutBucketCorsCommand({
+        Bucket,
+        CORSConfiguration: {
+          CORSRules: [
+            {
+              AllowedOrigins: corsOrigins,
+              AllowedMethods: ["GET", "PUT", "HEAD"],
+              AllowedHeaders: ["*"],
+              ExposeHeaders: ["ETag", "Content-Length", "Content-Type"],
+              MaxAgeSeconds: 3600,
+            },
+          ],
+        },
+      }),
+    );
+  }
+
+  presignPut(key: string, opts: { contentType: string; tagging?: string; expiresIn: number; now: Date }): PresignedRequest {
+    const headers: Record<string, string> = { "Content-Type": opts.contentType };
+    if (opts.tagging) headers["x-amz-tagging"] = opts.tagging;
+    return { url: this.presigner.presign({ method: "PUT", key, expiresIn: opts.expiresIn, headers, now: opts.now }), headers };
+  }
+
+  presignUploadPart(key: string, opts: { uploadId: string; partNumber: number; contentType?: string; expiresIn: number; now: Date }): PresignedRequest {
+    const headers: Record<string, string> = opts.contentType ? { "Content-Type": opts.contentType } : {};
+    const query = { partNumber: String(opts.partNumber), uploadId: opts.uploadId };
+    return { url: this.presigner.presign({ method: "PUT", key, expiresIn: opts.expiresIn, query, headers, now: opts.now }), headers };
+  }
+
+  presignGet(key: string, opts: { expiresIn: number; downloadName?: string; now: Date }): string {
+    const query: Record<string, string> = {};
+    if (opts.downloadName) query["response-content-disposition"] = contentDisposition(opts.downloadName);
+    return this.presigner.presign({ method: "GET", key, expiresIn: opts.expiresIn, query, now: opts.now });
+  }
+
+  async createMultipart(key: string, opts: { contentType: string; tagging?: string }): Promise<string> {
+    const out = await this.client.send(
+      new CreateMultipartUploadCommand({ Bucket: this.opts.bucket, Key: key, ContentType: opts.contentType, Tagging: opts.tagging }),
+    );
+    if (!out.UploadId) throw new Error("storage returned no UploadId");
+    return out.UploadId;
+  }
+
+  async listParts(key: string, uploadId: string): Promise<UploadedPart[]> {
+    const parts: UploadedPart[] = [];
+    let marker: string | undefined;
+    do {
+      const out = await this.client.send(
+        new ListPartsCommand({ Bucket: this.opts.bucket, Key: key, UploadId: uploadId, PartNumberMarker: marker }),
+      );
+      for (const p of out.Parts ?? []) parts.push({ partNumber: p.PartNumber!, etag: p.ETag!, size: p.Size ?? 0 });
+      marker = out.IsTruncated ? out.NextPartNumberMarker : undefined;
+    } while (marker);
+    return parts;
+  }
+
+  async completeMultipart(key: string, uploadId: string, parts: { partNumber: number; etag: string }[]): Promise<{ etag: string | null }> {
+    const out = await this.client.send(
+      new CompleteMultipartUploadCommand({
+        Bucket: this.opts.bucket,
+        Key: key,
+        UploadId: uploadId,
+        MultipartUpload: { Parts: parts.map((p) => ({ PartNumber: p.partNumber, ETag: p.etag })) },
+      }),
+    );
+    return { etag: out.ETag ?? null };
+  }
+
+  async abortMultipart(key: string, uploadId: string): Promise<void> {
+    try {
+      await this.client.send(new AbortMultipartUploadCommand({ Bucket: this.opts.bucket, Key: key, UploadId: uploadId }));
+    } catch (err) {
+      if (statusOf(err) !== 404) throw err;
+    }
+  }
+
+  async head(key: string): Promise<StoredObjectInfo | null> {
+    try {
+      const out = await this.client.send(new HeadObjectCommand({ Bucket: this.opts.bucket, Key: key }));
+      return { size: out.ContentLength ?? 0, contentType: out.ContentType ?? null, etag: out.ETag ?? null, lastModified: out.LastModified ?? null };
+    } catch (err) {
+      if (statusOf(err) === 404) return null;
+      throw err;
+    }
+  }
+
+  // GET and PUT of whole objects are the worker's hot path (one of each per thumbnail): they
+  // are signed by our presigner and sent with fetch, which costs half the CPU of the SDK's
+  // middleware stack per request (bench/RESULTS.md). Streams of unknown length still go
+  // through the SDK, which knows how to upload them.
+
+  async get(key: string): Promise<{ body: ReadableStream<Uint8Array>; info: StoredObjectInfo } | null> {
+    const res = await this.signedFetch("GET", key);
+    if (res.status === 404) {
+      await res.body?.cancel();
+      return null;
+    }
+    if (!res.ok || !res.body) throw await storageError(res, "GET", key);
+    const modified = res.headers.get("last-modified");
+    return {
+      body: res.body,
+      info: {
+        size: Number(res.headers.get("content-length") ?? 0),
+        contentType: res.headers.get("content-type"),
+        etag: res.headers.get("etag"),
+        lastModified: modified ? new Date(modified) : null,
+      },
+    };
+  }
+
+  async put(key: string, body: Uint8Array | ReadableStream<Uint8Array>, opts: { contentType: string; cacheControl?: string }): Promise<{ etag: string | null }> {
+    if (body instanceof ReadableStream) {
+      const out = await this.client.send(
+        new PutObjectCommand({ Bucket: this.opts.bucket, Key: key, Body: body, ContentType: opts.contentType, CacheControl: opts.cacheControl }),
+      );
+      return { etag: out.ETag ?? null };
+    }
+    const headers: Record<string, string> = { "Content-Type": opts.contentType };
+    if (opts.cacheControl) headers["Cache-Control"] = opts.cacheControl;
+    const res = await this.signedFetch("PUT", key, headers, body);
+    if (!res.ok) throw await storageError(res, "PUT", key);
+    await res.body?.cancel();
+    return { etag: res.headers.get("etag") };
+  }
+
+  /** One request signed for a minute; network errors and 5xx are retried twice, like the SDK's default. */
+  private async signedFetch(method: "GET" | "PUT", key: string, headers: Record<string, string> = {}, body?: Uint8Array): Promise<Response> {
+    for (let attempt = 1; ; attempt++) {
+      const url = this.internal.presign({ method, key, expiresIn: 60, headers });
+      try {
+        const res = await fetch(url, { method, headers, body: body as BodyInit | undefined });
+        if (res.status < 500 || attempt === 3) return res;
+        await res.body?.cancel();
+      } catch (err) {
+        if (attempt === 3) throw err;
+      }
+      await Bun.sleep(100 * 2 ** attempt);
+    }
+  }
+
+  async putTags(key: string, tagging: string): Promise<void> {
+    const TagSet = [...new URLSearchParams(tagging)].map(([Key, Value]) => ({ Key, Value }));
+    await this.client.send(new PutObjectTaggingCommand({ Bucket: this.opts.bucket, Key: key, Tagging: { TagSet } }));
+  }
+
+  async delete(key: string): Promise<void> {
+    await this.client.send(new DeleteObjectCommand({ Bucket: this.opts.bucket, Key: key }));
+  }
+
+  async deletePrefix(prefix: string): Promise<number> {
+    let deleted = 0;
+    let token: string | undefined;
+    do {
+      const page = await this.client.send(new ListObjectsV2Command({ Bucket: this.opts.bucket, Prefix: prefix, ContinuationToken: token }));
+      const keys = (page.Contents ?? []).map((o) => ({ Key: o.Key! }));
+      if (keys.length > 0) {
+        await this.client.send(new DeleteObjectsCommand({ Bucket: this.opts.bucket, Delete: { Objects: keys, Quiet: true } }));
+        deleted += keys.length;
+      }
+      token = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (token);
+    return deleted;
+  }
+}
+
+/** A non-2xx answer as an error shaped like the SDK's (name = S3 error code, $metadata.httpStatusCode). */
+async function storageError(res: Response, method: string, key: string): Promise<Error> {
+  const text = await res.text().catch(() => "");
+  const code = /<Code>([^<]+)<\/Code>/.exec(text)?.[1] ?? `Http${res.status}`;
+  const err = new Error(`storage ${method} ${key}: ${res.status} ${code}`);
+  err.name = code;
+  Object.assign(err, { $metadata: { httpStatusCode: res.status } });
+  return err;
+}
+
+function statusOf(err: unknown): number | undefined {
+  if (err instanceof S3ServiceException) return err.$metadata.httpStatusCode;
+  return (err as { $metadata?: { httpStatusCode?: number } })?.$metadata?.httpStatusCode;
+}
+
+/** RFC 6266 with an RFC 5987 UTF-8 form, so any file name survives. */
+function contentDisposition(name: string): string {
+  const ascii = name.replace(/[^\x20-\x7e]|["\\]/g, "_");
+  return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(name)}`;
+}

@@ -1,0 +1,90 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import SwaggerParser from "@apidevtools/swagger-parser";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { errorCatalogue } from "../../domain/errors.ts";
+import { createApp } from "../../rest/app.ts";
+import { registry } from "../../tools/registry.ts";
+import { newOrg, startServer, type TestOrg, type TestServer } from "../support/server.ts";
+
+let server: TestServer;
+let org: TestOrg;
+
+beforeAll(async () => {
+  server = await startServer();
+  org = await newOrg(server);
+});
+afterAll(() => server.stop());
+
+const names = () => registry.map((t) => t.name).sort();
+
+describe("one registry, four surfaces", () => {
+  test("tool names are unique snake_case", () => {
+    expect(new Set(names()).size).toBe(registry.length);
+    for (const n of names()) expect(n).toMatch(/^[a-z][a-z0-9]*(_[a-z0-9]+)+$|^[a-z]+$/);
+  });
+
+  test("OpenAPI operations are exactly the registry tools, at their routes", async () => {
+    const doc = (await server.api.get("/api/openapi.json")).body;
+    const ops: string[] = [];
+    for (const [path, methods] of Object.entries<Record<string, { operationId: string }>>(doc.paths)) {
+      for (const [method, op] of Object.entries(methods)) {
+        ops.push(op.operationId);
+        const tool = registry.find((t) => t.name === op.operationId)!;
+        expect(`${tool.http.method} /api${tool.http.path}`).toBe(`${method.toUpperCase()} ${path}`);
+      }
+    }
+    expect(ops.sort()).toEqual(names());
+  });
+
+  test("REST routes are exactly the registry tools", () => {
+    const app = createApp({ deps: server.services.deps });
+    // "/api/*" answers unknown API paths (404, counted by the rate limit).
+    const infra = new Set(["/mcp", "/api/openapi.json", "/api/docs", "/api/docs/scalar.js", "/healthz", "/api/payments/webhook", "/api/*"]);
+    const routes = app.routes.filter((r) => !infra.has(r.path)).map((r) => `${r.method} ${r.path}`).sort();
+    const expected = registry.map((t) => `${t.http.method} /api${t.http.path.replace(/\{(\w+)\}/g, ":$1")}`).sort();
+    expect(routes).toEqual(expected);
+  });
+
+  test("MCP tools/list for an admin key is exactly the registry, with schemas and annotations", async () => {
+    const client = new Client({ name: "contract", version: "1" });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${org.adminKey.secret}` } } }),
+    );
+    const { tools } = await client.listTools();
+    await client.close();
+    expect(tools.map((t) => t.name).sort()).toEqual(names());
+    for (const t of tools) {
+      expect(t.inputSchema.type).toBe("object");
+      expect(t.outputSchema?.type).toBe("object");
+      expect(typeof t.annotations?.readOnlyHint).toBe("boolean");
+      expect(typeof t.annotations?.destructiveHint).toBe("boolean");
+      expect(typeof t.annotations?.idempotentHint).toBe("boolean");
+      expect(t.description!.length).toBeGreaterThan(20);
+    }
+  });
+
+  test("the OpenAPI document is valid OpenAPI 3.0", async () => {
+    const doc = (await server.api.get("/api/openapi.json")).body;
+    expect(doc.openapi).toBe("3.0.3");
+    await SwaggerParser.validate(structuredClone(doc));
+    expect(doc.components.securitySchemes.bearerAuth).toMatchObject({ type: "http", scheme: "bearer" });
+    for (const methods of Object.values<Record<string, any>>(doc.paths)) {
+      for (const op of Object.values(methods)) {
+        expect(op.responses["401"]).toBeDefined();
+        expect(op.responses["400"]).toBeDefined();
+      }
+    }
+  });
+
+  test("every declared error code exists; scopes follow the convention", () => {
+    // Exceptions to "GET read, POST/PUT write, DELETE delete" are deliberate and listed.
+    const exceptions: Record<string, string> = { me_get: "any", presign_download: "read" };
+    for (const tool of registry) {
+      for (const code of tool.errors) expect(errorCatalogue[code]).toBeDefined();
+      const byMethod = { GET: "read", POST: "write", PUT: "write", DELETE: "delete", PATCH: "write" }[tool.http.method];
+      const expected = exceptions[tool.name] ?? (tool.name.startsWith("api_keys_") || tool.name.startsWith("billing_") ? "admin" : byMethod);
+      expect(`${tool.name}:${tool.scope}`).toBe(`${tool.name}:${expected}`);
+    }
+  });
+});

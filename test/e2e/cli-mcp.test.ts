@@ -1,0 +1,101 @@
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { registry } from "../../tools/registry.ts";
+import { CLI, cliEnv, removeTempConfigHomes, runCli } from "../support/cli.ts";
+import { newOrg, startServer, type TestOrg, type TestServer } from "../support/server.ts";
+
+setDefaultTimeout(60_000);
+
+let server: TestServer;
+let org: TestOrg;
+
+beforeAll(async () => {
+  server = await startServer();
+  org = await newOrg(server);
+});
+afterAll(async () => {
+  await server.stop();
+  removeTempConfigHomes();
+});
+
+/** `media mcp` as a desktop agent launches it: a child process speaking MCP on stdio. */
+async function bridge(key: string): Promise<Client> {
+  const client = new Client({ name: "desktop-agent", version: "1" });
+  await client.connect(new StdioClientTransport({ command: process.execPath, args: [CLI, "mcp"], env: cliEnv({ url: server.url, key }), stderr: "pipe" }));
+  return client;
+}
+
+function errorOf(result: { content: unknown; isError?: boolean }) {
+  expect(result.isError).toBe(true);
+  return JSON.parse((result.content as { text: string }[])[0]!.text).error as { code: string; message: string; details?: unknown };
+}
+
+describe("media mcp (stdio bridge to the REST API)", () => {
+  test("tools/list is the registry with the same schemas and annotations as /mcp", async () => {
+    const client = await bridge(org.adminKey.secret);
+    try {
+      expect(client.getServerVersion()?.name).toBe("media-storage");
+      expect(client.getInstructions()).toContain("presign_upload");
+      const { tools } = await client.listTools();
+      expect(tools.map((t) => t.name).sort()).toEqual(registry.map((t) => t.name).sort());
+      const create = tools.find((t) => t.name === "buckets_create")!;
+      expect(create.inputSchema.required).toEqual(["name"]);
+      expect(create.outputSchema?.type).toBe("object");
+      expect(create.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: false });
+      // a tool that redirects over REST is listed without an output schema it could not honour
+      expect(tools.find((t) => t.name === "media_stream")!.outputSchema).toBeUndefined();
+    } finally {
+      await client.close();
+    }
+  });
+
+  test("tools/list reflects the key's scopes", async () => {
+    const reader = await org.keyClient(["read"]);
+    const client = await bridge(reader.secret);
+    try {
+      const { tools } = await client.listTools();
+      const expected = registry.filter((t) => t.scope === "read" || t.scope === "any").map((t) => t.name).sort();
+      expect(tools.map((t) => t.name).sort()).toEqual(expected);
+      const refused = await client.callTool({ name: "buckets_create", arguments: { name: "nope" } });
+      expect(errorOf(refused as never).code).toBe("forbidden");
+    } finally {
+      await client.close();
+    }
+  });
+
+  test("calls are forwarded to REST: structuredContent on success, the envelope's code and message on failure", async () => {
+    const client = await bridge(org.adminKey.secret);
+    try {
+      const created = await client.callTool({ name: "buckets_create", arguments: { name: "via-bridge" } });
+      expect(created.isError).toBeFalsy();
+      const bucket = created.structuredContent as { id: string; name: string };
+      expect(bucket.name).toBe("via-bridge");
+      const listed = await client.callTool({ name: "buckets_list", arguments: {} });
+      expect((listed.structuredContent as { data: { name: string }[] }).data.map((b) => b.name)).toContain("via-bridge");
+      // the service holds the state: REST sees it
+      expect((await org.admin.get(`/api/buckets/${bucket.id}`)).body.name).toBe("via-bridge");
+      // path parameters come from the arguments
+      const got = await client.callTool({ name: "buckets_get", arguments: { id: bucket.id } });
+      expect(got.structuredContent).toEqual(bucket as never);
+
+      expect(errorOf((await client.callTool({ name: "buckets_get", arguments: { id: crypto.randomUUID() } })) as never)).toMatchObject({
+        code: "not_found",
+        message: "Bucket not found",
+      });
+      const invalid = errorOf((await client.callTool({ name: "buckets_create", arguments: { name: "bad name!" } })) as never);
+      expect(invalid.code).toBe("validation_error");
+      expect(invalid.details).toEqual([{ path: "name", message: expect.any(String) }]);
+      expect(errorOf((await client.callTool({ name: "no_such_tool", arguments: {} })) as never).code).toBe("not_found");
+    } finally {
+      await client.close();
+    }
+  });
+
+  test("a bad key stops the bridge at start with a clear message", async () => {
+    const r = await runCli(["mcp"], { url: server.url, key: "e".repeat(64), stdin: "" });
+    expect(r.code).toBe(3);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toContain("Invalid API key");
+  });
+});

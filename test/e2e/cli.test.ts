@@ -1,0 +1,272 @@
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { commandPath } from "../../cli/commands.ts";
+import { registry } from "../../tools/registry.ts";
+import { CLI, cliEnv, cliJson, removeTempConfigHomes, runCli, tempConfigHome } from "../support/cli.ts";
+import { newOrg, startServer, type TestOrg, type TestServer } from "../support/server.ts";
+
+// Each test starts several CLI processes (~0.5-1 s each on a loaded machine).
+setDefaultTimeout(90_000);
+
+let server: TestServer;
+let org: TestOrg;
+let base: { url: string; key: string };
+
+beforeAll(async () => {
+  server = await startServer();
+  org = await newOrg(server);
+  base = { url: server.url, key: org.adminKey.secret };
+});
+afterAll(async () => {
+  await server.stop();
+  removeTempConfigHomes();
+});
+
+describe("commands derived from the registry", () => {
+  test("the top-level help lists every registry tool as a command; each command's help shows its tool", async () => {
+    const root = await runCli(["--help"]);
+    expect(root.code).toBe(0);
+    for (const tool of registry) {
+      expect(root.stdout).toContain(commandPath(tool).join(" "));
+      expect(root.stdout).toContain(`(${tool.name})`);
+    }
+    const helps: Awaited<ReturnType<typeof runCli>>[] = [];
+    for (let i = 0; i < registry.length; i += 4) {
+      helps.push(...(await Promise.all(registry.slice(i, i + 4).map((t) => runCli([...commandPath(t), "--help"])))));
+    }
+    registry.forEach((tool, i) => {
+      const h = helps[i]!;
+      expect(h.code).toBe(0);
+      expect(h.stdout).toContain(tool.title);
+      expect(h.stdout).toContain(`Tool: ${tool.name}`);
+      expect(h.stdout.replace(/\s+/g, " ")).toContain(tool.description.split(" ").slice(0, 6).join(" "));
+    });
+    const create = helps[registry.findIndex((t) => t.name === "api_keys_create")]!.stdout;
+    expect(create).toContain("--name <string>");
+    expect(create).toContain("--scopes <read|write|delete|admin,...>");
+    expect(create).toContain("--expires-in-days <integer>");
+    const group = await runCli(["buckets"]);
+    expect(group.code).toBe(0);
+    for (const t of registry.filter((t) => t.name.startsWith("buckets_"))) expect(group.stdout).toContain(t.name);
+  });
+
+  test("create, list and get: --json output parses; human output is a table or key/value lines", async () => {
+    const created = await cliJson(["buckets", "create", "--name", "cli-photos"], base);
+    expect(created.name).toBe("cli-photos");
+    expect(created.id).toMatch(/^[0-9a-f-]{36}$/);
+    const list = await cliJson(["buckets", "list"], base);
+    expect(list.data.map((b: { name: string }) => b.name)).toContain("cli-photos");
+    expect(list).toMatchObject({ total: expect.any(Number), hasMore: false });
+    expect(await cliJson(["buckets", "get", created.id], base)).toEqual(created);
+    // the tool name works as a command too, and path parameters as flags
+    expect(await cliJson(["buckets_get", "--id", created.id], base)).toEqual(created);
+
+    const table = await runCli(["buckets", "list"], base);
+    expect(table.code).toBe(0);
+    expect(table.stdout.split("\n")[0]).toMatch(/^ID\s+NAME\s+CREATED AT$/);
+    expect(table.stdout).toContain("cli-photos");
+    const kv = await runCli(["buckets", "get", created.id], base);
+    expect(kv.stdout).toMatch(/^id: +[0-9a-f-]{36}$/m);
+    expect(kv.stdout).toMatch(/^name: +cli-photos$/m);
+  });
+
+  test("lists as comma lists or repeated flags; --all walks every page", async () => {
+    const key = await cliJson(["api-keys", "create", "--name", "ci", "--scopes", "read,write", "--scopes", "delete", "--expires-in-days", "7"], base);
+    expect(key.scopes).toEqual(["read", "write", "delete"]);
+    expect(key.secret).toMatch(/^[0-9a-f]{64}$/);
+    for (const name of ["page-a", "page-b", "page-c"]) await cliJson(["buckets", "create", "--name", name], base);
+    const one = await cliJson(["buckets", "list", "--limit", "1"], base);
+    expect(one.data).toHaveLength(1);
+    expect(one.hasMore).toBe(true);
+    const all = await cliJson(["buckets", "list", "--all"], base);
+    expect(all.data.length).toBe(one.total);
+    expect(all.hasMore).toBe(false);
+    const me = await cliJson(["me", "get"], base);
+    expect(me.credential.scopes).toContain("admin");
+  });
+
+  test("--input gives the whole input as JSON; flags override it", async () => {
+    const created = await cliJson(["buckets", "create", "--input", '{"name":"from-input"}'], base);
+    expect(created.name).toBe("from-input");
+    const overridden = await cliJson(["buckets", "create", "--input", '{"name":"ignored"}', "--name", "from-flag"], base);
+    expect(overridden.name).toBe("from-flag");
+  });
+});
+
+test("tools of every area are commands without CLI changes: tags, categories, search, storyboards, usage, billing", async () => {
+  const bucket = await cliJson(["buckets", "create", "--name", "organize"], base);
+  const png = join(tempConfigHome(), "beach-day.png");
+  writeFileSync(png, Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 1, 2, 3, 4]));
+  const [uploaded] = await cliJson(["upload", png, "--bucket", "organize", "--tags", "sunset,beach"], base);
+  const id = uploaded.id as string;
+  expect(uploaded.bucketId).toBe(bucket.id);
+  // upload tags become the object's tags at confirm
+  const tagNames = (o: { tags: { name: string }[] }) => o.tags.map((t) => t.name).sort();
+  expect(tagNames(await cliJson(["media", "get", id], base))).toEqual(["beach", "sunset"]);
+
+  const keeper = await cliJson(["tags", "create", "--name", "keeper"], base);
+  expect(tagNames(await cliJson(["objects", "set-tags", id, "--tag-ids", keeper.id], base))).toEqual(["keeper"]);
+  const travel = await cliJson(["categories", "create", "--name", "Travel"], base);
+  await cliJson(["categories", "create", "--name", "Europe", "--parent-id", travel.id], base);
+  await cliJson(["objects", "set-categories", id, "--category-ids", travel.id], base);
+  const tree = await runCli(["categories", "list"], base);
+  expect(tree.stdout).toMatch(/Travel\s+travel.*Europe/);
+
+  const found = await cliJson(["search", "--q", "beach-day"], base);
+  expect(found.media.map((m: { id: string }) => m.id)).toContain(id);
+
+  const board = await cliJson(["storyboards", "create", "--name", "cut"], base);
+  const a = await cliJson(["storyboards", "add-clip", board.id, "--object-id", id, "--note", "first"], base);
+  const b = await cliJson(["storyboards", "add-clip", board.id, "--object-id", id, "--note", "second"], base);
+  await cliJson(["storyboards", "reorder-clips", board.id, "--clip-ids", `${b.id},${a.id}`], base);
+  const got = await cliJson(["storyboards", "get", board.id], base);
+  expect(got.clips.map((c: { note: string }) => c.note)).toEqual(["second", "first"]);
+
+  expect((await cliJson(["usage", "get"], base)).objectCount).toBeGreaterThanOrEqual(1);
+  const invoices = await runCli(["billing", "invoices-list"], base);
+  expect(invoices.code).toBe(1);
+  expect(invoices.stderr).toContain("(not_configured, HTTP 501");
+});
+
+test("the single binary from `bun build --compile` runs the same commands", async () => {
+  const out = join(tempConfigHome(), "media");
+  // Asynchronous spawns only: the server under test runs in this process's event loop.
+  const run = async (cmd: string[], env?: Record<string, string>) => {
+    const proc = Bun.spawn(cmd, { env, stdout: "pipe", stderr: "pipe" });
+    const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+    return { stdout, stderr, code };
+  };
+  const build = await run([process.execPath, "build", "--compile", CLI, "--outfile", out]);
+  expect(build.code).toBe(0);
+  const env = cliEnv({ url: server.url, key: org.adminKey.secret });
+  expect((await run([out, "--version"], env)).stdout).toMatch(/^media \d+\.\d+\.\d+\n$/);
+  const list = await run([out, "buckets", "list", "--json"], env);
+  expect(list.code).toBe(0);
+  expect(Array.isArray(JSON.parse(list.stdout).data)).toBe(true);
+  rmSync(out, { force: true });
+});
+
+describe("errors and exit codes", () => {
+  test("a bad key: a clear message, exit 3, and the key is never echoed", async () => {
+    const bad = "0".repeat(64);
+    const r = await runCli(["buckets", "list"], { url: server.url, key: bad });
+    expect(r.code).toBe(3);
+    expect(r.stderr).toContain("error: Invalid API key (unauthorized, HTTP 401");
+    expect(r.stderr).toContain("media login");
+    expect(r.stderr + r.stdout).not.toContain(bad);
+    const json = await runCli(["buckets", "list", "--json"], { url: server.url, key: bad });
+    expect(json.code).toBe(3);
+    expect(JSON.parse(json.stderr).error).toMatchObject({ code: "unauthorized", status: 401 });
+    expect(json.stdout).toBe("");
+  });
+
+  test("nothing configured: exit 3 with what to do", async () => {
+    const r = await runCli(["buckets", "list"]);
+    expect(r.code).toBe(3);
+    expect(r.stderr).toContain("no service URL and API key configured: run `media login`, or set MEDIA_URL and MEDIA_API_KEY");
+  });
+
+  test("a scope the key lacks: exit 3", async () => {
+    const reader = await org.keyClient(["read"]);
+    const r = await runCli(["buckets", "create", "--name", "nope"], { url: server.url, key: reader.secret });
+    expect(r.code).toBe(3);
+    expect(r.stderr).toContain("forbidden");
+  });
+
+  test("unknown commands and bad flags are usage errors (exit 2) with suggestions, before any request", async () => {
+    const unknown = await runCli(["bukets", "list"], base);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain("unknown command 'bukets' (did you mean buckets?)");
+    const verb = await runCli(["buckets", "lst"], base);
+    expect(verb.code).toBe(2);
+    expect(verb.stderr).toContain("unknown command 'buckets lst' (did you mean list?)");
+    const flag = await runCli(["buckets", "create", "--nmae", "x"], base);
+    expect(flag.code).toBe(2);
+    expect(flag.stderr).toContain("unknown flag --nmae (did you mean --name?)");
+    expect(flag.stderr).toContain("Run 'media buckets create --help' for usage.");
+    const missing = await runCli(["buckets", "create"], base);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain("missing --name");
+    const type = await runCli(["buckets", "list", "--limit", "many"], base);
+    expect(type.code).toBe(2);
+    expect(type.stderr).toContain("--limit expects a number");
+    const extra = await runCli(["buckets", "get", crypto.randomUUID(), "surplus"], base);
+    expect(extra.code).toBe(2);
+  });
+
+  test("schema violations name the flag or argument (exit 2); not found is exit 4", async () => {
+    const invalid = await runCli(["buckets", "create", "--name", "bad name!"], base);
+    expect(invalid.code).toBe(2);
+    expect(invalid.stderr).toContain("error: Invalid input (validation_error)");
+    expect(invalid.stderr).toMatch(/--name: 1-63 characters/);
+    const notUuid = await runCli(["media", "get", "not-a-uuid"], base);
+    expect(notUuid.code).toBe(2);
+    expect(notUuid.stderr).toContain("<id>: Invalid UUID");
+    const missing = await runCli(["media", "get", crypto.randomUUID()], base);
+    expect(missing.code).toBe(4);
+    expect(missing.stderr).toContain("Media object not found (not_found, HTTP 404, request ");
+  });
+
+  test("a conflict is exit 1 with the service's message", async () => {
+    await cliJson(["buckets", "create", "--name", "twice"], base);
+    const again = await runCli(["buckets", "create", "--name", "twice"], base);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain("conflict");
+  });
+});
+
+describe("login and profiles", () => {
+  test("media login checks the key, writes the profile with mode 0600, and later commands use it", async () => {
+    const home = tempConfigHome();
+    const login = await runCli(["login", "--url", `${server.url}/api/`, "--key", "-"], { configHome: home, stdin: `${org.adminKey.secret}\n` });
+    expect(login.code).toBe(0);
+    expect(login.stdout).toContain(`Logged in to ${server.url} as organization "Test org"`);
+    expect(login.stdout + login.stderr).not.toContain(org.adminKey.secret);
+    const file = join(home, "media", "config.json");
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(statSync(join(home, "media")).mode & 0o777).toBe(0o700);
+    const config = JSON.parse(readFileSync(file, "utf8"));
+    expect(config).toEqual({ defaultProfile: "default", profiles: { default: { url: server.url, apiKey: org.adminKey.secret } } });
+
+    // no MEDIA_* variables: the default profile is used
+    const listed = await runCli(["buckets", "list", "--json"], { configHome: home });
+    expect(listed.code).toBe(0);
+
+    // a second profile with a read-only key, selected by --profile or MEDIA_PROFILE
+    const reader = await org.keyClient(["read"]);
+    expect((await runCli(["login", "--url", server.url, "--key", reader.secret, "--profile", "ro"], { configHome: home })).code).toBe(0);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    const roMe = await cliJson(["me", "get", "--profile", "ro"], { configHome: home });
+    expect(roMe.credential.scopes).toEqual(["read"]);
+    const envMe = await cliJson(["me", "get"], { configHome: home, extra: { MEDIA_PROFILE: "ro" } });
+    expect(envMe.credential.scopes).toEqual(["read"]);
+
+    const profiles = await runCli(["profiles", "list"], { configHome: home });
+    expect(profiles.stdout).toContain("default");
+    expect(profiles.stdout).toContain("ro");
+    expect(profiles.stdout).not.toContain(reader.secret);
+    expect(profiles.stdout).not.toContain(org.adminKey.secret);
+    expect((await runCli(["profiles", "use", "ro"], { configHome: home })).code).toBe(0);
+    expect((await cliJson(["me", "get"], { configHome: home })).credential.scopes).toEqual(["read"]);
+    expect((await runCli(["logout", "--profile", "ro"], { configHome: home })).code).toBe(0);
+    expect(JSON.parse(readFileSync(file, "utf8"))).toEqual({ defaultProfile: "default", profiles: { default: expect.any(Object) } });
+    const unknownProfile = await runCli(["me", "get", "--profile", "ro"], { configHome: home });
+    expect(unknownProfile.code).toBe(2);
+    expect(unknownProfile.stderr).toContain("no profile named 'ro'");
+  });
+
+  test("a refused key is not saved", async () => {
+    const home = tempConfigHome();
+    const r = await runCli(["login", "--url", server.url, "--key", "f".repeat(64)], { configHome: home });
+    expect(r.code).toBe(3);
+    expect(r.stderr).toContain("Invalid API key");
+    expect(existsSync(join(home, "media", "config.json"))).toBe(false);
+  });
+
+  test("without a terminal, login needs --url", async () => {
+    const r = await runCli(["login"], { stdin: "" });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("--url is required");
+  });
+});

@@ -1,0 +1,117 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { ListToolsResultSchema } from "@modelcontextprotocol/sdk/types.js";
+import { createMcpServer } from "../../mcp/server.ts";
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import { registry } from "../../tools/registry.ts";
+import { newOrg, startServer, type TestOrg, type TestServer } from "../support/server.ts";
+
+let server: TestServer;
+let org: TestOrg;
+
+beforeAll(async () => {
+  server = await startServer();
+  org = await newOrg(server);
+});
+afterAll(() => server.stop());
+
+async function connect(secret: string | null): Promise<Client> {
+  const client = new Client({ name: "e2e", version: "1" });
+  const headers: Record<string, string> = secret ? { authorization: `Bearer ${secret}` } : {};
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers } }));
+  return client;
+}
+
+function errorOf(result: { content: unknown; isError?: boolean }) {
+  expect(result.isError).toBe(true);
+  const [first] = result.content as { type: string; text: string }[];
+  return JSON.parse(first!.text).error as { code: string; message: string; details?: unknown };
+}
+
+describe("MCP over Streamable HTTP", () => {
+  test("initialize reports the server and its instructions", async () => {
+    const client = await connect(org.adminKey.secret);
+    expect(client.getServerVersion()?.name).toBe("media-storage");
+    expect(client.getInstructions()).toContain("presign_upload");
+    await client.close();
+  });
+
+  test("tools/list is filtered by the key's scopes", async () => {
+    const read = await org.keyClient(["read"]);
+    const client = await connect(read.secret);
+    const { tools } = await client.listTools();
+    const expected = registry.filter((t) => t.scope === "read" || t.scope === "any").map((t) => t.name).sort();
+    expect(tools.map((t) => t.name).sort()).toEqual(expected);
+    expect(tools.some((t) => t.name === "buckets_create")).toBe(false);
+    await client.close();
+  });
+
+  test("a call returns structuredContent matching the outputSchema", async () => {
+    const client = await connect(org.adminKey.secret);
+    const created = await client.callTool({ name: "buckets_create", arguments: { name: "from-mcp" } });
+    expect(created.isError).toBeFalsy();
+    expect(created.structuredContent).toMatchObject({ name: "from-mcp" });
+    const listed = await client.callTool({ name: "buckets_list", arguments: {} });
+    expect((listed.structuredContent as { data: { name: string }[] }).data.map((b) => b.name)).toContain("from-mcp");
+    // and REST sees the same state
+    const rest = await org.admin.get("/api/buckets");
+    expect(rest.body.data.map((b: { name: string }) => b.name)).toContain("from-mcp");
+    await client.close();
+  });
+
+  test("invalid input is an isError result with validation_error details", async () => {
+    const client = await connect(org.adminKey.secret);
+    const result = await client.callTool({ name: "buckets_create", arguments: { name: "bad name!" } });
+    const err = errorOf(result as never);
+    expect(err.code).toBe("validation_error");
+    expect(err.details).toEqual([{ path: "name", message: expect.any(String) }]);
+    await client.close();
+  });
+
+  test("domain errors carry the envelope's code and message", async () => {
+    const client = await connect(org.adminKey.secret);
+    const result = await client.callTool({ name: "buckets_get", arguments: { id: crypto.randomUUID() } });
+    expect(errorOf(result as never)).toMatchObject({ code: "not_found", message: "Bucket not found" });
+    await client.close();
+  });
+
+  test("a tool outside the key's scopes is refused", async () => {
+    const read = await org.keyClient(["read"]);
+    const client = await connect(read.secret);
+    const result = await client.callTool({ name: "buckets_create", arguments: { name: "nope" } });
+    expect(errorOf(result as never).code).toBe("forbidden");
+    await client.close();
+  });
+
+  test("no token or a bad token is 401 before the MCP layer", async () => {
+    for (const auth of [undefined, "Bearer nonsense"]) {
+      const res = await fetch(`${server.url}/mcp`, {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...(auth ? { authorization: auth } : {}) },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
+      });
+      expect(res.status).toBe(401);
+      expect((await res.json()).error.code).toBe("unauthorized");
+    }
+    await expect(connect(null)).rejects.toThrow();
+  });
+
+  test("GET /mcp is 405: the server is stateless", async () => {
+    const res = await fetch(`${server.url}/mcp`, { headers: { authorization: `Bearer ${org.adminKey.secret}`, accept: "text/event-stream" } });
+    expect(res.status).toBe(405);
+  });
+
+  test("a caller with no permitted tools gets an empty list, not 'method not found'", async () => {
+    const me = await org.admin.get("/api/me");
+    const caller = { orgId: org.orgId, userId: me.body.user.id, apiKeyId: null, scopes: new Set<never>(), bucketId: null, principal: "test" };
+    const mcp = createMcpServer([], server.services.deps, caller, () => "r");
+    const [a, b] = InMemoryTransport.createLinkedPair();
+    await mcp.connect(a);
+    const client = new Client({ name: "empty", version: "1" });
+    await client.connect(b);
+    const listed = await client.request({ method: "tools/list" }, ListToolsResultSchema);
+    expect(listed.tools).toEqual([]);
+    await client.close();
+  });
+});

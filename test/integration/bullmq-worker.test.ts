@@ -1,0 +1,119 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import type { BullQueue } from "../../worker/bullmq-queue.ts";
+import { testEnv } from "../support/env.ts";
+import { eventually } from "../support/eventually.ts";
+import { png } from "../support/media-files.ts";
+import { type Child, spawnScript } from "../support/processes.ts";
+import { newOrg, startServer, type TestOrg, type TestServer } from "../support/server.ts";
+import { upload } from "../support/upload.ts";
+
+/**
+ * `npm run worker` on BullMQ: separate processes run what the server produces. Needs Redis
+ * and PostgreSQL (shared by the processes), so it runs in the PostgreSQL + Redis run of
+ * `npm test` only and is skipped in the embedded run.
+ */
+const LOCK = { WORKER_LOCK_MS: "1500", WORKER_STALLED_INTERVAL_MS: "500" };
+const prefix = `${testEnv.redisPrefix}-workers`;
+let server: TestServer;
+let org: TestOrg;
+let bucket: { id: string };
+let workerEnv: Record<string, string>;
+const children: Child[] = [];
+
+describe.skipIf(!testEnv.redisUrl || !testEnv.databaseUrl)("BullMQ workers in their own processes", () => {
+  beforeAll(async () => {
+    // The server only produces: its jobs run wherever `npm run worker` runs.
+    server = await startServer({ env: { WORKER_INLINE: "false", REDIS_PREFIX: prefix, ...LOCK } });
+    expect(server.services.backends).toMatchObject({ queue: "bullmq", jobs: "elsewhere" });
+    org = await newOrg(server);
+    bucket = (await org.admin.post("/api/buckets", { name: "worked" })).body;
+    // Workers reach the same database, Redis and storage as the server.
+    const credentials = JSON.parse(readFileSync(join(server.config.dataDir, "storage-credentials.json"), "utf8"));
+    workerEnv = {
+      DATABASE_URL: testEnv.databaseUrl!,
+      REDIS_URL: testEnv.redisUrl!,
+      REDIS_PREFIX: prefix,
+      S3_ENDPOINT: server.services.backends.storage.replace(/^embedded at /, ""),
+      S3_BUCKET: server.config.s3.bucket,
+      S3_ACCESS_KEY_ID: credentials.accessKeyId,
+      S3_SECRET_ACCESS_KEY: credentials.secretAccessKey,
+      DATA_DIR: server.config.dataDir,
+      // Leftover jobs of other test files (their storage is gone) must not hold the slots.
+      WORKER_CONCURRENCY: "8",
+      WORKER_BACKOFF_MS: "100",
+      ...LOCK,
+    };
+  });
+  afterAll(async () => {
+    for (const c of children) c.proc.kill("SIGKILL");
+    await (server.services.queue as BullQueue | undefined)?.queue.obliterate({ force: true }).catch(() => {});
+    await server?.stop();
+  });
+
+  const start = (script: string, extra: Record<string, string> = {}) => {
+    const child = spawnScript(script, { ...workerEnv, ...extra });
+    children.push(child);
+    return child;
+  };
+  const state = async (id: string) => (await org.admin.get(`/api/media/${id}`)).body.thumbnail?.state;
+
+  test("npm run worker runs the jobs; SIGTERM stops it cleanly", async () => {
+    const worker = start("worker/main.ts", { LOG_LEVEL: "info" });
+    const obj = await upload(org.admin, bucket.id, "w/one.png", await png(640, 480), { contentType: "image/png" });
+    await eventually(async () => ((await state(obj.id)) === "ready" ? true : undefined), { what: "the worker to make the thumbnail" });
+    worker.proc.kill("SIGTERM");
+    expect(await worker.proc.exited).toBe(0);
+    expect(worker.errors()).toContain('"msg":"worker stopped"');
+  }, 60_000);
+
+  test("a worker killed mid-job (SIGKILL) loses nothing: another worker takes the job over", async () => {
+    const doomed = start("test/support/job-process.ts", { ROLE: "worker" });
+    await doomed.waitFor(/ready worker/);
+    const obj = await upload(org.admin, bucket.id, "w/killed.png", await png(500, 250), { contentType: "image/png" });
+    await doomed.waitFor(new RegExp(`started ${obj.id}`));
+    doomed.proc.kill("SIGKILL");
+    await doomed.proc.exited;
+    expect(await state(obj.id)).toBe("pending");
+    const rescuer = start("worker/main.ts");
+    const res = await eventually(
+      async () => {
+        const r = await org.admin.get(`/api/media/${obj.id}`);
+        return r.body.thumbnail.state === "ready" ? r.body : undefined;
+      },
+      { what: "the stalled job to be taken over", timeoutMs: 20_000 },
+    );
+    expect(res.thumbnail).toMatchObject({ width: 320, height: 160 });
+    rescuer.proc.kill("SIGTERM");
+    await rescuer.proc.exited;
+  }, 60_000);
+
+  test("SIGTERM mid-job: the worker finishes the job in hand before it exits", async () => {
+    const worker = start("test/support/job-process.ts", { ROLE: "worker", HOLD_MS: "1500" });
+    await worker.waitFor(/ready worker/);
+    const obj = await upload(org.admin, bucket.id, "w/graceful.png", await png(300, 300), { contentType: "image/png" });
+    await worker.waitFor(new RegExp(`started ${obj.id}`));
+    worker.proc.kill("SIGTERM");
+    expect(await worker.proc.exited).toBe(0);
+    expect(worker.output()).toMatch(new RegExp(`finished ${obj.id}[\\s\\S]*closed`));
+    expect(await state(obj.id)).toBe("ready");
+  }, 60_000);
+
+  test("a job whose worker dies in it twice is failed, and its thumbnail says so instead of staying pending", async () => {
+    const obj = await upload(org.admin, bucket.id, "w/poison.png", await png(100, 100), { contentType: "image/png" });
+    for (let i = 0; i < 2; i++) {
+      const doomed = start("test/support/job-process.ts", { ROLE: "worker" });
+      await doomed.waitFor(new RegExp(`started ${obj.id}`), 20_000);
+      doomed.proc.kill("SIGKILL");
+      await doomed.proc.exited;
+    }
+    const checker = start("worker/main.ts");
+    await eventually(async () => ((await state(obj.id)) === "failed" ? true : undefined), { what: "the job to be given up", timeoutMs: 20_000 });
+    const res = await org.admin.get(`/api/media/${obj.id}/thumbnail`);
+    expect(res.body.error).toMatchObject({ code: "thumbnail_unavailable", details: { state: "failed" } });
+    expect(res.body.error.message).toContain("worker stopped while processing this file");
+    checker.proc.kill("SIGTERM");
+    await checker.proc.exited;
+  }, 90_000);
+});

@@ -1,0 +1,103 @@
+import { afterAll, describe, expect, test } from "bun:test";
+import { openRedis, type RedisConnection } from "../../app/redis.ts";
+import { createLogger } from "../../app/log.ts";
+import { gcra, gcraParams } from "../../domain/rate-limit.ts";
+import { memoryGuardStores } from "../../rest/guards/stores/memory.ts";
+import type { GuardStores } from "../../rest/guards/stores/ports.ts";
+import { redisGuardStores } from "../../rest/guards/stores/redis.ts";
+import { testEnv } from "../support/env.ts";
+
+/**
+ * One contract, both adapters: the Lua scripts must decide exactly as the TypeScript does.
+ * The Redis half runs when the run has Redis.
+ */
+const connections: RedisConnection[] = [];
+afterAll(async () => {
+  for (const c of connections) await c.close();
+});
+
+const adapters: [string, () => Promise<GuardStores>][] = [["memory", async () => memoryGuardStores()]];
+if (testEnv.redisUrl) {
+  adapters.push([
+    "redis",
+    async () => {
+      const c = await openRedis(testEnv.redisUrl!, createLogger("error"));
+      connections.push(c);
+      return redisGuardStores(c.client, `${testEnv.redisPrefix}-stores-${crypto.randomUUID()}`);
+    },
+  ]);
+}
+
+const S = 1_000_000;
+const H = 3_600_000;
+
+for (const [name, open] of adapters) {
+  describe(`${name} stores`, () => {
+    test("rate limit decisions match gcra() step for step, over a random schedule", async () => {
+      const stores = await open();
+      for (const limit of [1, 3, 7, 300]) {
+        const p = gcraParams({ limit, windowMs: 60_000 });
+        let tat: number | null = null;
+        let now = 1_700_000_000_000_000;
+        let seed = limit;
+        const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+        for (let i = 0; i < 400; i++) {
+          now += Math.floor(rand() * 3 * p.intervalUs);
+          const expected = gcra(tat, now, p);
+          if (expected.allowed) tat = expected.tatUs;
+          const { tatUs: _, ...decision } = expected;
+          expect(await stores.rateLimit.take(`k${limit}`, now, p)).toEqual(decision);
+        }
+      }
+    });
+
+    test("a clock that jumped back starts afresh, as in gcra()", async () => {
+      const stores = await open();
+      const p = gcraParams({ limit: 2, windowMs: 60_000 });
+      const t = 1_700_000_000_000_000;
+      await stores.rateLimit.take("back", t + 86_400 * S, p);
+      await stores.rateLimit.take("back", t + 86_400 * S, p);
+      expect(await stores.rateLimit.take("back", t, p)).toMatchObject({ allowed: true, remaining: 1 });
+    });
+
+    test("takeAndBegin: counts, then claims only what it admits", async () => {
+      const stores = await open();
+      const p = gcraParams({ limit: 2, windowMs: 60_000 });
+      const t = 1_700_000_000_000_000;
+      const claim = (id: string) => ({ id, owner: "o", nowMs: t / 1000, leaseMs: 60_000 });
+      const a = crypto.randomUUID();
+      expect(await stores.takeAndBegin("tb", t, p, claim(a))).toEqual({ decision: { allowed: true, remaining: 1, resetUs: 30 * S, retryAfterUs: 0 }, begun: { state: "acquired" } });
+      expect((await stores.takeAndBegin("tb", t, p, claim(a))).begun).toEqual({ state: "in_flight" });
+      const refused = crypto.randomUUID();
+      expect(await stores.takeAndBegin("tb", t, p, claim(refused))).toEqual({ decision: { allowed: false, remaining: 0, resetUs: 60 * S, retryAfterUs: 30 * S }, begun: null });
+      // The refused request claimed nothing.
+      expect(await stores.idempotency.begin(claim(refused))).toEqual({ state: "acquired" });
+    });
+
+    test("idempotency: claim, in flight, complete, replay, logical expiry", async () => {
+      const { idempotency: sut } = await open();
+      const id = crypto.randomUUID();
+      const t = Date.now();
+      expect(await sut.begin({ id, owner: "r1", nowMs: t, leaseMs: 60_000 })).toEqual({ state: "acquired" });
+      expect(await sut.begin({ id, owner: "r2", nowMs: t + 1, leaseMs: 60_000 })).toEqual({ state: "in_flight" });
+      await sut.complete(id, "r1", "sealed-body", t + 2, 24 * H);
+      expect(await sut.begin({ id, owner: "r3", nowMs: t + 24 * H, leaseMs: 60_000 })).toEqual({ state: "done", response: "sealed-body" });
+      expect(await sut.begin({ id, owner: "r4", nowMs: t + 24 * H + 2, leaseMs: 60_000 })).toEqual({ state: "acquired" });
+    });
+
+    test("idempotency: owners, release, takeover after the lease", async () => {
+      const { idempotency: sut } = await open();
+      const id = crypto.randomUUID();
+      const t = Date.now();
+      await sut.begin({ id, owner: "r1", nowMs: t, leaseMs: 1000 });
+      await sut.release(id, "someone-else");
+      expect((await sut.begin({ id, owner: "r2", nowMs: t, leaseMs: 1000 })).state).toBe("in_flight");
+      await sut.release(id, "r1");
+      expect((await sut.begin({ id, owner: "r2", nowMs: t, leaseMs: 1000 })).state).toBe("acquired");
+      expect((await sut.begin({ id, owner: "r3", nowMs: t + 1000, leaseMs: 1000 })).state).toBe("acquired");
+      await sut.complete(id, "r3", "third", t + 1500, H);
+      await sut.complete(id, "r2", "second", t + 1600, H);
+      expect(await sut.begin({ id, owner: "r4", nowMs: t + 1700, leaseMs: 1000 })).toEqual({ state: "done", response: "third" });
+    });
+  });
+}

@@ -1,0 +1,125 @@
+import { afterAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { inArray, sql } from "drizzle-orm";
+import { jobOutbox } from "../../db/schema/index.ts";
+import type { Deps } from "../../domain/deps.ts";
+import type { Processors } from "../../domain/ports/queue.ts";
+import { processorsFor } from "../../worker/processors.ts";
+import { eventually } from "../support/eventually.ts";
+import { Api } from "../support/http.ts";
+import { png } from "../support/media-files.ts";
+import { freePort, spawnScript } from "../support/processes.ts";
+import { JWT_SECRET } from "../support/env.ts";
+import { newOrg, seedDataDir, signJwt, startServer } from "../support/server.ts";
+import { upload } from "../support/upload.ts";
+
+/**
+ * The embedded default (no Redis): jobs run inside the server. Shutdown finishes the job in
+ * hand and hands the others back; a killed server's jobs run after the next start.
+ */
+const dirs: string[] = [];
+const tempDir = (prefix: string) => {
+  const d = mkdtempSync(join(tmpdir(), prefix));
+  dirs.push(d);
+  return d;
+};
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+const jobsOf = async (deps: Deps, objectIds: string[]) =>
+  deps.db
+    .select()
+    .from(jobOutbox)
+    .where(inArray(sql`${jobOutbox.payload}->>'objectId'`, objectIds));
+
+describe("in-process queue", () => {
+  test("SIGTERM-style close finishes the job in hand and returns the unstarted ones; the next start runs them", async () => {
+    const dataDir = tempDir("media-inproc-");
+    let release!: () => void;
+    const inHand = new Promise<void>((r) => (release = r));
+    const started: string[] = [];
+    const holding = (deps: Deps): Processors => {
+      const real = processorsFor(deps);
+      const generate = real["derivatives.generate"]!;
+      return {
+        ...real,
+        "derivatives.generate": {
+          ...generate,
+          run: async (job, run) => {
+            started.push((job.data as { objectId: string }).objectId);
+            await inHand;
+            await generate.run(job, run);
+          },
+        },
+      };
+    };
+    const first = await startServer({ embedded: true, dataDir, env: { WORKER_CONCURRENCY: "1" }, processors: holding });
+    const org = await newOrg(first);
+    const bucket = (await org.admin.post("/api/buckets", { name: "b" })).body;
+    const objects = [];
+    for (const key of ["one.png", "two.png", "three.png"]) objects.push(await upload(org.admin, bucket.id, key, await png(64, 64), { contentType: "image/png" }));
+    await eventually(async () => (started.length === 1 ? true : undefined), { what: "the first job to start" });
+
+    const stopping = first.stop();
+    await Bun.sleep(300);
+    expect(started).toHaveLength(1); // nothing new starts while closing
+    release();
+    await stopping;
+
+    const second = await startServer({ embedded: true, dataDir });
+    try {
+      const deps = second.services.deps;
+      const jobs = await jobsOf(deps, objects.map((o) => o.id));
+      const inHandJob = jobs.find((j) => (j.payload as { objectId: string }).objectId === started[0])!;
+      expect(inHandJob.doneAt).not.toBeNull(); // finished before the close returned
+      const api = new Api(second.url, org.adminKey.secret);
+      for (const o of objects) {
+        await eventually(async () => ((await api.get(`/api/media/${o.id}`)).body.thumbnail?.state === "ready" ? true : undefined), { what: `${o.id} ready`, timeoutMs: 10_000 });
+      }
+      // the returned jobs ran at once on the next start, not after a lock expired
+      expect((await jobsOf(deps, objects.map((o) => o.id))).every((j) => j.doneAt && !j.error)).toBe(true);
+    } finally {
+      await second.stop();
+    }
+  }, 60_000);
+
+  test("a server killed mid-job (SIGKILL) loses nothing: the job runs after the next start", async () => {
+    const dataDir = tempDir("media-inproc-kill-");
+    await seedDataDir(dataDir);
+    const env = async () => ({ DATA_DIR: dataDir, PORT: String(await freePort()), STORAGE_PORT: String(await freePort()), JWT_SECRET, WORKER_LOCK_MS: "1500" });
+    const doomed = spawnScript("test/support/job-process.ts", { ...(await env()), ROLE: "server" });
+    try {
+      const url = (await doomed.waitFor(/ready (http\S+)/, 30_000))[1]!;
+      const owner = new Api(url, await signJwt({ sub: crypto.randomUUID(), org_id: crypto.randomUUID(), org_name: "Killed" }));
+      const bucket = (await owner.post("/api/buckets", { name: "b" })).body;
+      const obj = await upload(owner, bucket.id, "kill.png", await png(640, 320), { contentType: "image/png" });
+      await doomed.waitFor(new RegExp(`started ${obj.id}`));
+      doomed.proc.kill("SIGKILL");
+      await doomed.proc.exited;
+
+      const nextEnv = await env();
+      const next = spawnScript("app/main.ts", nextEnv);
+      try {
+        const api = new Api(`http://127.0.0.1:${nextEnv.PORT}`, owner.token);
+        await eventually(() => fetch(`${api.baseUrl}/healthz`).then((r) => (r.ok ? true : undefined)), { what: "the restart", timeoutMs: 30_000 });
+        const settled = await eventually(
+          async () => {
+            const res = await api.get(`/api/media/${obj.id}`);
+            return res.body?.thumbnail?.state === "ready" ? res.body : undefined;
+          },
+          { what: "the killed job to run again", timeoutMs: 20_000 },
+        );
+        expect(settled.thumbnail).toMatchObject({ width: 320, height: 160 });
+        expect(settled.info).toMatchObject({ width: 640, height: 320 });
+      } finally {
+        next.proc.kill("SIGTERM");
+        await next.proc.exited;
+      }
+    } finally {
+      doomed.proc.kill("SIGKILL");
+    }
+  }, 90_000);
+});

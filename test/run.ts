@@ -1,0 +1,144 @@
+/**
+ * `npm test`: the whole suite on real PostgreSQL and Redis when they are reachable (a fresh
+ * database for this run, dropped afterwards), then again on the embedded backends (PGlite,
+ * in-process queue and stores). Without the services it runs embedded only and says so.
+ * REQUIRE_SERVICES=1 (set by .ci/run) turns a missing service into a failure.
+ * Extra arguments go to `bun test` (e.g. a file filter). TEST_MODES=services|embedded picks one.
+ */
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Redis from "ioredis";
+import postgres from "postgres";
+
+const PG_URL = process.env.TEST_PG_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+const REDIS_URL = process.env.TEST_REDIS ?? "redis://127.0.0.1:6379";
+const requireServices = process.env.REQUIRE_SERVICES === "1";
+const modes = (process.env.TEST_MODES ?? "services,embedded").split(",");
+const args = process.argv.slice(2);
+
+async function pgReachable(): Promise<boolean> {
+  const sql = postgres(PG_URL, { max: 1, connect_timeout: 3, onnotice: () => {} });
+  try {
+    await sql`select 1`;
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await sql.end({ timeout: 1 }).catch(() => {});
+  }
+}
+
+async function redisReachable(): Promise<boolean> {
+  const redis = new Redis(REDIS_URL, { lazyConnect: true, connectTimeout: 2000, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  redis.on("error", () => {});
+  try {
+    await redis.connect();
+    return (await redis.ping()) === "PONG";
+  } catch {
+    return false;
+  } finally {
+    redis.disconnect();
+  }
+}
+
+interface Counts {
+  passed: number;
+  failed: number;
+  skipped: number;
+}
+
+async function runBunTest(name: string, env: Record<string, string>): Promise<Counts> {
+  const dir = mkdtempSync(join(tmpdir(), "media-junit-"));
+  const report = join(dir, "junit.xml");
+  process.stdout.write(`\n=== ${name} ===\n`);
+  // bunfig.toml's [test] timeout is not read by bun 1.4 (tests and hooks stay at 5 s, which
+  // PGlite start-up on a loaded machine exceeds); the flag is.
+  const timeout = `--timeout=${process.env.TEST_TIMEOUT_MS ?? "30000"}`;
+  const proc = Bun.spawn([process.execPath, "test", timeout, "--reporter=junit", `--reporter-outfile=${report}`, ...args], {
+    env: { ...process.env, ...env },
+    stdout: "inherit",
+    stderr: "inherit",
+  });
+  const code = await proc.exited;
+  let counts: Counts = { passed: 0, failed: code === 0 ? 0 : 1, skipped: 0 };
+  try {
+    const xml = readFileSync(report, "utf8");
+    const head = /<testsuites\b[^>]*>/.exec(xml)?.[0] ?? "";
+    const attr = (n: string) => Number(new RegExp(`\\b${n}="(\\d+)"`).exec(head)?.[1] ?? 0);
+    const tests = attr("tests");
+    const failed = attr("failures") + attr("errors");
+    const skipped = attr("skipped");
+    // A crash outside any test still fails the run.
+    counts = { passed: tests - failed - skipped, failed: failed || (code === 0 ? 0 : 1), skipped };
+  } catch {}
+  rmSync(dir, { recursive: true, force: true });
+  process.stdout.write(`--- ${name}: ${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped\n`);
+  return counts;
+}
+
+const total: Counts = { passed: 0, failed: 0, skipped: 0 };
+const add = (c: Counts) => {
+  total.passed += c.passed;
+  total.failed += c.failed;
+  total.skipped += c.skipped;
+};
+const notes: string[] = [];
+
+// The type checker counts as one test: a type error fails the run like a failing assertion.
+if (process.env.TEST_TYPECHECK !== "0" && args.length === 0) {
+  process.stdout.write("\n=== typecheck (tsc) ===\n");
+  const tsc = Bun.spawn([`${import.meta.dir}/../node_modules/.bin/tsc`, "-p", `${import.meta.dir}/..`], { stdout: "inherit", stderr: "inherit" });
+  const ok = (await tsc.exited) === 0;
+  process.stdout.write(`--- typecheck: ${ok ? "passed" : "FAILED"}\n`);
+  add({ passed: ok ? 1 : 0, failed: ok ? 0 : 1, skipped: 0 });
+}
+
+if (modes.includes("services")) {
+  const [pg, redis] = await Promise.all([pgReachable(), redisReachable()]);
+  if (!pg || !redis) {
+    const missing = [!pg && `PostgreSQL (${PG_URL})`, !redis && `Redis (${REDIS_URL})`].filter(Boolean).join(" and ");
+    if (requireServices) {
+      process.stdout.write(`\nRequired services unreachable: ${missing}\n0 passed, 1 failed\n`);
+      process.exit(1);
+    }
+    notes.push(`NOT COVERED: ${missing} unreachable, so the PostgreSQL/Redis run (BullMQ queue, shared rate limit and idempotency store, postgres.js driver) was skipped.`);
+  }
+  if (pg) {
+    const dbName = `media_test_${Date.now()}_${Math.random().toString(36).slice(2, 8)}`;
+    const admin = postgres(PG_URL, { max: 1, onnotice: () => {} });
+    await admin.unsafe(`create database ${dbName}`);
+    const url = new URL(PG_URL);
+    url.pathname = `/${dbName}`;
+    const prefix = `mtest-${dbName}`;
+    try {
+      add(
+        await runBunTest(`PostgreSQL${redis ? " + Redis" : ""}`, {
+          TEST_DATABASE_URL: url.toString(),
+          ...(redis ? { TEST_REDIS_URL: REDIS_URL, TEST_REDIS_PREFIX: prefix } : {}),
+        }),
+      );
+    } finally {
+      await admin.unsafe(`drop database if exists ${dbName} with (force)`).catch(() => {});
+      await admin.end();
+      if (redis) {
+        const r = new Redis(REDIS_URL);
+        let cursor = "0";
+        do {
+          const [next, keys] = await r.scan(cursor, "MATCH", `${prefix}*`, "COUNT", 1000);
+          cursor = next;
+          if (keys.length) await r.del(...keys);
+        } while (cursor !== "0");
+        r.disconnect();
+      }
+    }
+  }
+}
+
+if (modes.includes("embedded")) {
+  add(await runBunTest("embedded (PGlite, in-process queue and stores)", { TEST_DATABASE_URL: "", TEST_REDIS_URL: "" }));
+}
+
+for (const note of notes) process.stdout.write(`\n${note}\n`);
+process.stdout.write(`\n${total.passed} passed, ${total.failed} failed\n`);
+process.exit(total.failed > 0 ? 1 : 0);

@@ -1,0 +1,64 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+/** The CLI as users run it: a separate process, configured by environment and flags only. */
+export const CLI = join(import.meta.dir, "../../cli/main.ts");
+
+export interface CliRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+export interface CliEnv {
+  url?: string;
+  key?: string;
+  /** XDG_CONFIG_HOME for the run (profiles, resume files); a fresh directory when omitted. */
+  configHome?: string;
+  extra?: Record<string, string>;
+}
+
+const made: string[] = [];
+
+/** Removes every directory tempConfigHome made; call it from afterAll. */
+export function removeTempConfigHomes(): void {
+  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
+}
+
+/** A fresh XDG_CONFIG_HOME (see removeTempConfigHomes). */
+export function tempConfigHome(): string {
+  const dir = mkdtempSync(join(tmpdir(), "media-cli-config-"));
+  made.push(dir);
+  return dir;
+}
+
+export function cliEnv(opts: CliEnv = {}): Record<string, string> {
+  return {
+    PATH: process.env.PATH ?? "",
+    HOME: process.env.HOME ?? "",
+    XDG_CONFIG_HOME: opts.configHome ?? tempConfigHome(),
+    ...(opts.url ? { MEDIA_URL: opts.url } : {}),
+    ...(opts.key ? { MEDIA_API_KEY: opts.key } : {}),
+    ...opts.extra,
+  };
+}
+
+export async function runCli(args: string[], opts: CliEnv & { stdin?: string; cwd?: string } = {}): Promise<CliRun> {
+  const proc = Bun.spawn([process.execPath, CLI, ...args], {
+    env: cliEnv(opts),
+    cwd: opts.cwd,
+    stdin: opts.stdin !== undefined ? new TextEncoder().encode(opts.stdin) : "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  return { code, stdout, stderr };
+}
+
+/** Runs the CLI and parses its stdout as JSON, failing loudly with stderr when it did not succeed. */
+export async function cliJson<T = any>(args: string[], opts: CliEnv & { cwd?: string } = {}): Promise<T> {
+  const r = await runCli([...args, "--json"], opts);
+  if (r.code !== 0) throw new Error(`media ${args.join(" ")} exited ${r.code}: ${r.stderr}`);
+  return JSON.parse(r.stdout) as T;
+}

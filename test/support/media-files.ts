@@ -1,0 +1,141 @@
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import sharp from "sharp";
+
+/** Real media files, made on the spot: nothing binary is committed, and each is what it claims. */
+
+/** A PNG with a diagonal gradient (so it compresses like a picture, not like a flat fill). */
+export async function png(width: number, height: number): Promise<Buffer> {
+  const raw = Buffer.alloc(width * height * 3);
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      const i = (y * width + x) * 3;
+      raw[i] = (x * 255) / width;
+      raw[i + 1] = (y * 255) / height;
+      raw[i + 2] = ((x + y) * 127) / (width + height);
+    }
+  }
+  return sharp(raw, { raw: { width, height, channels: 3 } }).png().toBuffer();
+}
+
+/** A JPEG stored width x height whose EXIF says to display it turned (orientation 6: a quarter clockwise). */
+export async function orientedJpeg(width: number, height: number, orientation = 6): Promise<Buffer> {
+  return sharp(await png(width, height))
+    .jpeg({ quality: 85 })
+    .withExif({ IFD0: { Make: "TestCam", Model: "T-1000", DateTime: "2024:05:01 12:30:00" }, IFD2: { ExposureTime: "1/250", FNumber: "28/10", ISOSpeedRatings: "200" } })
+    .withMetadata({ orientation })
+    .toBuffer();
+}
+
+async function ffmpeg(args: string[], ext: string): Promise<Buffer> {
+  const dir = mkdtempSync(join(tmpdir(), "media-fixture-"));
+  try {
+    const out = join(dir, `out.${ext}`);
+    const proc = Bun.spawn(["ffmpeg", "-hide_banner", "-nostdin", "-v", "error", ...args, "-y", out], { stderr: "pipe" });
+    if ((await proc.exited) !== 0) throw new Error(`ffmpeg failed: ${await new Response(proc.stderr).text()}`);
+    return readFileSync(out);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** ffmpeg's test pattern, H.264 in MP4. */
+export const mp4 = (seconds = 2, size = "320x240") =>
+  ffmpeg(["-f", "lavfi", "-i", `testsrc=duration=${seconds}:size=${size}:rate=25`, "-pix_fmt", "yuv420p", "-c:v", "libx264", "-preset", "ultrafast"], "mp4");
+
+/** A sine tone, 16-bit PCM WAV. */
+export const wav = (seconds = 2) => ffmpeg(["-f", "lavfi", "-i", `sine=frequency=440:duration=${seconds}`], "wav");
+
+/** A sine tone, MP3. */
+export const mp3 = (seconds = 2) => ffmpeg(["-f", "lavfi", "-i", `sine=frequency=440:duration=${seconds}`, "-c:a", "libmp3lame"], "mp3");
+
+/**
+ * A valid PDF written by hand (ImageMagick's policy on Debian refuses to write PDFs): `pages`
+ * pages of width x height points, each with a filled rectangle, and a correct xref table.
+ */
+export function pdf(pages = 2, width = 612, height = 792): Buffer {
+  const objects: string[] = [];
+  const kids = Array.from({ length: pages }, (_, i) => `${3 + i * 2} 0 R`).join(" ");
+  objects.push("<< /Type /Catalog /Pages 2 0 R >>");
+  objects.push(`<< /Type /Pages /Kids [${kids}] /Count ${pages} >>`);
+  for (let i = 0; i < pages; i++) {
+    const content = `0.2 0.4 0.8 rg 40 40 ${width - 80} ${height / 3} re f`;
+    objects.push(`<< /Type /Page /Parent 2 0 R /MediaBox [0 0 ${width} ${height}] /Contents ${4 + i * 2} 0 R >>`);
+    objects.push(`<< /Length ${content.length} >>\nstream\n${content}\nendstream`);
+  }
+  let out = "%PDF-1.4\n";
+  const offsets: number[] = [];
+  objects.forEach((body, i) => {
+    offsets.push(out.length);
+    out += `${i + 1} 0 obj\n${body}\nendobj\n`;
+  });
+  const xref = out.length;
+  out += `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n`;
+  for (const o of offsets) out += `${String(o).padStart(10, "0")} 00000 n \n`;
+  out += `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`;
+  return Buffer.from(out, "latin1");
+}
+
+/** Width and height of an image's bytes. */
+export async function dimensions(bytes: Uint8Array): Promise<{ width: number; height: number; format: string }> {
+  const m = await sharp(bytes).metadata();
+  return { width: m.width!, height: m.height!, format: m.format! };
+}
+
+/** A copy of an MP4 whose display matrix says to turn it a quarter (as phones record portrait video). */
+export async function rotatedMp4(rotation = 90): Promise<Buffer> {
+  const dir = mkdtempSync(join(tmpdir(), "media-fixture-"));
+  try {
+    const input = join(dir, "in.mp4");
+    await Bun.write(input, await mp4(1, "320x240"));
+    return await ffmpeg(["-i", input, "-c", "copy", "-metadata:s:v:0", `rotate=${rotation}`], "mp4");
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * A decompression bomb: a few hundred bytes of PNG whose header claims width x height pixels
+ * (one all-zero row, repeated by nothing: the decoder would have to invent the rest).
+ */
+export function bombPng(width: number, height: number): Buffer {
+  const chunk = (type: string, data: Buffer) => {
+    const head = Buffer.alloc(4);
+    head.writeUInt32BE(data.length);
+    const body = Buffer.concat([Buffer.from(type, "latin1"), data]);
+    const crc = Buffer.alloc(4);
+    crc.writeUInt32BE(crc32(body));
+    return Buffer.concat([head, body, crc]);
+  };
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(width, 0);
+  ihdr.writeUInt32BE(height, 4);
+  ihdr[8] = 1; // bit depth
+  ihdr[9] = 0; // greyscale
+  const idat = Bun.deflateSync(new Uint8Array(Math.ceil(width / 8) + 1));
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk("IHDR", ihdr),
+    chunk("IDAT", Buffer.from(zlibWrap(idat))),
+    chunk("IEND", Buffer.alloc(0)),
+  ]);
+}
+
+/** PNG wants a zlib stream (header + deflate + Adler-32); Bun.deflateSync gives raw deflate. */
+function zlibWrap(raw: Uint8Array): Uint8Array {
+  const out = new Uint8Array(raw.length + 6);
+  out.set([0x78, 0x9c]);
+  out.set(raw, 2);
+  // Adler-32 of the uncompressed data is not checked before the size limit trips; zeros do.
+  return out;
+}
+
+function crc32(bytes: Uint8Array): number {
+  let c = 0xffffffff;
+  for (const b of bytes) {
+    c ^= b;
+    for (let k = 0; k < 8; k++) c = c & 1 ? (c >>> 1) ^ 0xedb88320 : c >>> 1;
+  }
+  return (c ^ 0xffffffff) >>> 0;
+}

@@ -1,0 +1,143 @@
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { SignJWT } from "jose";
+import { type Config, loadConfig } from "../../app/config.ts";
+import { createServices, type Services } from "../../app/services.ts";
+import { createLogger } from "../../app/log.ts";
+import type { Elysia } from "elysia";
+import type { Clock } from "../../domain/clock.ts";
+import type { Deps } from "../../domain/deps.ts";
+import type { Logger } from "../../domain/ports/log.ts";
+import type { Processors } from "../../domain/ports/queue.ts";
+import { createHttpApp } from "../../app/http.ts";
+import { Api } from "./http.ts";
+import { JWT_SECRET, testEnv } from "./env.ts";
+
+export interface TestServer {
+  url: string;
+  services: Services;
+  config: Config;
+  /** An unauthenticated client; use `.withToken()`. */
+  api: Api;
+  stop(): Promise<void>;
+}
+
+export interface TestServerOptions {
+  env?: Record<string, string>;
+  clock?: Clock;
+  /** Force the embedded database even when PostgreSQL is configured for the run. */
+  embedded?: boolean;
+  /** Reuse a data directory (restart tests). */
+  dataDir?: string;
+  /** Replace the job table (to hold a job back, or make it crash). */
+  processors?: (deps: Deps) => Processors;
+  /** Replace the logger (tests that check what is logged). */
+  log?: Logger;
+  /** Non-tool routes, as createApp takes them. */
+  extraRoutes?: (app: Elysia) => void;
+}
+
+/**
+ * A fresh PGlite database costs seconds (extensions, migrations); copying a migrated one costs
+ * milliseconds. The template is keyed by the migrations, so a schema change makes a new one.
+ */
+async function pgliteTemplate(): Promise<string> {
+  const migrations = join(import.meta.dir, "../../db/migrations");
+  const hasher = new Bun.CryptoHasher("sha256");
+  for (const f of readdirSync(migrations).sort()) if (f.endsWith(".sql")) hasher.update(readFileSync(join(migrations, f)));
+  const dir = join(tmpdir(), `media-pglite-template-${hasher.digest("hex").slice(0, 16)}`);
+  if (existsSync(dir)) return dir;
+  const { openDatabase } = await import("../../db/client.ts");
+  const building = mkdtempSync(join(tmpdir(), "media-pglite-building-"));
+  const database = await openDatabase({ dataDir: building });
+  await database.close();
+  try {
+    renameSync(building, dir);
+  } catch {
+    // Another run built it first; theirs is as good as ours.
+    rmSync(building, { recursive: true, force: true });
+  }
+  return dir;
+}
+
+/** Gives a data directory a migrated embedded database, unless it has one already. */
+export async function seedDataDir(dataDir: string): Promise<void> {
+  if (!existsSync(join(dataDir, "db"))) cpSync(await pgliteTemplate(), join(dataDir, "db"), { recursive: true });
+}
+
+/**
+ * A real server on a real port, on the run's backends: PostgreSQL (a database made for
+ * this run) and Redis when test/run.ts provides them, else PGlite in a temporary directory.
+ */
+export async function startServer(opts: TestServerOptions = {}): Promise<TestServer> {
+  const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), "media-test-"));
+  const useServices = !opts.embedded && testEnv.mode === "services";
+  if (!useServices) await seedDataDir(dataDir);
+  const config = loadConfig({
+    DATA_DIR: dataDir,
+    JWT_SECRET,
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "error",
+    STORAGE_PORT: "0",
+    ...(useServices && testEnv.databaseUrl ? { DATABASE_URL: testEnv.databaseUrl } : {}),
+    ...(useServices && testEnv.redisUrl ? { REDIS_URL: testEnv.redisUrl, REDIS_PREFIX: testEnv.redisPrefix } : {}),
+    // Every test server runs with the guards; a high limit keeps suites from tripping it.
+    // Rate limit tests pass their own.
+    RATE_LIMIT_PER_MINUTE: "100000",
+    ...opts.env,
+  });
+  config.validateOutputs = true;
+  const services = await createServices(config, { clock: opts.clock, log: opts.log ?? createLogger(config.logLevel), processors: opts.processors });
+  const app = createHttpApp(services, { extraRoutes: opts.extraRoutes }).listen({ hostname: "127.0.0.1", port: 0 });
+  const url = `http://127.0.0.1:${app.server!.port}`;
+  return {
+    url,
+    services,
+    config,
+    api: new Api(url, null),
+    stop: async () => {
+      await app.stop(true);
+      await services.close();
+      if (!opts.dataDir) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export async function signJwt(
+  claims: { sub: string; org_id: string; email?: string; org_name?: string },
+  opts: { expiresIn?: string | number; secret?: string } = {},
+): Promise<string> {
+  return new SignJWT({ ...claims })
+    .setProtectedHeader({ alg: "HS256" })
+    .setIssuedAt()
+    .setExpirationTime(opts.expiresIn ?? "1h")
+    .sign(new TextEncoder().encode(opts.secret ?? JWT_SECRET));
+}
+
+export interface TestOrg {
+  orgId: string;
+  userId: string;
+  jwt: string;
+  /** Client acting with the org's JWT (every scope). */
+  owner: Api;
+  /** Client acting with a fresh admin API key of the org. */
+  admin: Api;
+  adminKey: { id: string; secret: string };
+  /** Creates a key with these scopes (and bucket) and returns a client using it. */
+  keyClient(scopes: string[], extra?: { bucketId?: string; expiresInDays?: number }): Promise<Api & { keyId: string; secret: string }>;
+}
+
+/** A new organization, provisioned through a JWT like a dashboard user, with an admin key. */
+export async function newOrg(server: TestServer, name = "Test org"): Promise<TestOrg> {
+  const orgId = crypto.randomUUID();
+  const userId = crypto.randomUUID();
+  const jwt = await signJwt({ sub: userId, org_id: orgId, email: `${userId}@example.test`, org_name: name });
+  const owner = server.api.withToken(jwt);
+  const keyClient = async (scopes: string[], extra: { bucketId?: string; expiresInDays?: number } = {}) => {
+    const res = await owner.post("/api/api-keys", { name: `key ${scopes.join("+")}`, scopes, ...extra });
+    if (res.status !== 201) throw new Error(`creating a key failed: ${res.status} ${JSON.stringify(res.body)}`);
+    return Object.assign(server.api.withToken(res.body.secret), { keyId: res.body.id as string, secret: res.body.secret as string });
+  };
+  const admin = await keyClient(["admin"]);
+  return { orgId, userId, jwt, owner, admin, adminKey: { id: admin.keyId, secret: admin.secret }, keyClient };
+}

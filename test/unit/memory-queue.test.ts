@@ -1,0 +1,126 @@
+import { describe, expect, test } from "bun:test";
+import type { JobRun, Processors, QueuedJob } from "../../domain/ports/queue.ts";
+import { type JobLedger, MemoryQueue } from "../../worker/memory-queue.ts";
+
+const silent = { debug() {}, info() {}, warn() {}, error() {} };
+
+class FakeLedger implements JobLedger {
+  settledJobs: [string, string | null][] = [];
+  releasedIds: string[] = [];
+  renewedIds: string[][] = [];
+  async settled(id: string, error: string | null) {
+    this.settledJobs.push([id, error]);
+  }
+  async released(ids: string[]) {
+    this.releasedIds.push(...ids);
+  }
+  async renewed(ids: string[]) {
+    this.renewedIds.push(ids);
+  }
+}
+
+const job = (id: string): QueuedJob => ({ id, name: "media.purge", data: { orgId: "o", objectId: id } });
+const opts = (ledger: JobLedger, extra: Partial<{ concurrency: number; attempts: number; backoffMs: number; lockMs: number }> = {}) => ({
+  concurrency: 1,
+  attempts: 3,
+  backoffMs: 10,
+  lockMs: 60_000,
+  ledger,
+  ...extra,
+});
+
+describe("MemoryQueue", () => {
+  test("runs each id once (also when handed over again after it settled), and settles it in the ledger", async () => {
+    const ledger = new FakeLedger();
+    const runs: string[] = [];
+    const sut = new MemoryQueue({ "media.purge": { run: async (j) => void runs.push(j.id) } }, silent, opts(ledger));
+    await sut.add(job("a"));
+    await sut.add(job("a"));
+    await sut.add(job("b"));
+    await sut.drain();
+    await sut.add(job("a"));
+    await sut.drain();
+    expect(runs).toEqual(["a", "b"]);
+    // a repeat of a settled id records its end again instead of running it
+    expect(ledger.settledJobs.filter(([id]) => id === "b")).toEqual([["b", null]]);
+    expect(ledger.settledJobs.filter(([id]) => id === "a").length).toBeGreaterThanOrEqual(2);
+    expect(ledger.settledJobs.every(([, error]) => error === null)).toBe(true);
+    await sut.close();
+  });
+
+  test("retries with exponential backoff, tells the processor which attempt it is, then fails for good", async () => {
+    const ledger = new FakeLedger();
+    const seen: { run: JobRun; at: number }[] = [];
+    const start = performance.now();
+    const processors: Processors = {
+      "media.purge": {
+        run: async (_j, run) => {
+          seen.push({ run, at: performance.now() - start });
+          throw new Error("broken file");
+        },
+      },
+    };
+    const sut = new MemoryQueue(processors, silent, opts(ledger, { backoffMs: 50 }));
+    await sut.add(job("x"));
+    await sut.drain();
+    expect(seen.map((s) => s.run)).toEqual([
+      { attempt: 1, attempts: 3 },
+      { attempt: 2, attempts: 3 },
+      { attempt: 3, attempts: 3 },
+    ]);
+    expect(seen[2]!.at - seen[0]!.at).toBeGreaterThanOrEqual(140); // 50 + 100
+    expect(ledger.settledJobs).toEqual([["x", "broken file"]]);
+    expect(sut.failed.map((f) => [f.job.id, f.error, f.attempts])).toEqual([["x", "broken file", 3]]);
+    await sut.close();
+  });
+
+  test("close finishes the job in hand and hands back every job not started or waiting for a retry", async () => {
+    const ledger = new FakeLedger();
+    let release!: () => void;
+    const inHand = new Promise<void>((r) => (release = r));
+    const processors: Processors = {
+      "media.purge": {
+        run: async (j) => {
+          if (j.id === "slow") await inHand;
+          if (j.id === "flaky") throw new Error("again later");
+        },
+      },
+    };
+    const sut = new MemoryQueue(processors, silent, opts(ledger, { concurrency: 1, backoffMs: 60_000 }));
+    await sut.add(job("flaky"));
+    await sut.add(job("slow"));
+    await sut.add(job("queued"));
+    await Bun.sleep(20);
+    const closing = sut.close();
+    await Bun.sleep(20);
+    expect(ledger.settledJobs).toEqual([]);
+    release();
+    await closing;
+    expect(ledger.settledJobs).toEqual([["slow", null]]);
+    expect(ledger.releasedIds.sort()).toEqual(["flaky", "queued"]);
+    await expect(sut.add(job("late"))).rejects.toThrow("closed");
+  });
+
+  test("claims of every held job are renewed while they are held", async () => {
+    const ledger = new FakeLedger();
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const sut = new MemoryQueue({ "media.purge": { run: () => held } }, silent, opts(ledger, { lockMs: 1000 }));
+    await sut.add(job("a"));
+    await sut.add(job("b"));
+    await Bun.sleep(1100);
+    expect(ledger.renewedIds.length).toBeGreaterThanOrEqual(1);
+    expect(ledger.renewedIds[0]!.sort()).toEqual(["a", "b"]);
+    release();
+    await sut.close();
+  });
+
+  test("a job without a processor is settled with a reason, not retried forever", async () => {
+    const ledger = new FakeLedger();
+    const sut = new MemoryQueue({}, silent, opts(ledger));
+    await sut.add(job("orphan"));
+    await sut.drain();
+    expect(ledger.settledJobs).toEqual([["orphan", "no processor for media.purge"]]);
+    await sut.close();
+  });
+});

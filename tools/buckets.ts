@@ -1,0 +1,56 @@
+import { z } from "zod";
+import { createBucket, deleteBucket, getBucket, listBuckets } from "../domain/buckets.ts";
+import { defineTool } from "./define.ts";
+import { deleted, id, listOf, pageInput, timestamp } from "./schemas.ts";
+
+export const bucket = z.object({ id: id("Bucket"), name: z.string(), createdAt: timestamp("Creation time") });
+
+export const bucketTools = [
+  defineTool({
+    name: "buckets_list",
+    title: "List buckets",
+    description: "Buckets of the organization, newest first. A bucket-restricted key sees only its bucket.",
+    scope: "read",
+    http: { method: "GET", path: "/buckets" },
+    input: z.object({ ...pageInput }),
+    output: listOf(bucket),
+    handler: (input, { deps, caller }) => listBuckets(deps, caller, input),
+  }),
+  defineTool({
+    name: "buckets_create",
+    title: "Create a bucket",
+    description: "Creates a bucket; names are unique within the organization.",
+    scope: "write",
+    http: { method: "POST", path: "/buckets", status: 201 },
+    input: z.object({
+      name: z
+        .string()
+        .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/, "1-63 characters: letters, digits, '.', '_' or '-', starting with a letter or digit"),
+    }),
+    output: bucket,
+    errors: ["conflict"],
+    handler: (input, { deps, caller }) => createBucket(deps, caller, input),
+  }),
+  defineTool({
+    name: "buckets_get",
+    title: "Get a bucket",
+    description: "One bucket of the organization, by id.",
+    scope: "read",
+    http: { method: "GET", path: "/buckets/{id}" },
+    input: z.object({ id: id("Bucket") }),
+    output: bucket,
+    errors: ["not_found"],
+    handler: (input, { deps, caller }) => getBucket(deps, caller, input.id),
+  }),
+  defineTool({
+    name: "buckets_delete",
+    title: "Delete a bucket",
+    description: "Deletes an empty bucket. Answers 409 conflict while it holds live objects: delete those first.",
+    scope: "delete",
+    http: { method: "DELETE", path: "/buckets/{id}" },
+    input: z.object({ id: id("Bucket") }),
+    output: deleted("Bucket"),
+    errors: ["not_found", "conflict"],
+    handler: (input, { deps, caller }) => deleteBucket(deps, caller, input.id),
+  }),
+];

@@ -1,0 +1,87 @@
+import type { z } from "zod";
+import type { Caller, Scope } from "../domain/caller.ts";
+import type { Deps } from "../domain/deps.ts";
+import type { ErrorCode } from "../domain/errors.ts";
+
+export type HttpMethod = "GET" | "POST" | "PUT" | "DELETE" | "PATCH";
+
+/** What a handler gets: built by the server from the credential, never from tool input. */
+export interface ToolContext {
+  caller: Caller;
+  deps: Deps;
+  requestId: string;
+}
+
+export interface ToolAnnotations {
+  readOnlyHint: boolean;
+  destructiveHint: boolean;
+  idempotentHint: boolean;
+  openWorldHint?: boolean;
+}
+
+/** A content block an MCP result may carry besides its structured output. */
+export type McpContent =
+  | { type: "text"; text: string }
+  | { type: "image"; data: string; mimeType: string }
+  | { type: "resource_link"; uri: string; name: string; mimeType?: string };
+
+export interface ToolDefinition<I extends z.ZodObject = z.ZodObject, O extends z.ZodObject = z.ZodObject> {
+  /** snake_case, `<area>_<verb>`; also the MCP tool name and the OpenAPI operationId. */
+  name: string;
+  title: string;
+  /** Written for an agent choosing a tool: what it does, when to use it, what comes next. */
+  description: string;
+  /** Scope the caller needs; "any" means any valid credential. */
+  scope: Scope | "any";
+  input: I;
+  output: O;
+  /** `produces`: REST answers these bytes (e.g. "image/*") instead of JSON, with ETag and 304 support. */
+  http: { method: HttpMethod; path: string; status?: number; produces?: string };
+  annotations: ToolAnnotations;
+  /** Error codes the handler can produce beyond the ones every tool can. */
+  errors: ErrorCode[];
+  handler: (input: z.output<I>, ctx: ToolContext) => Promise<z.input<O>>;
+  /** REST only: answer something other than JSON (a redirect, a byte stream). */
+  restResponse?: (output: z.output<O>, request: Request, ctx: ToolContext) => Response | Promise<Response>;
+  /** MCP only: content blocks to send besides the structured output. */
+  mcpContent?: (output: z.output<O>, ctx: ToolContext) => McpContent[] | Promise<McpContent[]>;
+}
+
+// The registry holds tools of many shapes; surfaces only need the erased form.
+// biome-ignore lint: erased on purpose
+export type AnyTool = ToolDefinition<z.ZodObject, z.ZodObject> & { handler: (input: any, ctx: ToolContext) => Promise<any> };
+
+/** Errors any tool can produce, whatever it declares. */
+export const COMMON_ERRORS: ErrorCode[] = ["validation_error", "unauthorized", "forbidden", "rate_limited", "internal_error"];
+
+type Definition<I extends z.ZodObject, O extends z.ZodObject> = Omit<ToolDefinition<I, O>, "annotations" | "errors"> & {
+  annotations?: Partial<ToolAnnotations>;
+  errors?: ErrorCode[];
+};
+
+/**
+ * One capability, defined once. REST, MCP, OpenAPI and the CLI are all derived from it.
+ * Annotations default from the HTTP method (GET reads; PUT and DELETE are idempotent;
+ * DELETE destroys) and can be overridden where the method says too little.
+ */
+export function defineTool<I extends z.ZodObject, O extends z.ZodObject>(def: Definition<I, O>): AnyTool {
+  const m = def.http.method;
+  const annotations: ToolAnnotations = {
+    readOnlyHint: m === "GET",
+    destructiveHint: m === "DELETE",
+    idempotentHint: m === "GET" || m === "PUT" || m === "DELETE",
+    openWorldHint: false,
+    ...def.annotations,
+  };
+  return { ...def, annotations, errors: def.errors ?? [] } as unknown as AnyTool;
+}
+
+/** `{id}` path parameters of a tool's REST path, in order. */
+export function pathParams(path: string): string[] {
+  return [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
+}
+
+/** Where the non-path fields of a tool's input travel over REST. */
+export function inputLocation(tool: Pick<AnyTool, "http">): "query" | "body" {
+  return tool.http.method === "GET" || tool.http.method === "DELETE" ? "query" : "body";
+}

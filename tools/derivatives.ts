@@ -1,0 +1,64 @@
+import { z } from "zod";
+import { getThumbnail, readThumbnail, type ThumbnailFile } from "../domain/derivatives.ts";
+import type { McpContent, ToolContext } from "./define.ts";
+import { defineTool } from "./define.ts";
+import { id, timestamp } from "./schemas.ts";
+
+const YEAR = 31_536_000;
+
+/** RFC 9110: If-None-Match is a list of entity tags (weak or strong) or "*". */
+export function etagMatches(header: string | null, etag: string): boolean {
+  if (!header) return false;
+  if (header.trim() === "*") return true;
+  return header.split(",").some((t) => t.trim().replace(/^W\//, "") === `"${etag}"`);
+}
+
+async function thumbnailResponse(out: ThumbnailFile, request: Request, ctx: ToolContext): Promise<Response> {
+  const version = new URL(request.url).searchParams.get("v");
+  const headers = new Headers({
+    etag: `"${out.etag}"`,
+    // A URL naming the version (?v=<etag>) never changes meaning: cache it for good. The bare
+    // URL is revalidated each time; the ETag makes that a 304 without a body.
+    "cache-control": version === out.etag ? `private, max-age=${YEAR}, immutable` : "private, no-cache",
+    "x-content-type-options": "nosniff",
+  });
+  if (etagMatches(request.headers.get("if-none-match"), out.etag)) return new Response(null, { status: 304, headers });
+  headers.set("content-type", out.contentType);
+  headers.set("content-length", String(out.size));
+  return new Response(await readThumbnail(ctx.deps, out), { status: 200, headers });
+}
+
+async function thumbnailImage(out: ThumbnailFile, ctx: ToolContext): Promise<McpContent[]> {
+  const bytes = await new Response(await readThumbnail(ctx.deps, out)).arrayBuffer();
+  return [{ type: "image", data: Buffer.from(bytes).toString("base64"), mimeType: out.contentType }];
+}
+
+export const derivativeTools = [
+  defineTool({
+    name: "media_thumbnail",
+    title: "Get a media object's thumbnail",
+    description:
+      "The object's thumbnail: a WebP at most 320 px on its long edge (an image's own picture, a video's poster frame, a PDF's first page, an audio waveform). Over REST the bytes, with ETag and caching headers; as a tool, its description and the image itself. Answers thumbnail_pending while it is being made (retry in a few seconds) and thumbnail_unavailable when there is none (3D and other files, or a file that could not be read; the reason is in the error).",
+    scope: "read",
+    http: { method: "GET", path: "/media/{id}/thumbnail", produces: "image/*" },
+    input: z.object({
+      id: id("Media object"),
+      v: z.string().max(64).optional().describe("The thumbnail's etag from the media object; a URL carrying the current one may be cached indefinitely"),
+    }),
+    output: z.object({
+      objectId: id("Media object"),
+      bucketId: id("Bucket"),
+      variant: z.literal("thumbnail"),
+      contentType: z.string(),
+      width: z.number().int(),
+      height: z.number().int(),
+      size: z.number().int().describe("Bytes"),
+      etag: z.string(),
+      updatedAt: timestamp("When the thumbnail was made"),
+    }),
+    errors: ["not_found", "thumbnail_pending", "thumbnail_unavailable"],
+    handler: (input, { deps, caller }) => getThumbnail(deps, caller, input.id),
+    restResponse: (out, request, ctx) => thumbnailResponse(out, request, ctx),
+    mcpContent: (out, ctx) => thumbnailImage(out, ctx),
+  }),
+];

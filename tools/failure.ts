@@ -1,0 +1,42 @@
+import { AppError } from "../domain/errors.ts";
+import type { Logger } from "../domain/ports/log.ts";
+
+// Connection-level failures of PostgreSQL, Redis or storage: the client should retry.
+const UNAVAILABLE_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ETIMEDOUT",
+  "EPIPE",
+  "CONNECTION_CLOSED",
+  "CONNECTION_ENDED",
+  "CONNECTION_DESTROYED",
+  "CONNECT_TIMEOUT",
+  "57P01", // admin_shutdown
+  "57P02", // crash_shutdown
+  "57P03", // cannot_connect_now
+  "53300", // too_many_connections
+]);
+
+function errorCode(err: unknown): string | undefined {
+  const e = err as { code?: unknown; cause?: { code?: unknown } } | null;
+  const code = e?.code ?? e?.cause?.code;
+  return typeof code === "string" ? code : undefined;
+}
+
+/**
+ * Anything thrown becomes an AppError before it reaches a client: internal messages,
+ * SQL and stack traces are logged, never sent (STYLE.md: map errors once, at the surface).
+ */
+export function toAppError(err: unknown, log: Logger, requestId: string): AppError {
+  if (err instanceof AppError) {
+    if (err.status >= 500) log.error(err.message, { requestId, code: err.code, details: err.details });
+    return err;
+  }
+  const code = errorCode(err);
+  if (code && (UNAVAILABLE_CODES.has(code) || code.startsWith("08"))) {
+    log.warn("backing service unavailable", { requestId, code, error: String(err) });
+    return new AppError("unavailable", "A backing service is temporarily unavailable; retry shortly");
+  }
+  log.error("unexpected error", { requestId, error: err instanceof Error ? err.stack ?? err.message : String(err) });
+  return new AppError("internal_error", "Internal error");
+}

@@ -1,0 +1,100 @@
+import { z } from "zod";
+import { createApiKey, DEFAULT_KEY_DAYS, deleteApiKey, listApiKeys, MAX_KEY_DAYS, rotateApiKey } from "../domain/api-keys.ts";
+import { me } from "../domain/identity.ts";
+import { defineTool } from "./define.ts";
+import { deleted, id, listOf, pageInput, scope, timestamp } from "./schemas.ts";
+
+const apiKey = z.object({
+  id: id("API key"),
+  name: z.string(),
+  accessKeyId: z.string().describe("Public identifier of the key (not the bearer value)"),
+  scopes: z.array(scope),
+  bucketId: id("Bucket").nullable().describe("The one bucket this key may use, or null for all"),
+  expiresAt: timestamp("Expiry"),
+  createdAt: timestamp("Creation time"),
+  rotatedAt: timestamp("Last rotation").nullable(),
+  expired: z.boolean(),
+});
+
+const apiKeyWithSecret = apiKey.extend({
+  secret: z.string().regex(/^[0-9a-f]{64}$/).describe("The bearer value; returned only here, store it now"),
+  note: z.string(),
+});
+
+export const identityTools = [
+  defineTool({
+    name: "me_get",
+    title: "Who am I",
+    description:
+      "The current user, the organization this credential acts in, the user's memberships, and the credential's scopes, bucket restriction and expiry. Works with any valid credential.",
+    scope: "any",
+    http: { method: "GET", path: "/me" },
+    input: z.object({}),
+    output: z.object({
+      user: z.object({ id: id("User"), email: z.string().nullable() }),
+      organization: z.object({ id: id("Organization"), name: z.string() }),
+      memberships: z.array(z.object({ organizationId: id("Organization"), organizationName: z.string(), role: z.enum(["owner", "member"]) })),
+      credential: z.object({
+        type: z.enum(["api_key", "jwt"]),
+        apiKeyId: id("API key").nullable(),
+        accessKeyId: z.string().nullable(),
+        scopes: z.array(scope).describe("Effective scopes (admin expanded)"),
+        bucketId: id("Bucket").nullable(),
+        expiresAt: timestamp("Expiry").nullable(),
+      }),
+    }),
+    handler: (_input, { deps, caller }) => me(deps, caller),
+  }),
+  defineTool({
+    name: "api_keys_list",
+    title: "List API keys",
+    description: "API keys of the organization (never their secrets), newest first.",
+    scope: "admin",
+    http: { method: "GET", path: "/api-keys" },
+    input: z.object({ ...pageInput }),
+    output: listOf(apiKey),
+    handler: (input, { deps, caller }) => listApiKeys(deps, caller, input),
+  }),
+  defineTool({
+    name: "api_keys_create",
+    title: "Create an API key",
+    description:
+      "Creates a key and returns its secret once: the secret is the bearer value, the accessKeyId only names the key. " +
+      "Scopes default to read; a key cannot grant scopes or buckets its creator lacks.",
+    scope: "admin",
+    http: { method: "POST", path: "/api-keys", status: 201 },
+    input: z.object({
+      name: z.string().trim().min(1).max(100),
+      scopes: z.array(scope).min(1).max(4).default(["read"]).describe("Defaults to [\"read\"]; admin implies all"),
+      bucketId: id("Bucket").optional().describe("Restrict the key to this bucket"),
+      expiresInDays: z.number().int().min(1).max(MAX_KEY_DAYS).default(DEFAULT_KEY_DAYS).describe(`Days until expiry, 1..${MAX_KEY_DAYS}, default ${DEFAULT_KEY_DAYS}`),
+    }),
+    output: apiKeyWithSecret,
+    errors: ["not_found"],
+    handler: (input, { deps, caller }) => createApiKey(deps, caller, input),
+  }),
+  defineTool({
+    name: "api_keys_delete",
+    title: "Delete an API key",
+    description: "Deletes a key; its secret stops working at once.",
+    scope: "admin",
+    http: { method: "DELETE", path: "/api-keys/{id}" },
+    input: z.object({ id: id("API key") }),
+    output: deleted("API key"),
+    errors: ["not_found"],
+    handler: (input, { deps, caller }) => deleteApiKey(deps, caller, input.id),
+  }),
+  defineTool({
+    name: "api_keys_rotate",
+    title: "Rotate an API key's secret",
+    description: "Issues a new secret (returned once) and invalidates the old one immediately. Id, scopes and expiry stay.",
+    scope: "admin",
+    http: { method: "PUT", path: "/api-keys/{id}/rotate" },
+    // Not idempotent: every call issues a different secret.
+    annotations: { idempotentHint: false },
+    input: z.object({ id: id("API key") }),
+    output: apiKeyWithSecret,
+    errors: ["not_found"],
+    handler: (input, { deps, caller }) => rotateApiKey(deps, caller, input.id),
+  }),
+];

@@ -1,0 +1,78 @@
+import { z } from "zod";
+import { deleteMedia, listMedia, loadMediaView, MEDIA_SORTS, streamUrl, updateMetadata } from "../domain/media.ts";
+import { MEDIA_KINDS } from "../domain/media-kind.ts";
+import { defineTool } from "./define.ts";
+import { mediaObject } from "./media-schemas.ts";
+import { deleted, id, listOf, pageInput, timestamp } from "./schemas.ts";
+
+/** Metadata limits (README): 64 keys, keys up to 128 characters, string values up to 2048. */
+const metadata = z
+  .record(z.string().min(1).max(128), z.union([z.string().max(2048), z.number(), z.boolean(), z.null()]))
+  .refine((m) => Object.keys(m).length <= 64, "at most 64 keys")
+  .describe("String keys to string, number, boolean or null values; replaces the whole metadata object");
+
+export const mediaTools = [
+  defineTool({
+    name: "media_list",
+    title: "List media objects",
+    description: "Media objects of the organization, filtered by bucket, kind or a substring of the key or file name, sorted and paginated.",
+    scope: "read",
+    http: { method: "GET", path: "/media" },
+    input: z.object({
+      bucketId: id("Bucket").optional(),
+      kind: z.enum(MEDIA_KINDS).optional(),
+      search: z.string().min(1).max(200).optional().describe("Substring of the key or file name, case-insensitive"),
+      sort: z.enum(MEDIA_SORTS).default("created_at"),
+      order: z.enum(["desc", "asc"]).default("desc"),
+      ...pageInput,
+    }),
+    output: listOf(mediaObject),
+    errors: ["not_found"],
+    handler: (input, { deps, caller }) => listMedia(deps, caller, input),
+  }),
+  defineTool({
+    name: "media_get",
+    title: "Get a media object",
+    description: "One media object with its metadata, extracted info, tags and categories.",
+    scope: "read",
+    http: { method: "GET", path: "/media/{id}" },
+    input: z.object({ id: id("Media object") }),
+    output: mediaObject,
+    errors: ["not_found"],
+    handler: (input, { deps, caller }) => loadMediaView(deps, caller, input.id),
+  }),
+  defineTool({
+    name: "media_delete",
+    title: "Delete a media object",
+    description: "Soft delete: the object disappears from lists, search and get at once and stops counting towards storage; its bytes are purged after the retention period.",
+    scope: "delete",
+    http: { method: "DELETE", path: "/media/{id}" },
+    input: z.object({ id: id("Media object") }),
+    output: deleted("Media object"),
+    errors: ["not_found"],
+    handler: (input, { deps, caller }) => deleteMedia(deps, caller, input.id),
+  }),
+  defineTool({
+    name: "media_update_metadata",
+    title: "Set a media object's metadata",
+    description: "Replaces the object's metadata with the given object (string keys; string, number, boolean or null values).",
+    scope: "write",
+    http: { method: "PUT", path: "/media/{id}/metadata" },
+    input: z.object({ id: id("Media object"), metadata }),
+    output: mediaObject,
+    errors: ["not_found"],
+    handler: (input, { deps, caller }) => updateMetadata(deps, caller, input.id, input.metadata),
+  }),
+  defineTool({
+    name: "media_stream",
+    title: "Stream a media object",
+    description: "Over REST: a 302 redirect to a short-lived storage URL, for players and <img> tags. As a tool: that URL.",
+    scope: "read",
+    http: { method: "GET", path: "/media/{id}/stream", status: 302 },
+    input: z.object({ id: id("Media object") }),
+    output: z.object({ url: z.string(), method: z.literal("GET"), objectId: id("Media object"), key: z.string(), expiresIn: z.number().int(), expiresAt: timestamp("URL expiry") }),
+    errors: ["not_found"],
+    handler: (input, { deps, caller }) => streamUrl(deps, caller, input.id),
+    restResponse: (out) => new Response(null, { status: 302, headers: { location: out.url, "cache-control": "private, no-store" } }),
+  }),
+];

@@ -1,0 +1,136 @@
+import { z } from "zod";
+import { presignDownload } from "../domain/media.ts";
+import { abortUpload, completeUpload, confirmUpload, createMultipartUpload, presignUpload, presignUploadPart } from "../domain/uploads.ts";
+import { defineTool } from "./define.ts";
+import { contentType, mediaObject, objectKey, uploadTags } from "./media-schemas.ts";
+import { id, timestamp } from "./schemas.ts";
+
+const target = { bucketId: id("Bucket"), key: objectKey };
+const size = z.number().int().min(0).max(5 * 1024 ** 4).describe("Declared size in bytes: reserved against the quota until confirm measures the truth");
+const uploadId = z.string().min(1).max(1024).describe("From presign_create_multipart");
+const headers = z.record(z.string(), z.string()).describe("Send these headers unchanged with the PUT: they are signed");
+
+export const presignTools = [
+  defineTool({
+    name: "presign_upload",
+    title: "Start an upload (presigned PUT)",
+    description:
+      "Step 1 of an upload. Returns a short-lived URL: PUT the file's bytes to it with exactly the returned headers (never put bytes in a tool argument), " +
+      "then call presign_confirm with the same bucketId and key. For files over ~100 MiB use the multipart tools. `size` reserves quota; `tags` become the object's tags.",
+    scope: "write",
+    http: { method: "POST", path: "/presign/upload" },
+    input: z.object({ ...target, contentType: contentType.optional(), size: size.optional(), tags: uploadTags.optional() }),
+    output: z.object({
+      url: z.string(),
+      method: z.literal("PUT"),
+      key: z.string(),
+      bucketId: id("Bucket"),
+      bucket: z.string().describe("Bucket name"),
+      expiresIn: z.number().int().describe("Seconds the URL stays valid"),
+      expiresAt: timestamp("URL expiry"),
+      headers,
+    }),
+    errors: ["not_found", "quota_exceeded"],
+    handler: (input, { deps, caller }) => presignUpload(deps, caller, input),
+  }),
+  defineTool({
+    name: "presign_create_multipart",
+    title: "Start a multipart upload",
+    description:
+      "For large files: starts a multipart upload and returns its uploadId. Then for each chunk (5 MiB or more, except the last) call presign_upload_part, " +
+      "PUT the chunk to the URL and keep the ETag response header; then presign_complete_upload, then presign_confirm.",
+    scope: "write",
+    http: { method: "POST", path: "/presign/create-multipart" },
+    input: z.object({ ...target, contentType: contentType.optional(), size: size.optional(), tags: uploadTags.optional() }),
+    output: z.object({ uploadId: z.string(), bucketId: id("Bucket"), key: z.string(), bucket: z.string(), contentType: z.string() }),
+    errors: ["not_found", "quota_exceeded"],
+    handler: (input, { deps, caller }) => createMultipartUpload(deps, caller, input),
+  }),
+  defineTool({
+    name: "presign_upload_part",
+    title: "Presign one part of a multipart upload",
+    description: "Returns a URL for one part (partNumber 1..10000). PUT the chunk there and keep the ETag response header for presign_complete_upload.",
+    scope: "write",
+    http: { method: "POST", path: "/presign/upload-part" },
+    input: z.object({
+      ...target,
+      uploadId,
+      partNumber: z.number().int().min(1).max(10000).describe("1..10000"),
+      contentType: contentType.optional(),
+    }),
+    output: z.object({ url: z.string(), method: z.literal("PUT"), partNumber: z.number().int(), expiresIn: z.number().int(), headers }),
+    errors: ["not_found"],
+    handler: (input, { deps, caller }) => presignUploadPart(deps, caller, input),
+  }),
+  defineTool({
+    name: "presign_complete_upload",
+    title: "Complete a multipart upload",
+    description:
+      "Assembles the uploaded parts into the object. `parts` is optional: without it the parts uploaded so far are used in order. " +
+      "`tags` replace those given at the start. Then call presign_confirm.",
+    scope: "write",
+    http: { method: "POST", path: "/presign/complete-upload" },
+    input: z.object({
+      ...target,
+      uploadId,
+      tags: uploadTags.optional(),
+      parts: z
+        .array(z.object({ partNumber: z.number().int().min(1).max(10000), etag: z.string().min(1).max(256) }))
+        .min(1)
+        .max(10000)
+        .optional()
+        .describe("Each part's number and the ETag its PUT returned"),
+    }),
+    output: z.object({ bucketId: id("Bucket"), key: z.string(), uploadId: z.string(), etag: z.string().nullable(), parts: z.number().int() }),
+    errors: ["not_found", "bad_request"],
+    handler: (input, { deps, caller }) => completeUpload(deps, caller, input),
+  }),
+  defineTool({
+    name: "presign_abort_multipart",
+    title: "Abort a multipart upload",
+    description: "Abandons a multipart upload: storage discards its parts and the reserved quota is released.",
+    scope: "write",
+    http: { method: "POST", path: "/presign/abort-multipart" },
+    annotations: { destructiveHint: true, idempotentHint: false },
+    input: z.object({ ...target, uploadId }),
+    output: z.object({ bucketId: id("Bucket"), key: z.string(), uploadId: z.string(), aborted: z.literal(true) }),
+    errors: ["not_found"],
+    handler: (input, { deps, caller }) => abortUpload(deps, caller, input),
+  }),
+  defineTool({
+    name: "presign_confirm",
+    title: "Confirm an upload",
+    description:
+      "Last step of every upload: measures the stored object, records it as a media object (or updates the one at this key), " +
+      "applies the upload's tags, settles the quota and starts thumbnail generation. Safe to repeat. Returns the media object.",
+    scope: "write",
+    http: { method: "POST", path: "/presign/confirm" },
+    annotations: { idempotentHint: true },
+    input: z.object(target),
+    output: mediaObject,
+    errors: ["not_found"],
+    handler: (input, { deps, caller }) => confirmUpload(deps, caller, input),
+  }),
+  defineTool({
+    name: "presign_download",
+    title: "Get a download URL",
+    description: "Returns a short-lived URL to GET the object's bytes directly from storage (expiresIn 60..604800 seconds, default 3600).",
+    scope: "read",
+    http: { method: "POST", path: "/presign/download" },
+    annotations: { readOnlyHint: true, idempotentHint: true },
+    input: z.object({
+      objectId: id("Media object"),
+      expiresIn: z.number().int().min(60).max(604800).default(3600).describe("Seconds, 60..604800, default 3600"),
+    }),
+    output: z.object({
+      url: z.string(),
+      method: z.literal("GET"),
+      objectId: id("Media object"),
+      key: z.string(),
+      expiresIn: z.number().int(),
+      expiresAt: timestamp("URL expiry"),
+    }),
+    errors: ["not_found"],
+    handler: (input, { deps, caller }) => presignDownload(deps, caller, input),
+  }),
+];

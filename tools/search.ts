@@ -1,0 +1,47 @@
+import { z } from "zod";
+import { MEDIA_KINDS } from "../domain/media-kind.ts";
+import { searchMedia } from "../domain/search.ts";
+import { defineTool } from "./define.ts";
+import { mediaObject } from "./media-schemas.ts";
+import { id, pageInput } from "./schemas.ts";
+
+const facetCount = z.object({ slug: z.string(), name: z.string(), count: z.number().int() });
+const isoDate = z
+  .string()
+  .refine((v) => /^\d{4}-\d{2}-\d{2}(T[\d:.]+(Z|[+-]\d{2}:\d{2}))?$/.test(v) && !Number.isNaN(Date.parse(v)), "an ISO date (2026-11-22) or date-time (2026-11-22T10:00:00Z)");
+
+export const searchTools = [
+  defineTool({
+    name: "search",
+    title: "Search media",
+    description:
+      "Full-text search over object keys and file names, tag and category names and metadata values, ranked by relevance then recency. " +
+      'Query syntax: words must all match; "exact phrase"; -word or -"phrase" excludes; sun* matches a prefix; a OR b matches either. ' +
+      "Filters narrow the match set; facets count tags, categories and kinds over the whole match set (not just the page).",
+    scope: "read",
+    http: { method: "GET", path: "/search" },
+    input: z.object({
+      q: z.string().trim().min(1).max(500).describe("The full-text query"),
+      kind: z.enum(MEDIA_KINDS).optional(),
+      tags: z.string().max(2000).optional().describe("Comma-separated tag slugs; objects must carry every one"),
+      categories: z.string().max(2000).optional().describe("Comma-separated category slugs; objects must be in each (a category includes its descendants)"),
+      bucketId: id("Bucket").optional(),
+      sizeMin: z.number().int().min(0).optional().describe("Smallest size in bytes"),
+      sizeMax: z.number().int().min(0).optional().describe("Largest size in bytes"),
+      dateFrom: isoDate.optional().describe("Created at or after (a date means from its start, UTC)"),
+      dateTo: isoDate.optional().describe("Created at or before (a date means until its end, UTC)"),
+      ...pageInput,
+    }),
+    output: z.object({
+      media: z.array(mediaObject),
+      total: z.number().int().describe("Objects matching, across all pages"),
+      facets: z.object({
+        tags: z.array(facetCount).describe("Tags of the matching objects, most frequent first (at most 100)"),
+        categories: z.array(facetCount).describe("Categories directly assigned to the matching objects, most frequent first (at most 100)"),
+        kinds: z.array(z.object({ kind: z.enum(MEDIA_KINDS), count: z.number().int() })),
+      }),
+    }),
+    errors: ["not_found"],
+    handler: (input, { deps, caller }) => searchMedia(deps, caller, input),
+  }),
+];

@@ -1,0 +1,148 @@
+import { z } from "zod";
+import { SET_ITEM_SOURCES } from "../db/schema/index.ts";
+import {
+  ASPECT_RATIO,
+  addSetItem,
+  createSet,
+  deleteSet,
+  generateSet,
+  getSet,
+  listSets,
+  MAX_RENDITION_SIDE,
+  MAX_SET_ITEMS,
+  removeSetItem,
+} from "../domain/sets.ts";
+import { defineTool } from "./define.ts";
+import { deleted, id, listOf, pageInput, timestamp } from "./schemas.ts";
+
+const side = (what: string) => z.number().int().min(1).max(MAX_RENDITION_SIDE).describe(`${what} in pixels, 1..${MAX_RENDITION_SIDE}`);
+
+export const setItem = z.object({
+  id: id("Set item"),
+  setId: id("Set"),
+  objectId: id("Media object").nullable().describe("The rendition; null while a generated item has not been rendered yet"),
+  objectDeleted: z.boolean().describe("True when objectId points at a deleted media object"),
+  source: z
+    .enum(SET_ITEM_SOURCES)
+    .describe("attached: the object was given when adding the item, generate leaves it alone; generated: generate renders it from the base object"),
+  aspectRatio: z.string().describe("W:H"),
+  width: z.number().int(),
+  height: z.number().int(),
+  role: z.string(),
+  createdAt: timestamp("Creation time"),
+});
+
+const setSummary = z.object({
+  id: id("Set"),
+  name: z.string(),
+  bucketId: id("Bucket").describe("The base object's bucket; the set lives there"),
+  baseObjectId: id("Media object"),
+  baseObjectDeleted: z.boolean().describe("True when the base object was deleted; generate then answers 409"),
+  itemCount: z.number().int(),
+  generateRequestedAt: timestamp("Last generate request").nullable(),
+  createdAt: timestamp("Creation time"),
+  updatedAt: timestamp("Last change"),
+});
+
+export const set = setSummary.extend({ items: z.array(setItem).describe("In the order they were added") });
+
+export const setTools = [
+  defineTool({
+    name: "sets_list",
+    title: "List sets",
+    description: "Sets (renditions of a base media object) of the organization, newest first, without their items; sets_get shows the items. A bucket-restricted key sees the sets of its bucket.",
+    scope: "read",
+    http: { method: "GET", path: "/sets" },
+    input: z.object({ ...pageInput }),
+    output: listOf(setSummary),
+    handler: (input, { deps, caller }) => listSets(deps, caller, input),
+  }),
+  defineTool({
+    name: "sets_create",
+    title: "Create a set",
+    description:
+      "Creates an empty set of renditions around baseObjectId (a live media object). Then add items with sets_add_item and render them with sets_generate.",
+    scope: "write",
+    http: { method: "POST", path: "/sets", status: 201 },
+    input: z.object({
+      name: z.string().trim().min(1).max(200),
+      baseObjectId: id("Media object").describe("The original the renditions are made from"),
+    }),
+    output: set,
+    errors: ["not_found"],
+    handler: (input, { deps, caller }) => createSet(deps, caller, input),
+  }),
+  defineTool({
+    name: "sets_get",
+    title: "Get a set",
+    description: "One set with all its items. Items whose objectId is null are waiting for sets_generate; objectDeleted marks renditions that were deleted.",
+    scope: "read",
+    http: { method: "GET", path: "/sets/{id}" },
+    input: z.object({ id: id("Set") }),
+    output: set,
+    errors: ["not_found"],
+    handler: (input, { deps, caller }) => getSet(deps, caller, input.id),
+  }),
+  defineTool({
+    name: "sets_delete",
+    title: "Delete a set",
+    description: "Deletes a set and its items. The media objects (base and renditions) are kept.",
+    scope: "delete",
+    http: { method: "DELETE", path: "/sets/{id}" },
+    input: z.object({ id: id("Set") }),
+    output: deleted("Set"),
+    errors: ["not_found"],
+    handler: (input, { deps, caller }) => deleteSet(deps, caller, input.id),
+  }),
+  defineTool({
+    name: "sets_add_item",
+    title: "Add an item to a set",
+    description:
+      "Adds a rendition slot: aspectRatio W:H, output width and height (must match the ratio within 2%), and a role such as thumbnail or hero. " +
+      "Omit objectId to have sets_generate render it from the base object; give objectId (a live object in the set's bucket) to attach an existing rendition, which generate never replaces. " +
+      `At most ${MAX_SET_ITEMS} items per set.`,
+    scope: "write",
+    http: { method: "POST", path: "/sets/{id}/items", status: 201 },
+    input: z.object({
+      id: id("Set"),
+      objectId: id("Media object").optional().describe("An existing rendition; omit to have it generated"),
+      aspectRatio: z.string().regex(ASPECT_RATIO, "Expected W:H with positive integers, e.g. 16:9").describe("W:H, e.g. 16:9"),
+      width: side("Width"),
+      height: side("Height"),
+      role: z.string().trim().min(1).max(64).describe("What the rendition is for, e.g. thumbnail, hero, social"),
+    }),
+    output: setItem,
+    errors: ["not_found", "conflict"],
+    handler: (input, { deps, caller }) => addSetItem(deps, caller, input.id, input),
+  }),
+  defineTool({
+    name: "sets_remove_item",
+    title: "Remove an item from a set",
+    description: "Removes one item from a set. Its media object, if any, is kept.",
+    scope: "delete",
+    http: { method: "DELETE", path: "/sets/{id}/items/{itemId}" },
+    input: z.object({ id: id("Set"), itemId: id("Set item") }),
+    output: deleted("Set item"),
+    errors: ["not_found"],
+    handler: (input, { deps, caller }) => removeSetItem(deps, caller, input.id, input.itemId),
+  }),
+  defineTool({
+    name: "sets_generate",
+    title: "Generate a set's renditions",
+    description:
+      "Queues rendering of every generated item (those added without objectId) from the base object and answers 202 at once; " +
+      "calling it again re-renders and replaces those renditions. Attached items are left alone. " +
+      "Poll sets_get: an item's objectId is set when its rendition is ready. 409 when the base object was deleted.",
+    scope: "write",
+    http: { method: "POST", path: "/sets/{id}/generate", status: 202 },
+    input: z.object({ id: id("Set") }),
+    output: z.object({
+      setId: id("Set"),
+      jobId: id("Job"),
+      status: z.literal("queued"),
+      items: z.number().int().describe("Generated items the job will render"),
+    }),
+    errors: ["not_found", "conflict"],
+    handler: (input, { deps, caller }) => generateSet(deps, caller, input.id),
+  }),
+];

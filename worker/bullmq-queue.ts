@@ -1,0 +1,143 @@
+import { type Job, Queue, UnrecoverableError, Worker } from "bullmq";
+import Redis from "ioredis";
+import type { Config } from "../app/config.ts";
+import type { JobName } from "../domain/jobs.ts";
+import type { Logger } from "../domain/ports/log.ts";
+import type { JobQueue, Processors, QueuedJob } from "../domain/ports/queue.ts";
+
+/** One queue for every job kind; its keys sit under REDIS_PREFIX (`<prefix>:jobs:*`). */
+export const QUEUE_NAME = "jobs";
+
+/** Keep a day (at most 1000) of completed jobs for inspection, and failed ones with their error for a month. */
+const KEEP_COMPLETED = { age: 86_400, count: 1000 };
+const KEEP_FAILED = { age: 30 * 86_400, count: 10_000 };
+
+// Workers need maxRetriesPerRequest null: their blocking commands must wait out Redis hiccups.
+// The producer fails fast instead: the outbox dispatches inside a database transaction, which
+// must not stay open while Redis is away (the rows are simply dispatched on a later pass).
+const connect = (url: string) => new Redis(url, { maxRetriesPerRequest: null });
+const connectProducer = (url: string) => new Redis(url, { maxRetriesPerRequest: 2 });
+
+/**
+ * The producer side, used by every process that dispatches the outbox. The outbox row's id
+ * is the job id, so a row handed over twice (a crash between add and commit) is one job.
+ */
+export class BullQueue implements JobQueue {
+  readonly durable = true;
+  readonly queue: Queue;
+  private readonly connection: Redis;
+
+  constructor(config: Pick<Config, "redisUrl" | "redisPrefix" | "worker">) {
+    if (!config.redisUrl) throw new Error("BullQueue needs REDIS_URL");
+    this.connection = connectProducer(config.redisUrl);
+    this.queue = new Queue(QUEUE_NAME, {
+      connection: this.connection,
+      prefix: config.redisPrefix,
+      defaultJobOptions: {
+        attempts: config.worker.attempts,
+        backoff: { type: "exponential", delay: config.worker.backoffMs },
+        removeOnComplete: KEEP_COMPLETED,
+        removeOnFail: KEEP_FAILED,
+      },
+    });
+  }
+
+  async add(job: QueuedJob): Promise<void> {
+    await this.queue.add(job.name, job.data, { jobId: job.id });
+  }
+
+  async close(): Promise<void> {
+    await settleWithin(this.queue.close(), this.connection.status === "ready" ? CLOSE_WAIT_MS : 0);
+    this.connection.disconnect();
+  }
+}
+
+export interface BullWorker {
+  worker: Worker;
+  /** Finishes the jobs in hand (BullMQ waits for them), then disconnects. */
+  close(): Promise<void>;
+}
+
+/**
+ * Runs the processors on the BullMQ queue. Any number of these, in any number of processes
+ * and machines, share the work. A job whose worker dies is moved back to waiting once its
+ * lock expires (lockMs) by whichever worker checks next (stalledIntervalMs); a job that
+ * kills its worker twice is failed and its handler told (`abandoned`).
+ */
+export function startBullWorker(
+  config: Pick<Config, "redisUrl" | "redisPrefix" | "worker">,
+  processors: Processors,
+  log: Logger,
+): BullWorker {
+  if (!config.redisUrl) throw new Error("the BullMQ worker needs REDIS_URL");
+  const connection = connect(config.redisUrl);
+  const thrownByRun = new WeakSet<Error>();
+  const toQueued = (job: Job): QueuedJob => ({ id: job.id!, name: job.name as JobName, data: job.data });
+
+  const worker = new Worker(
+    QUEUE_NAME,
+    async (job) => {
+      const handler = processors[job.name as JobName];
+      if (!handler) throw new UnrecoverableError(`no processor for ${job.name}`);
+      try {
+        await handler.run(toQueued(job), { attempt: job.attemptsMade + 1, attempts: job.opts.attempts ?? 1 });
+      } catch (err) {
+        if (err instanceof Error) thrownByRun.add(err);
+        throw err;
+      }
+    },
+    {
+      connection,
+      prefix: config.redisPrefix,
+      concurrency: config.worker.concurrency,
+      lockDuration: config.worker.lockMs,
+      stalledInterval: config.worker.stalledIntervalMs,
+      maxStalledCount: 1,
+    },
+  );
+
+  worker.on("failed", (job, err) => {
+    if (!job) return;
+    const attempts = job.opts.attempts ?? 1;
+    const fields = { job: job.name, id: job.id, attempt: job.attemptsMade, error: err.message };
+    if (thrownByRun.has(err) && job.attemptsMade < attempts) return log.warn("job failed; retrying", fields);
+    log.warn("job failed", fields);
+    // The handler recorded its own last failure; anything else (stalled too often) it must hear about.
+    if (!thrownByRun.has(err)) {
+      processors[job.name as JobName]?.abandoned?.(toQueued(job), err.message).catch((e) => log.warn("recording an abandoned job failed", { id: job.id, error: String(e) }));
+    }
+  });
+  worker.on("stalled", (id) => log.warn("job stalled (its worker stopped); running it again", { id }));
+  worker.on("error", (err) => log.warn("queue worker error", { error: String(err) }));
+
+  return {
+    worker,
+    close: async () => {
+      // Finishes the job in hand. Without Redis nothing can be finished (and BullMQ's close
+      // would wait for it forever), so then it only lets go.
+      const waitMs = connection.status === "ready" ? CLOSE_WAIT_MS : 0;
+      if (!(await settleWithin(worker.close(), waitMs))) void worker.close(true).catch(() => {});
+      connection.disconnect();
+    },
+  };
+}
+
+/** A job in hand may run this long into a shutdown; BullMQ's own close waits forever for a lost Redis. */
+const CLOSE_WAIT_MS = 30_000;
+
+/** True when `p` settled within `ms`. */
+async function settleWithin(p: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const expired = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  const done = p.then(
+    () => true,
+    () => true,
+  );
+  try {
+    return await Promise.race([done, expired]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

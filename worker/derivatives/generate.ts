@@ -1,0 +1,131 @@
+import { createHash } from "node:crypto";
+import { join } from "node:path";
+import { and, eq } from "drizzle-orm";
+import { derivatives } from "../../db/schema/index.ts";
+import type { Deps } from "../../domain/deps.ts";
+import {
+  beginDerivativeRun,
+  derivativeKey,
+  liveObject,
+  type Recorded,
+  recordOutcome,
+  recordRendered,
+  THUMBNAIL,
+  unsupportedKind,
+} from "../../domain/derivatives.ts";
+import type { MediaKind } from "../../domain/media-kind.ts";
+import type { MediaRow } from "../../domain/media-view.ts";
+import { isLastAttempt, type JobRun } from "../../domain/ports/queue.ts";
+import { objectPath } from "../../domain/storage-keys.ts";
+import { audioRenderer } from "./audio.ts";
+import { MediaError, Unsupported } from "./errors.ts";
+import { findTool } from "./exec.ts";
+import { imageRenderer } from "./image.ts";
+import type { Rendered, Renderer } from "./kinds.ts";
+import { pdfRenderer } from "./pdf.ts";
+import { downloadTo, readSmall, withTempDir } from "./source.ts";
+import { videoRenderer } from "./video.ts";
+
+/** One renderer per kind; 3d and other files have none (state unsupported). */
+const RENDERERS: Partial<Record<MediaKind, Renderer>> = {
+  image: imageRenderer,
+  video: videoRenderer,
+  audio: audioRenderer,
+  pdf: pdfRenderer,
+};
+
+const INSTALL_HINT: Record<string, string> = {
+  ffmpeg: "apt-get install ffmpeg",
+  ffprobe: "apt-get install ffmpeg",
+  pdftoppm: "apt-get install poppler-utils",
+  pdfinfo: "apt-get install poppler-utils",
+};
+
+/**
+ * The `derivatives.generate` job: the thumbnail (image, video poster, PDF first page, audio
+ * waveform) of the object's current version, plus what was learned about the file into
+ * `info`. Idempotent: the same bytes give the same thumbnail at the same key. A failing
+ * attempt leaves the reason on the pending row; the last one records `failed`.
+ */
+export async function generateDerivatives(deps: Deps, objectId: string, run: JobRun): Promise<void> {
+  const object = await beginDerivativeRun(deps, objectId);
+  if (!object) return;
+  try {
+    const rendered = await render(deps, object);
+    await store(deps, object, rendered);
+  } catch (err) {
+    if (err instanceof Unsupported) {
+      await cleanUp(deps, await recordOutcome(deps, object, { state: "unsupported", reason: err.message }));
+      return;
+    }
+    const reason = err instanceof MediaError ? err.message : "Internal error while generating the thumbnail";
+    if (!(err instanceof MediaError)) deps.log.error("derivative generation crashed", { objectId, error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
+    const state = isLastAttempt(run) ? "failed" : "pending";
+    await cleanUp(deps, await recordOutcome(deps, object, { state, reason }));
+    throw err;
+  }
+}
+
+async function render(deps: Deps, object: MediaRow): Promise<Rendered> {
+  const renderer = RENDERERS[object.kind];
+  if (!renderer) throw new Unsupported(unsupportedKind(object.kind));
+  const w = deps.config.worker;
+  const tools: Record<string, string> = {};
+  for (const name of renderer.needs) {
+    const path = findTool(name, w.toolsDir);
+    if (!path) {
+      deps.log.warn(`${name} not found ${w.toolsDir ? `in WORKER_TOOLS_DIR (${w.toolsDir})` : "on PATH"}: ${object.kind} thumbnails are marked unsupported; install it with: ${INSTALL_HINT[name] ?? name}`, { objectId: object.id });
+      throw new Unsupported(`${name} is not installed on the worker, so no thumbnail is made for ${object.kind} files`);
+    }
+    tools[name] = path;
+  }
+  if (object.size > w.maxInputBytes) throw new Unsupported(`Files larger than ${formatBytes(w.maxInputBytes)} get no thumbnail`);
+  const key = objectPath(object.bucketId, object.key);
+  const base = { contentType: object.contentType, limits: { maxPixels: w.maxPixels }, timeoutMs: w.toolTimeoutMs, tools };
+  // Most images are a few megabytes: a temporary file would cost more than the bytes in memory.
+  if (renderer.inMemory && object.size <= IN_MEMORY_BYTES) {
+    const bytes = await readSmall(deps.storage, key, { etag: object.etag, maxBytes: IN_MEMORY_BYTES });
+    return renderer.render({ ...base, file: "", bytes, dir: "" });
+  }
+  return withTempDir(async (dir) => {
+    const file = join(dir, "source");
+    await downloadTo(deps.storage, key, file, { etag: object.etag, maxBytes: w.maxInputBytes });
+    return renderer.render({ ...base, file, dir });
+  });
+}
+
+/** Objects up to this size reach in-memory renderers (sharp) without a temporary file. */
+const IN_MEMORY_BYTES = 32 * 1024 * 1024;
+
+async function store(deps: Deps, object: MediaRow, rendered: Rendered): Promise<void> {
+  const t = rendered.thumbnail;
+  const variant = { variant: THUMBNAIL, bytes: t.bytes, contentType: t.contentType, width: t.width, height: t.height, etag: hashOf(t.bytes) };
+  await deps.storage.put(derivativeKey({ ...variant, bucketId: object.bucketId, objectId: object.id }), t.bytes, { contentType: t.contentType });
+  const recorded = await recordRendered(deps, object, [variant], rendered.info);
+  if (!recorded.recorded) deps.log.debug("object changed while its thumbnail was made; result dropped", { objectId: object.id });
+  await cleanUp(deps, recorded);
+}
+
+/** Bytes no row points at any more; a failed delete only leaves garbage the purge removes. */
+async function cleanUp(deps: Deps, recorded: Recorded): Promise<void> {
+  for (const key of recorded.unreferencedKeys) {
+    await deps.storage.delete(key).catch((err) => deps.log.warn("deleting a replaced derivative failed", { key, error: String(err) }));
+  }
+}
+
+/** BullMQ gave up on the job (its worker died in it twice): say so rather than stay pending forever. */
+export async function abandonDerivatives(deps: Deps, objectId: string, reason: string): Promise<void> {
+  const [row] = await deps.db.select().from(derivatives).where(and(eq(derivatives.objectId, objectId), eq(derivatives.variant, THUMBNAIL)));
+  if (row?.state !== "pending") return;
+  const object = await liveObject(deps, objectId);
+  if (!object) return;
+  deps.log.warn("derivative job abandoned", { objectId, reason });
+  await cleanUp(deps, await recordOutcome(deps, object, { state: "failed", reason: "The worker stopped while processing this file, more than once; it may be too large or malformed" }));
+}
+
+const hashOf = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex").slice(0, 32);
+
+function formatBytes(n: number): string {
+  for (const [unit, size] of [["GiB", 1024 ** 3], ["MiB", 1024 ** 2], ["KiB", 1024]] as const) if (n >= size) return `${Math.round((n / size) * 10) / 10} ${unit}`;
+  return `${n} bytes`;
+}

@@ -1,0 +1,33 @@
+import type { Deps } from "../domain/deps.ts";
+import { schedulePurges } from "../domain/media.ts";
+import { sweepExpiredReservations } from "../domain/uploads.ts";
+import { pruneOutbox } from "./outbox.ts";
+
+/**
+ * Periodic housekeeping: expired upload reservations are released, soft-deleted objects past
+ * retention are queued for purge, old outbox rows are deleted. Safe to run on every instance at once.
+ */
+export function startMaintenance(deps: Deps, everyMs = 60_000): { stop(): Promise<void>; runOnce(): Promise<void> } {
+  let running: Promise<void> | null = null;
+  const runOnce = async () => {
+    try {
+      await sweepExpiredReservations(deps);
+      await schedulePurges(deps);
+      await pruneOutbox(deps);
+    } catch (err) {
+      deps.log.warn("maintenance pass failed", { error: String(err) });
+    }
+  };
+  const timer = setInterval(() => {
+    running ??= runOnce().finally(() => {
+      running = null;
+    });
+  }, everyMs);
+  return {
+    runOnce,
+    stop: async () => {
+      clearInterval(timer);
+      await running;
+    },
+  };
+}

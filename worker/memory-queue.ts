@@ -1,0 +1,154 @@
+import type { Logger } from "../domain/ports/log.ts";
+import type { JobQueue, Processors, QueuedJob } from "../domain/ports/queue.ts";
+
+export interface FailedJob {
+  job: QueuedJob;
+  error: string;
+  attempts: number;
+  failedAt: Date;
+}
+
+/**
+ * Where the in-process queue reports what became of the jobs it was handed (the outbox:
+ * worker/outbox.ts). Nothing in memory survives the process, so the outbox keeps each row
+ * open until its job settles.
+ */
+export interface JobLedger {
+  /** Finished (error null) or failed for good. */
+  settled(id: string, error: string | null): Promise<void>;
+  /** Handed back unstarted (shutdown): the next dispatch pass runs them, here or elsewhere. */
+  released(ids: string[]): Promise<void>;
+  /** Still held by this process: keeps other instances from taking them over. */
+  renewed(ids: string[]): Promise<void>;
+}
+
+export interface MemoryQueueOptions {
+  concurrency: number;
+  attempts: number;
+  backoffMs: number;
+  /** Claims are renewed at half this interval. */
+  lockMs: number;
+  ledger?: JobLedger;
+}
+
+const KEEP_FAILED = 1000;
+/** Ids settled lately are still refused, as BullMQ refuses the id of a job it keeps. */
+const REMEMBER_SETTLED = 10_000;
+
+/**
+ * The embedded default: jobs run inside the server process, with the same processors,
+ * retries and backoff as the BullMQ worker. Shutdown finishes the jobs in hand and hands
+ * the others back to the outbox; a killed process stops renewing its claims, so another
+ * dispatch pass (after the lock duration) runs its jobs again.
+ */
+export class MemoryQueue implements JobQueue {
+  readonly durable = false;
+  /** Every job this process holds: waiting, running, or waiting for a retry. */
+  private readonly held = new Map<string, QueuedJob>();
+  private readonly settledIds = new Map<string, string | null>();
+  private readonly ready: { job: QueuedJob; attempt: number }[] = [];
+  private readonly retries = new Map<string, ReturnType<typeof setTimeout>>();
+  private readonly running = new Set<Promise<void>>();
+  private readonly renewal: ReturnType<typeof setInterval>;
+  private closed = false;
+  readonly failed: FailedJob[] = [];
+
+  constructor(
+    private readonly processors: Processors,
+    private readonly log: Logger,
+    private readonly opts: MemoryQueueOptions,
+  ) {
+    this.renewal = setInterval(() => this.renew(), Math.max(500, opts.lockMs / 2));
+    this.renewal.unref?.();
+  }
+
+  async add(job: QueuedJob): Promise<void> {
+    if (this.closed) throw new Error("queue is closed");
+    if (this.held.has(job.id)) return;
+    if (this.settledIds.has(job.id)) {
+      // Handed over again: recording its end must have failed. Record it again, do not rerun.
+      await this.opts.ledger?.settled(job.id, this.settledIds.get(job.id)!).catch(() => {});
+      return;
+    }
+    this.held.set(job.id, job);
+    this.ready.push({ job, attempt: 1 });
+    this.pump();
+  }
+
+  private pump(): void {
+    while (!this.closed && this.running.size < this.opts.concurrency && this.ready.length > 0) {
+      const next = this.ready.shift()!;
+      const run = this.run(next.job, next.attempt).finally(() => {
+        this.running.delete(run);
+        this.pump();
+      });
+      this.running.add(run);
+    }
+  }
+
+  private async run(job: QueuedJob, attempt: number): Promise<void> {
+    const handler = this.processors[job.name];
+    if (!handler) {
+      this.log.warn("no processor for job", { job: job.name, id: job.id });
+      return this.settle(job.id, `no processor for ${job.name}`);
+    }
+    try {
+      await handler.run(job, { attempt, attempts: this.opts.attempts });
+      await this.settle(job.id, null);
+    } catch (err) {
+      const error = err instanceof Error ? err.message : String(err);
+      // After close the job stays held, so close() hands it back for the next start to retry.
+      if (this.closed) return;
+      if (attempt < this.opts.attempts) {
+        const delay = this.opts.backoffMs * 2 ** (attempt - 1);
+        this.log.warn("job failed; retrying", { job: job.name, id: job.id, attempt, delay, error });
+        const timer = setTimeout(() => {
+          this.retries.delete(job.id);
+          this.ready.push({ job, attempt: attempt + 1 });
+          this.pump();
+        }, delay);
+        timer.unref?.();
+        this.retries.set(job.id, timer);
+      } else {
+        this.log.warn("job failed", { job: job.name, id: job.id, attempt, error });
+        this.failed.push({ job, error, attempts: attempt, failedAt: new Date() });
+        if (this.failed.length > KEEP_FAILED) this.failed.shift();
+        await this.settle(job.id, error);
+      }
+    }
+  }
+
+  private async settle(id: string, error: string | null): Promise<void> {
+    this.held.delete(id);
+    this.settledIds.set(id, error);
+    if (this.settledIds.size > REMEMBER_SETTLED) this.settledIds.delete(this.settledIds.keys().next().value!);
+    await this.opts.ledger?.settled(id, error).catch((err) => this.log.warn("recording a settled job failed", { id, error: String(err) }));
+  }
+
+  private renew(): void {
+    if (this.held.size === 0 || !this.opts.ledger) return;
+    this.opts.ledger.renewed([...this.held.keys()]).catch((err) => this.log.warn("renewing job claims failed", { error: String(err) }));
+  }
+
+  /** Waits until nothing is queued, running or waiting for a retry (tests, benchmarks). */
+  async drain(): Promise<void> {
+    while (this.held.size > 0) await Promise.race([...this.running, Bun.sleep(10)]);
+  }
+
+  /** Finishes the jobs in hand and hands every other held job back to the outbox. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    clearInterval(this.renewal);
+    for (const timer of this.retries.values()) clearTimeout(timer);
+    this.retries.clear();
+    this.ready.length = 0;
+    await Promise.allSettled([...this.running]);
+    const unfinished = [...this.held.keys()];
+    this.held.clear();
+    if (unfinished.length > 0) {
+      await this.opts.ledger?.released(unfinished).catch((err) => this.log.warn("handing jobs back failed", { error: String(err) }));
+      this.log.info("returned unfinished jobs to the outbox", { count: unfinished.length });
+    }
+  }
+}

@@ -1,0 +1,126 @@
+import { and, asc, eq, inArray, isNull, lt, lte, or, sql } from "drizzle-orm";
+import { jobOutbox } from "../db/schema/index.ts";
+import type { Deps } from "../domain/deps.ts";
+import type { JobName } from "../domain/jobs.ts";
+import type { JobQueue } from "../domain/ports/queue.ts";
+import type { JobLedger } from "./memory-queue.ts";
+
+/**
+ * Moves committed outbox rows to the queue. Producers `kick()` it after their commit; a slow
+ * poll catches anything a crash or an unreachable queue left behind, and (in-process queue)
+ * claims a dead process stopped renewing.
+ */
+export class OutboxDispatcher implements JobLedger {
+  private timer: ReturnType<typeof setInterval> | null = null;
+  private running: Promise<void> | null = null;
+  private again = false;
+
+  constructor(
+    private readonly deps: Pick<Deps, "db" | "clock" | "log">,
+    private readonly queue: JobQueue,
+    private readonly opts: { pollMs?: number; lockMs: number },
+  ) {}
+
+  start(): void {
+    this.timer ??= setInterval(() => this.kick(), this.opts.pollMs ?? 2000);
+    this.kick();
+  }
+
+  /** Dispatch soon; calls while a pass runs fold into one more pass. */
+  kick(): void {
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = this.drain().finally(() => {
+      this.running = null;
+      if (this.again) {
+        this.again = false;
+        this.kick();
+      }
+    });
+  }
+
+  /** Resolves when nothing is being dispatched (tests and shutdown). */
+  async idle(): Promise<void> {
+    while (this.running) await this.running;
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await this.idle();
+  }
+
+  private async drain(): Promise<void> {
+    try {
+      while ((await this.dispatchBatch()) === BATCH) {}
+    } catch (err) {
+      this.deps.log.warn("outbox dispatch failed; will retry", { error: String(err) });
+    }
+  }
+
+  /** One batch: rows are marked only after the queue accepted them, in the same transaction. */
+  async dispatchBatch(): Promise<number> {
+    const now = this.deps.clock.now();
+    // Claims are stamped and compared with the database's clock: instances whose clocks
+    // disagree must still agree on whose claim has lapsed.
+    const abandoned = sql`now() - make_interval(secs => ${this.opts.lockMs / 1000}::double precision)`;
+    return this.deps.db.transaction(async (tx) => {
+      const rows = await tx
+        .select()
+        .from(jobOutbox)
+        .where(
+          and(
+            isNull(jobOutbox.doneAt),
+            // A job not deferred is due at once: its run_after is the database's time at insert,
+            // which an application clock running behind (a test clock) must not hold back.
+            or(lte(jobOutbox.runAfter, now), lte(jobOutbox.runAfter, jobOutbox.createdAt)),
+            or(isNull(jobOutbox.dispatchedAt), lt(jobOutbox.dispatchedAt, abandoned)),
+          ),
+        )
+        .orderBy(asc(jobOutbox.createdAt))
+        .limit(BATCH)
+        .for("update", { skipLocked: true });
+      if (rows.length === 0) return 0;
+      for (const row of rows) await this.queue.add({ id: row.id, name: row.name as JobName, data: row.payload as never });
+      await tx
+        .update(jobOutbox)
+        .set({ dispatchedAt: sql`now()`, ...(this.queue.durable ? { doneAt: sql`now()` } : {}) })
+        .where(inArray(jobOutbox.id, rows.map((r) => r.id)));
+      return rows.length;
+    });
+  }
+
+  async settled(id: string, error: string | null): Promise<void> {
+    await this.deps.db.update(jobOutbox).set({ doneAt: sql`now()`, error }).where(eq(jobOutbox.id, id));
+  }
+
+  async released(ids: string[]): Promise<void> {
+    await this.deps.db
+      .update(jobOutbox)
+      .set({ dispatchedAt: null })
+      .where(and(inArray(jobOutbox.id, ids), isNull(jobOutbox.doneAt)));
+  }
+
+  async renewed(ids: string[]): Promise<void> {
+    await this.deps.db
+      .update(jobOutbox)
+      .set({ dispatchedAt: sql`now()` })
+      .where(and(inArray(jobOutbox.id, ids), isNull(jobOutbox.doneAt)));
+  }
+}
+
+const BATCH = 100;
+
+/** Finished rows are kept a week for inspection, failed ones (in-process queue) a month. */
+export async function pruneOutbox(deps: Pick<Deps, "db">): Promise<void> {
+  await deps.db
+    .delete(jobOutbox)
+    .where(
+      or(
+        and(isNull(jobOutbox.error), lt(jobOutbox.doneAt, sql`now() - interval '7 days'`)),
+        lt(jobOutbox.doneAt, sql`now() - interval '30 days'`),
+      ),
+    );
+}

@@ -1,0 +1,49 @@
+import type { Deps } from "../domain/deps.ts";
+import type { JobName, JobPayloads } from "../domain/jobs.ts";
+import { purgeObject } from "../domain/media.ts";
+import type { JobRun, Processors } from "../domain/ports/queue.ts";
+import { bucketDerivativesPrefix, bucketPrefix } from "../domain/storage-keys.ts";
+import { abandonDerivatives, generateDerivatives } from "./derivatives/generate.ts";
+import { generateSetVariants } from "./set-variants.ts";
+
+interface Handler<N extends JobName> {
+  run(deps: Deps, data: JobPayloads[N], run: JobRun): Promise<void>;
+  abandoned?(deps: Deps, data: JobPayloads[N], reason: string): Promise<void>;
+}
+type Handlers = { [N in JobName]?: Handler<N> };
+
+/**
+ * What each job does. The same table serves the in-process queue and the BullMQ worker.
+ * Every processor is idempotent: running a job twice gives the result of running it once.
+ */
+const handlers: Handlers = {
+  "derivatives.generate": {
+    run: (deps, { objectId }, run) => generateDerivatives(deps, objectId, run),
+    abandoned: (deps, { objectId }, reason) => abandonDerivatives(deps, objectId, reason),
+  },
+  "media.purge": { run: (deps, { objectId }) => purgeObject(deps, objectId) },
+  "sets.generate": { run: (deps, { orgId, setId }) => generateSetVariants(deps, orgId, setId) },
+  "search.sync": {
+    run: async (deps, { objectIds }) => {
+      await deps.search.sync?.(objectIds);
+    },
+  },
+  "buckets.purge": {
+    run: async (deps, { bucketId }) => {
+      await deps.storage.deletePrefix(bucketPrefix(bucketId));
+      await deps.storage.deletePrefix(bucketDerivativesPrefix(bucketId));
+    },
+  },
+};
+
+export function processorsFor(deps: Deps): Processors {
+  const out: Processors = {};
+  for (const name of Object.keys(handlers) as JobName[]) {
+    const h = handlers[name] as Handler<JobName>;
+    out[name] = {
+      run: (job, run) => h.run(deps, job.data, run),
+      ...(h.abandoned ? { abandoned: (job, reason) => h.abandoned!(deps, job.data, reason) } : {}),
+    };
+  }
+  return out;
+}

@@ -1,0 +1,77 @@
+import { join } from "node:path";
+import { and, eq, isNull } from "drizzle-orm";
+import { mediaObjects, mediaSets } from "../db/schema/index.ts";
+import type { Deps } from "../domain/deps.ts";
+import { itemsToGenerate, recordGeneratedItem, renditionKey } from "../domain/sets.ts";
+import { objectPath } from "../domain/storage-keys.ts";
+import { recordStoredObject } from "../domain/uploads.ts";
+import { MediaError } from "./derivatives/errors.ts";
+import { findTool, runTool } from "./derivatives/exec.ts";
+import { probe } from "./derivatives/probe.ts";
+import { type ImageInput, renderCover } from "./derivatives/render.ts";
+import { downloadTo, withTempDir } from "./derivatives/source.ts";
+import { extractPoster, posterTime } from "./derivatives/video.ts";
+
+/**
+ * The `sets.generate` job (spec §4.5): every generated item of the set is rendered from the
+ * base object at its width x height (scaled to cover, cropped around what draws the eye),
+ * stored as a media object in the base object's bucket and recorded on the item. A video base
+ * is rendered from its poster frame, a PDF from its first page. Each item always lands at the
+ * same key, so regenerating replaces its rendition and never duplicates it; running the job
+ * twice gives the result of running it once.
+ */
+export async function generateSetVariants(deps: Deps, orgId: string, setId: string): Promise<void> {
+  const [set] = await deps.db.select().from(mediaSets).where(and(eq(mediaSets.id, setId), eq(mediaSets.orgId, orgId)));
+  if (!set) return;
+  const [base] = await deps.db
+    .select()
+    .from(mediaObjects)
+    .where(and(eq(mediaObjects.id, set.baseObjectId), eq(mediaObjects.orgId, orgId), isNull(mediaObjects.deletedAt)));
+  if (!base) return deps.log.info("set base object deleted; nothing rendered", { setId });
+  const items = await itemsToGenerate(deps.db, orgId, setId);
+  if (items.length === 0) return;
+  const w = deps.config.worker;
+  if (base.size > w.maxInputBytes) throw new MediaError("The base object is too large to render renditions from");
+  const largest = Math.max(...items.flatMap((i) => [i.width, i.height]));
+  await withTempDir(async (dir) => {
+    const source = join(dir, "source");
+    await downloadTo(deps.storage, objectPath(base.bucketId, base.key), source, { etag: base.etag, maxBytes: w.maxInputBytes });
+    const image = await sourceImage(deps, base.kind, source, dir, largest);
+    for (const item of items) {
+      const bytes = await renderCover(image, { width: item.width, height: item.height }, { maxPixels: w.maxPixels, format: "webp" });
+      const key = renditionKey(base.key, item);
+      await deps.storage.put(objectPath(base.bucketId, key), bytes, { contentType: "image/webp" });
+      const objectId = await recordStoredObject(deps, orgId, base.bucketId, key);
+      // An item removed (or given an object) meanwhile keeps what it has; the rendition stays an object.
+      if (!(await recordGeneratedItem(deps.db, orgId, item.id, objectId))) deps.log.debug("set item changed while rendering", { itemId: item.id });
+    }
+  });
+}
+
+/** The picture renditions are cut from: the image itself, a video's poster frame, a PDF's first page. */
+async function sourceImage(deps: Deps, kind: string, file: string, dir: string, largestSide: number): Promise<ImageInput> {
+  const w = deps.config.worker;
+  const opts = { timeoutMs: w.toolTimeoutMs, redact: dir };
+  const tool = (name: string) => {
+    const path = findTool(name, w.toolsDir);
+    if (!path) throw new MediaError(`${name} is not installed on the worker, so renditions cannot be made from ${kind} files`);
+    return path;
+  };
+  if (kind === "image") return file;
+  if (kind === "video") {
+    const poster = join(dir, "poster.png");
+    const p = await probe({ file, dir, contentType: "", limits: { maxPixels: w.maxPixels }, timeoutMs: w.toolTimeoutMs, tools: { ffprobe: tool("ffprobe") } });
+    const at = posterTime(p.duration);
+    // Renditions may be larger than thumbnails: take the frame at full size (up to the largest side asked for).
+    const edge = Math.max(largestSide, 1280);
+    const found = (await extractPoster(tool("ffmpeg"), file, poster, at, { ...opts, maxEdge: edge })) || (await extractPoster(tool("ffmpeg"), file, poster, 0, { ...opts, maxEdge: edge }));
+    if (!found) throw new MediaError("No frame could be decoded from the video");
+    return poster;
+  }
+  if (kind === "pdf") {
+    const prefix = join(dir, "page");
+    await runTool(tool("pdftoppm"), ["-f", "1", "-l", "1", "-png", "-scale-to", String(Math.max(largestSide, 1280)), "-singlefile", file, prefix], opts);
+    return `${prefix}.png`;
+  }
+  throw new MediaError(`Renditions cannot be made from ${kind} files`);
+}
