@@ -45,8 +45,23 @@ const envSchema = z.object({
   STRIPE_API_URL: z.url().optional(),
   /** JSON array of plan tiers (docs/billing.md); unset: free, pro, business. */
   PLANS: z.string().optional(),
+  /** Origins allowed to call the API from a browser: comma-separated, or `*`; unset: none. */
+  CORS_ORIGINS: z
+    .string()
+    .transform((v) => v.split(",").map((o) => o.trim()).filter(Boolean))
+    .pipe(z.array(z.union([z.literal("*"), z.string().refine(isOrigin, "each entry must be an origin such as https://app.example.com (scheme and host, no path), or *")])))
+    .optional(),
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error", "silent"]).default("info"),
 });
+
+function isOrigin(value: string): boolean {
+  try {
+    const u = new URL(value);
+    return (u.protocol === "http:" || u.protocol === "https:") && u.pathname === "/" && !u.search && !u.hash && !u.username && !value.endsWith("?");
+  } catch {
+    return false;
+  }
+}
 
 export interface Config {
   port: number;
@@ -80,6 +95,8 @@ export interface Config {
   /** Plan tiers; the first is the free tier every new organization starts on. */
   plans: Plan[];
   logLevel: "debug" | "info" | "warn" | "error" | "silent";
+  /** Browser origins allowed to call /api and /mcp; `"*"` for any; empty: no cross-origin access. */
+  corsOrigins: "*" | string[];
   /** Check every tool result against its output schema (tests turn this on). */
   validateOutputs: boolean;
 }
@@ -166,6 +183,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     stripe: { secretKey: e.STRIPE_SECRET_KEY ?? null, webhookSecret: e.STRIPE_WEBHOOK_SECRET ?? null, apiUrl: e.STRIPE_API_URL ?? null },
     plans,
     logLevel: e.LOG_LEVEL,
+    corsOrigins: e.CORS_ORIGINS?.includes("*") ? "*" : (e.CORS_ORIGINS ?? []).map((o) => new URL(o).origin),
     validateOutputs: false,
   };
 }

@@ -9,6 +9,7 @@ import { docsPage, docsScript } from "./docs.ts";
 import { errorResponse, json } from "./http.ts";
 import { openApiDocument } from "./openapi.ts";
 import { compose, type HttpContext, type Middleware } from "./pipeline.ts";
+import { securityPolicy } from "./security-headers.ts";
 import { routerPath, runToolOverHttp } from "./tools.ts";
 
 export interface AppOptions {
@@ -30,6 +31,14 @@ export interface AppOptions {
 
 type Handler = (ctx: HttpContext) => Promise<Response>;
 
+/** The path of an absolute request URL, without parsing the whole URL on every request. */
+function pathOf(url: string): string {
+  const start = url.indexOf("/", url.indexOf("//") + 2);
+  if (start < 0) return "/";
+  const end = url.search(/[?#]/);
+  return end < 0 ? url.slice(start) : url.slice(start, end);
+}
+
 /**
  * The HTTP server: every registry tool at its /api route, MCP at /mcp, the OpenAPI
  * document and docs UI. Elysia routes; the tool pipeline does the rest, so REST and MCP
@@ -43,6 +52,7 @@ export function createApp(opts: AppOptions) {
   const mcpSteps = [...preAuth, auth, ...(opts.mcpGuards ?? opts.guards ?? [])];
 
   const serve = async (request: Request, clientAddress: string | null, handler: Handler): Promise<Response> => {
+    const started = performance.now();
     const ctx: HttpContext = {
       request,
       url: new URL(request.url),
@@ -59,10 +69,28 @@ export function createApp(opts: AppOptions) {
     }
     ctx.responseHeaders.set("x-request-id", ctx.requestId);
     for (const [k, v] of ctx.responseHeaders) response.headers.set(k, v);
+    // The access log names the caller by key or user id and the path without its query:
+    // never the Authorization header, never a query string (which could carry a token).
+    deps.log.debug("request", {
+      requestId: ctx.requestId,
+      method: request.method,
+      path: ctx.url.pathname,
+      status: response.status,
+      principal: ctx.caller?.principal ?? null,
+      ms: Math.round((performance.now() - started) * 10) / 10,
+    });
     return response;
   };
 
   const app = new Elysia({ serve: { maxRequestBodySize: Math.max(deps.config.maxBodyBytes * 4, 8 * 1024 * 1024) } });
+  // Security headers and CORS apply to every answer, errors and unknown routes included, so
+  // they are set before routing; a CORS preflight is answered here and reaches no route.
+  const security = securityPolicy(deps.config);
+  app.onRequest(({ request, set }) => {
+    const path = pathOf(request.url);
+    Object.assign(set.headers, security.headersFor(request, path));
+    return security.preflight(request, path) ?? undefined;
+  });
   const address = (server: { requestIP(r: Request): { address: string } | null } | null, r: Request) => server?.requestIP(r)?.address ?? null;
 
   for (const tool of registry) {

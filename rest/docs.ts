@@ -1,8 +1,15 @@
 import { dirname, join } from "node:path";
+import { docsCsp } from "./security-headers.ts";
 
 // Scalar's standalone bundle is served from node_modules: no CDN, so the docs work offline.
 // The package exports no path to it, so it is found beside the package's entry point.
 const scalarBundle = join(dirname(Bun.resolveSync("@scalar/api-reference", import.meta.dir)), "browser", "standalone.js");
+
+const inlineScript = `
+    // withDefaultFonts: false keeps the page from reaching fonts.scalar.com.
+    Scalar.createApiReference("#app", { url: "/api/openapi.json", withDefaultFonts: false, hideClientButton: false });
+  `;
+const inlineScriptHash = `sha256-${new Bun.CryptoHasher("sha256").update(inlineScript).digest("base64")}`;
 
 const page = `<!doctype html>
 <html lang="en">
@@ -14,15 +21,12 @@ const page = `<!doctype html>
 <body>
   <div id="app"></div>
   <script src="/api/docs/scalar.js"></script>
-  <script>
-    // withDefaultFonts: false keeps the page from reaching fonts.scalar.com.
-    Scalar.createApiReference("#app", { url: "/api/openapi.json", withDefaultFonts: false, hideClientButton: false });
-  </script>
+  <script>${inlineScript}</script>
 </body>
 </html>`;
 
 export function docsPage(): Response {
-  return new Response(page, { headers: { "content-type": "text/html; charset=utf-8" } });
+  return new Response(page, { headers: { "content-type": "text/html; charset=utf-8", "content-security-policy": docsCsp(inlineScriptHash) } });
 }
 
 export function docsScript(): Response {
