@@ -13,11 +13,13 @@ import { errorResponse } from "./http.ts";
 const API_CSP = "default-src 'none'; frame-ancestors 'none'; base-uri 'none'";
 
 // The docs page loads Scalar from /api/docs/scalar.js and talks to this server only; the one
-// inline script is allowed by its hash (docs.ts) rather than by 'unsafe-inline'.
+// inline script is allowed by its hash (docs.ts) rather than by 'unsafe-inline'. Scalar's
+// bundle compiles templates and schema examples with `new Function`, so this page alone needs
+// 'unsafe-eval' (scalar/scalar#10022 and downstream CSP fixes); it shows no user data.
 export function docsCsp(inlineScriptHash: string): string {
   return [
     "default-src 'self'",
-    `script-src 'self' '${inlineScriptHash}'`,
+    `script-src 'self' '${inlineScriptHash}' 'unsafe-eval'`,
     "style-src 'self' 'unsafe-inline'",
     "img-src 'self' data: blob:",
     "font-src 'self' data:",

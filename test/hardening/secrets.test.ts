@@ -165,6 +165,7 @@ describe("security headers", () => {
     const inline = /<script>([\s\S]*?)<\/script>/.exec(html)![1]!;
     const hash = `sha256-${createHash("sha256").update(inline).digest("base64")}`;
     expect(csp).toContain(`script-src 'self' '${hash}'`);
+    expect(csp).toContain("connect-src 'self'");
     expect(csp).not.toMatch(/script-src[^;]*unsafe-inline/);
     expectHardened(res.headers);
     const bundle = await fetch(`${server.url}/api/docs/scalar.js`);
