@@ -99,7 +99,23 @@ export async function createApiKey(
   return { ...view(row!, now), secret, note: SECRET_NOTE };
 }
 
+/**
+ * A key of the organization outside a restricted caller's bucket (or unrestricted) exists for
+ * it: 403, as for its other bucket-scoped data; other organizations' keys stay 404.
+ */
+async function assertKeyManageable(deps: Deps, caller: Caller, id: string): Promise<void> {
+  const [row] = await deps.db
+    .select({ bucketId: apiKeys.bucketId })
+    .from(apiKeys)
+    .where(and(eq(apiKeys.id, id), eq(apiKeys.orgId, caller.orgId)));
+  if (!row) throw errors.notFound("API key");
+  if (caller.bucketId !== null && row.bucketId !== caller.bucketId) {
+    throw errors.forbidden("This key may only manage keys restricted to its own bucket");
+  }
+}
+
 export async function deleteApiKey(deps: Deps, caller: Caller, id: string): Promise<{ id: string; deleted: true }> {
+  await assertKeyManageable(deps, caller, id);
   const deleted = await deps.db
     .delete(apiKeys)
     .where(and(eq(apiKeys.id, id), visibleTo(caller)))
@@ -112,6 +128,7 @@ export async function deleteApiKey(deps: Deps, caller: Caller, id: string): Prom
 
 /** A new secret replaces the old one at once; the key keeps its id, scopes and expiry. */
 export async function rotateApiKey(deps: Deps, caller: Caller, id: string): Promise<ApiKeyWithSecret> {
+  await assertKeyManageable(deps, caller, id);
   const secret = newSecret();
   const now = deps.clock.now();
   const [row] = await deps.db

@@ -54,6 +54,8 @@ export async function listUsageEvents(
 ): Promise<Page<UsageEventView>> {
   const where: SQL[] = [eq(usageEvents.orgId, caller.orgId), gte(usageEvents.at, windowStart(deps.clock.now(), q.days))];
   if (q.type) where.push(eq(usageEvents.type, q.type));
+  // A bucket-restricted key sees its bucket's events only, not the organization's billing.
+  if (caller.bucketId) where.push(eq(usageEvents.bucketId, caller.bucketId));
   const filter = and(...where);
   const [rows, [{ total } = { total: 0 }]] = await Promise.all([
     deps.db.select().from(usageEvents).where(filter).orderBy(desc(usageEvents.at), desc(usageEvents.seq)).limit(q.limit).offset(q.offset),

@@ -1,0 +1,237 @@
+import { expect } from "bun:test";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { sql } from "drizzle-orm";
+import { rowsOf } from "../../db/client.ts";
+import type { Scope } from "../../domain/caller.ts";
+import { objectPath } from "../../domain/storage-keys.ts";
+import { type AnyTool, inputLocation, pathParams } from "../../tools/define.ts";
+import { registry } from "../../tools/registry.ts";
+import { eventually } from "../support/eventually.ts";
+import type { Api, ApiResponse } from "../support/http.ts";
+import type { TestOrg, TestServer } from "../support/server.ts";
+import { upload } from "../support/upload.ts";
+
+/** One of everything that lives in a bucket: what a bucket-restricted key may or may not reach. */
+export interface BucketData {
+  bucketId: string;
+  bucketName: string;
+  objectId: string;
+  objectKey: string;
+  object2Id: string;
+  setId: string;
+  generatedItemId: string;
+  attachedItemId: string;
+  storyboardId: string;
+  clipIds: [string, string];
+  /** A multipart upload started and never completed: it holds a quota reservation. */
+  uploadKey: string;
+  uploadId: string;
+}
+
+/** An organization with one of everything, built through the public API. */
+export interface Fixture {
+  org: TestOrg;
+  /** A word that appears in this organization's names and metadata only (search, leak checks). */
+  marker: string;
+  main: BucketData;
+  other: BucketData;
+  /** Deletable: holds nothing. */
+  emptyBucketId: string;
+  tagId: string;
+  tag2Id: string;
+  categoryId: string;
+  childCategoryId: string;
+  /** An unrestricted read key, and keys restricted to each bucket. */
+  readKeyId: string;
+  mainKeyId: string;
+  otherKeyId: string;
+}
+
+async function ok<T = any>(res: Promise<ApiResponse<T>> | ApiResponse<T>, what: string): Promise<T> {
+  const r = await res;
+  if (r.status >= 300) throw new Error(`${what} failed: ${r.status} ${JSON.stringify(r.body)}`);
+  return r.body;
+}
+
+async function seedBucket(org: TestOrg, marker: string, label: string, tagIds: string[], categoryIds: string[]): Promise<BucketData> {
+  const api = org.admin;
+  const bucket = await ok(api.post("/api/buckets", { name: `${marker}-${label}` }), "bucket");
+  const objectKey = `photos/${marker}-${label}-one.txt`;
+  const one = await upload(api, bucket.id, objectKey, `first ${marker} ${label}`, { contentType: "text/plain" });
+  const two = await upload(api, bucket.id, `photos/${marker}-${label}-two.txt`, `second ${marker}`, { contentType: "text/plain" });
+  for (const id of [one.id, two.id]) await ok(api.put(`/api/media/${id}/metadata`, { metadata: { caption: `${marker} caption` } }), "metadata");
+  await ok(api.put(`/api/objects/${one.id}/tags`, { tagIds }), "tags");
+  await ok(api.put(`/api/objects/${one.id}/categories`, { categoryIds }), "categories");
+  const set = await ok(api.post("/api/sets", { name: `${marker} set`, baseObjectId: one.id }), "set");
+  const generated = await ok(api.post(`/api/sets/${set.id}/items`, { aspectRatio: "1:1", width: 100, height: 100, role: "square" }), "set item");
+  const attached = await ok(api.post(`/api/sets/${set.id}/items`, { objectId: two.id, aspectRatio: "16:9", width: 1600, height: 900, role: "hero" }), "set item");
+  const sb = await ok(api.post("/api/storyboards", { name: `${marker} board`, bucketId: bucket.id }), "storyboard");
+  const c1 = await ok(api.post(`/api/storyboards/${sb.id}/clips`, { objectId: one.id, note: marker }), "clip");
+  const c2 = await ok(api.post(`/api/storyboards/${sb.id}/clips`, { objectId: two.id }), "clip");
+  const uploadKey = `big/${marker}-${label}.bin`;
+  const mp = await ok(api.post("/api/presign/create-multipart", { bucketId: bucket.id, key: uploadKey, size: 1234 }), "multipart");
+  return {
+    bucketId: bucket.id,
+    bucketName: bucket.name,
+    objectId: one.id,
+    objectKey,
+    object2Id: two.id,
+    setId: set.id,
+    generatedItemId: generated.id,
+    attachedItemId: attached.id,
+    storyboardId: sb.id,
+    clipIds: [c1.id, c2.id],
+    uploadKey,
+    uploadId: mp.uploadId,
+  };
+}
+
+export async function buildFixture(org: TestOrg): Promise<Fixture> {
+  const marker = `zq${crypto.randomUUID().replaceAll("-", "").slice(0, 10)}`;
+  const api = org.admin;
+  const tag = await ok(api.post("/api/tags", { name: `${marker} tag` }), "tag");
+  const tag2 = await ok(api.post("/api/tags", { name: `${marker} spare` }), "tag");
+  const category = await ok(api.post("/api/categories", { name: `${marker} root` }), "category");
+  const child = await ok(api.post("/api/categories", { name: `${marker} child`, parentId: category.id }), "category");
+  const main = await seedBucket(org, marker, "main", [tag.id], [child.id]);
+  const other = await seedBucket(org, marker, "other", [tag.id, tag2.id], [category.id]);
+  const empty = await ok(api.post("/api/buckets", { name: `${marker}-empty` }), "bucket");
+  const key = async (body: Record<string, unknown>) => (await ok(api.post("/api/api-keys", { name: `${marker} key`, ...body }), "key")).id as string;
+  const fixture: Fixture = {
+    org,
+    marker,
+    main,
+    other,
+    emptyBucketId: empty.id,
+    tagId: tag.id,
+    tag2Id: tag2.id,
+    categoryId: category.id,
+    childCategoryId: child.id,
+    readKeyId: await key({ scopes: ["read"] }),
+    mainKeyId: await key({ scopes: ["read"], bucketId: main.bucketId }),
+    otherKeyId: await key({ scopes: ["read"], bucketId: other.bucketId }),
+  };
+  // Thumbnail jobs write in the background; the state digests must not race them.
+  for (const id of [main.objectId, main.object2Id, other.objectId, other.object2Id]) {
+    await eventually(async () => {
+      const res = await api.get(`/api/media/${id}`);
+      return res.body.thumbnail?.state === "pending" ? undefined : true;
+    }, { what: `thumbnail of ${id} to settle` });
+  }
+  return fixture;
+}
+
+/** Every id and name of the fixture: none of them may appear in another organization's answers. */
+export function secretsOf(f: Fixture): string[] {
+  const perBucket = (b: BucketData) => [b.bucketId, b.objectId, b.object2Id, b.setId, b.generatedItemId, b.attachedItemId, b.storyboardId, ...b.clipIds, b.uploadId];
+  return [
+    f.marker,
+    f.org.orgId,
+    f.org.userId,
+    f.org.adminKey.id,
+    ...perBucket(f.main),
+    ...perBucket(f.other),
+    f.emptyBucketId,
+    f.tagId,
+    f.tag2Id,
+    f.categoryId,
+    f.childCategoryId,
+    f.readKeyId,
+    f.mainKeyId,
+    f.otherKeyId,
+  ];
+}
+
+/** The secrets found in an answer (expect it to be []). */
+export function leaked(body: unknown, secrets: string[]): string[] {
+  const text = typeof body === "string" ? body : JSON.stringify(body);
+  return secrets.filter((s) => text.includes(s));
+}
+
+export type Input = Record<string, unknown>;
+
+/** A tool over REST: path parameters substituted, the rest in the query (GET, DELETE) or the body. */
+export function callRest(api: Api, tool: AnyTool, input: Input): Promise<ApiResponse> {
+  let path = `/api${tool.http.path}`;
+  const rest: Input = { ...input };
+  for (const p of pathParams(tool.http.path)) {
+    path = path.replace(`{${p}}`, encodeURIComponent(String(rest[p])));
+    delete rest[p];
+  }
+  if (inputLocation(tool) === "body") return api.call(tool.http.method, path, rest);
+  const qs = new URLSearchParams();
+  for (const [k, v] of Object.entries(rest)) if (v !== undefined) qs.set(k, Array.isArray(v) ? v.join(",") : String(v));
+  return api.call(tool.http.method, qs.size > 0 ? `${path}?${qs}` : path);
+}
+
+export interface McpOutcome {
+  error: { code: string; message: string } | null;
+  body: unknown;
+}
+
+export async function callMcp(client: Client, tool: AnyTool, input: Input): Promise<McpOutcome> {
+  const result = await client.callTool({ name: tool.name, arguments: input });
+  const [first] = result.content as { type: string; text?: string }[];
+  if (result.isError) return { error: JSON.parse(first!.text!).error, body: result.content };
+  return { error: null, body: result.structuredContent ?? result.content };
+}
+
+export async function connectMcp(server: TestServer, secret: string): Promise<Client> {
+  const client = new Client({ name: "matrix", version: "1" });
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${secret}` } } }));
+  return client;
+}
+
+// API-call counters move with every authenticated request, refused ones included: not state.
+const VOLATILE_COLUMNS = new Set(["api_calls"]);
+
+/**
+ * Everything the database and storage hold for one organization, as sorted JSON rows per
+ * table. Tables are found by their org_id column, so new tables are covered without edits.
+ */
+export async function orgDigest(server: TestServer, f: Fixture): Promise<Record<string, string[]>> {
+  const { db } = server.services.deps;
+  const orgId = f.org.orgId;
+  // Metered calls are written in batches; written now, they cannot show up mid-comparison.
+  await server.services.apiCalls.flush();
+  const tables = rowsOf<{ table_name: string }>(
+    await db.execute(sql`select table_name from information_schema.columns where column_name = 'org_id' and table_schema = current_schema() order by table_name`),
+  ).map((r) => r.table_name);
+  const digest: Record<string, string[]> = {};
+  const put = (name: string, rows: Record<string, unknown>[]) => {
+    digest[name] = rows
+      .map((r) => JSON.stringify(Object.fromEntries(Object.entries(r).filter(([k]) => !VOLATILE_COLUMNS.has(k)).sort(([a], [b]) => a.localeCompare(b)))))
+      .sort();
+  };
+  for (const t of tables) put(t, rowsOf(await db.execute(sql`select * from ${sql.identifier(t)} where org_id = ${orgId}`)));
+  put("organizations", rowsOf(await db.execute(sql`select * from organizations where id = ${orgId}`)));
+  put("derivatives", rowsOf(await db.execute(sql`select * from derivatives where object_id in (select id from media_objects where org_id = ${orgId})`)));
+  put("job_outbox", rowsOf(await db.execute(sql`select id, name, payload from job_outbox where payload->>'orgId' = ${orgId}`)));
+  const stored: Record<string, unknown>[] = [];
+  for (const b of [f.main, f.other]) {
+    const head = await server.services.deps.storage.head(objectPath(b.bucketId, b.objectKey));
+    stored.push({ key: b.objectKey, size: head?.size ?? null, etag: head?.etag ?? null });
+  }
+  put("storage", stored);
+  return digest;
+}
+
+/** What the test table says about one tool; `scope` is the expected one, checked against the registry. */
+export interface ToolScope {
+  scope: Scope | "any";
+}
+
+export function allowedFor(toolScope: Scope | "any", keyScopes: readonly Scope[]): boolean {
+  return toolScope === "any" || keyScopes.includes("admin") || keyScopes.includes(toolScope);
+}
+
+/** Fails when the table and the registry disagree on which tools exist. */
+export function expectCoversRegistry(table: Record<string, unknown>): void {
+  const names = registry.map((t) => t.name).sort();
+  const keys = Object.keys(table).sort();
+  expect({ missingFromTable: names.filter((n) => !keys.includes(n)), notInRegistry: keys.filter((k) => !names.includes(k)) }).toEqual({
+    missingFromTable: [],
+    notInRegistry: [],
+  });
+}
