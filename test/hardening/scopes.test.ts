@@ -240,12 +240,22 @@ describe("scope matrix", () => {
     }
   });
 
-  test("MCP tools/list shows exactly the tools each key's scope allows", async () => {
+  test("MCP tools/list shows exactly the tools each key's scopes allow", async () => {
+    const expectedFor = (scopes: Scope[]) => registry.filter((t) => allowedFor(table[t.name]?.scope ?? t.scope, scopes)).map((t) => t.name).sort();
     for (const [scope, key] of keys) {
       const { tools } = await key.mcp.listTools();
-      const expected = registry.filter((t) => allowedFor(table[t.name]?.scope ?? t.scope, [scope])).map((t) => t.name);
-      expect({ scope, tools: tools.map((t) => t.name).sort() }).toEqual({ scope, tools: expected.sort() });
+      expect({ scope, tools: tools.map((t) => t.name).sort() }).toEqual({ scope, tools: expectedFor([scope]) });
     }
+    for (const scopes of [["read", "write"], ["write", "delete"]] as Scope[][]) {
+      const key = await S.org.keyClient(scopes);
+      const mcp = await connectMcp(server, key.secret);
+      const { tools } = await mcp.listTools();
+      await mcp.close();
+      expect({ scopes, tools: tools.map((t) => t.name).sort() }).toEqual({ scopes, tools: expectedFor(scopes) });
+    }
+    // A bucket restriction narrows data, not tools.
+    const { tools } = await restricted.mcp.listTools();
+    expect(tools.map((t) => t.name).sort()).toEqual(expectedFor(["admin"]));
   });
 
   for (const tool of registry) {
