@@ -43,3 +43,12 @@ export function assertBucketAllowed(caller: Caller, bucketId: string): void {
     throw errors.forbidden("This key is restricted to another bucket");
   }
 }
+
+/**
+ * Billing is the whole organization's: its plan, capacity and invoices are not any one
+ * bucket's, so a key limited to one bucket may not see or change them (ARCHITECTURE.md: such a
+ * key "sees and acts only on its bucket").
+ */
+export function requireWholeOrganization(caller: Caller, what: string): void {
+  if (caller.bucketId !== null) throw errors.forbidden(`A bucket-restricted key cannot ${what}: billing belongs to the whole organization`);
+}

@@ -169,13 +169,14 @@ const table: Record<string, Entry> = {
   usage_history: { scope: "read", input: none, restricted: [allowed(none)] },
   usage_events_list: { scope: "read", input: none, restricted: [allowed(none)] },
 
-  billing_subscription_get: { scope: "admin", input: none, restricted: [allowed(none)] },
-  billing_capacity_add: { scope: "admin", input: () => ({ gb: 1 }), restricted: [allowed(() => ({ gb: 1 }))] },
-  billing_capacity_auto_set: { scope: "admin", input: () => autoCapacity, restricted: [allowed(() => autoCapacity)] },
-  billing_downgrade: { scope: "admin", input: () => ({ tierKey: "free" }), restricted: [allowed(() => ({ tierKey: "free" }))] },
-  // No payment provider in tests: 501 once past the scope check.
-  billing_invoices_list: { scope: "admin", input: none, restricted: [allowed(none, [501], "not_configured")] },
-  billing_portal_get: { scope: "admin", input: none, restricted: [allowed(none, [501], "not_configured")] },
+  // Billing belongs to the whole organization: a key limited to one bucket is refused all of it.
+  billing_subscription_get: { scope: "admin", input: none, restricted: [refused(none)] },
+  billing_capacity_add: { scope: "admin", input: () => ({ gb: 1 }), restricted: [refused(() => ({ gb: 1 }))] },
+  billing_capacity_auto_set: { scope: "admin", input: () => autoCapacity, restricted: [refused(() => autoCapacity)] },
+  billing_downgrade: { scope: "admin", input: () => ({ tierKey: "free" }), restricted: [refused(() => ({ tierKey: "free" }))] },
+  // No payment provider in tests: 501 once past the scope check, but the restriction comes first.
+  billing_invoices_list: { scope: "admin", input: none, restricted: [refused(none)] },
+  billing_portal_get: { scope: "admin", input: none, restricted: [refused(none)] },
 };
 
 const autoCapacity = { enabled: false, incrementGb: 1, thresholdPct: 90, maxMonthlySpendCents: 0 };
