@@ -65,5 +65,7 @@ export const contentType = z
   .string()
   .min(3)
   .max(255)
-  .regex(/^[\w.+-]+\/[\w.+-]+(\s*;.*)?$/, "a MIME type such as image/png")
+  // It travels as a signed header to storage, so parameters are printable ASCII: a CR, LF or
+  // other control character would make an invalid header and the storage call fail.
+  .regex(/^[\w.+-]+\/[\w.+-]+( *;[\x20-\x7e]*)?$/, "a MIME type such as image/png, parameters in printable ASCII")
   .describe("MIME type; defaults to one guessed from the key's extension");

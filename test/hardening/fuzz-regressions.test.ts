@@ -82,3 +82,17 @@ describe("payment webhook", () => {
     }
   });
 });
+
+describe("content types travel as headers to storage", () => {
+  test("control or non-ASCII characters in the parameters are a 400, not a failed storage call", async () => {
+    const bucket = await newBucket(org);
+    for (const contentType of ["a/b; x\n", "a/b;\u000b", "text/plain;\r\nx-evil: 1", "text/plain; name=é"]) {
+      for (const path of ["/api/presign/upload", "/api/presign/create-multipart"]) {
+        const res = await org.admin.post(path, { bucketId: bucket.id, key: "k.txt", contentType });
+        expect({ contentType, path, status: res.status, code: res.body.error?.code }).toEqual({ contentType, path, status: 400, code: "validation_error" });
+      }
+    }
+    const ok = await org.admin.post("/api/presign/create-multipart", { bucketId: bucket.id, key: "k.txt", contentType: "text/plain; charset=utf-8" });
+    expect(ok.status).toBe(200);
+  });
+});
