@@ -1,5 +1,6 @@
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import type { Deps } from "../domain/deps.ts";
+import { readBody } from "../rest/body.ts";
 import { callerOf, type HttpContext } from "../rest/pipeline.ts";
 import { registry } from "../tools/registry.ts";
 import { createMcpServer } from "./server.ts";
@@ -17,12 +18,15 @@ export function mcpOverHttp(deps: Deps) {
         headers: { allow: "POST", "content-type": "application/json" },
       });
     }
+    // The same body limit as REST (413 before buffering it all); the transport then reads the copy.
+    const text = await readBody(ctx.request, deps.config.maxBodyBytes);
+    const request = new Request(ctx.request.url, { method: "POST", headers: ctx.request.headers, body: text });
     let n = 0;
     const server = createMcpServer(registry, deps, callerOf(ctx), () => (n++ === 0 ? ctx.requestId : `${ctx.requestId}.${n}`));
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     await server.connect(transport);
     try {
-      return await transport.handleRequest(ctx.request);
+      return await transport.handleRequest(request);
     } finally {
       // With JSON responses the answer is complete once handleRequest returns.
       void server.close();

@@ -1,5 +1,6 @@
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { CallToolRequestSchema, type CallToolResult, ListToolsRequestSchema, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import { type CallToolRequest, type CallToolResult, ListToolsRequestSchema, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import { z } from "zod";
 import type { Caller } from "../domain/caller.ts";
 import type { Deps } from "../domain/deps.ts";
 import type { AnyTool } from "../tools/define.ts";
@@ -25,6 +26,13 @@ export function describe(tool: AnyTool): Tool {
 }
 
 /**
+ * The SDK's Server checks tools/call params against its own schema and answers -32602 when
+ * they are wrong (arguments not an object, no name). Registered with that same strict schema,
+ * a bad request would fail the registration's parse first and come back as -32603 internal error.
+ */
+const LooseCallToolRequest = z.object({ method: z.literal("tools/call"), params: z.unknown() });
+
+/**
  * An MCP server over the registry for one authenticated caller. Stateless: a fresh server
  * per HTTP request, so nothing is kept between calls and the caller can never change mid-session.
  * The low-level Server is used because tools are data here: listing is filtered by scope,
@@ -36,7 +44,8 @@ export function createMcpServer(tools: readonly AnyTool[], deps: Deps, caller: C
 
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: permitted.map(describe) }));
 
-  server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
+  server.setRequestHandler(LooseCallToolRequest, async (raw): Promise<CallToolResult> => {
+    const request = raw as CallToolRequest;
     const id = requestId();
     const tool = permitted.find((t) => t.name === request.params.name);
     if (!tool) {

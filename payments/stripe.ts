@@ -89,6 +89,11 @@ export async function verifyStripeEvent(raw: Uint8Array, header: string | null, 
     if (err instanceof SyntaxError) throw errors.badRequest("The signed body is not valid JSON", { reason: "body" });
     throw err;
   }
+  // Signed is not the same as well formed: without an id and a type there is nothing to record or apply.
+  const e: unknown = event;
+  if (!e || typeof e !== "object" || Array.isArray(e) || !str((e as Loose).id) || !str((e as Loose).type)) {
+    throw errors.badRequest("The signed body is not an event: an object with an id and a type", { reason: "body" });
+  }
   return toProviderEvent(event);
 }
 

@@ -20,6 +20,23 @@ export function zodDetails(error: z.ZodError): ErrorDetail[] {
 }
 
 /**
+ * PostgreSQL text cannot hold NUL, and no field has a use for one: refused here for every
+ * tool, so a stray \u0000 is a 400 naming the field, not a failed query. Keys count too
+ * (metadata). Inputs have passed their schema, so the walk is over a bounded shape.
+ */
+function nulCharacterPaths(value: unknown, path: string[] = [], out: string[] = []): string[] {
+  if (typeof value === "string") {
+    if (value.includes("\u0000")) out.push(path.join("."));
+  } else if (value !== null && typeof value === "object") {
+    for (const [k, v] of Object.entries(value)) {
+      if (k.includes("\u0000")) out.push([...path, k].join("."));
+      else nulCharacterPaths(v, [...path, k], out);
+    }
+  }
+  return out;
+}
+
+/**
  * The one way any surface runs a tool: scope, input validation, handler, and (when
  * configured) a check that the result matches the declared output schema.
  */
@@ -27,6 +44,8 @@ export async function invokeTool(tool: AnyTool, rawInput: unknown, ctx: ToolCont
   if (!toolAllowed(tool, ctx.caller)) throw errors.forbidden(`This operation needs the '${tool.scope}' scope`);
   const parsed = strictInput(tool).safeParse(rawInput ?? {});
   if (!parsed.success) throw errors.validation(zodDetails(parsed.error));
+  const nul = nulCharacterPaths(parsed.data);
+  if (nul.length) throw errors.validation(nul.map((path) => ({ path, message: "Must not contain NUL (\\u0000) characters" })));
   const output = await tool.handler(parsed.data, ctx);
   if (ctx.deps.config.validateOutputs) {
     const checked = tool.output.safeParse(output);

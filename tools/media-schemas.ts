@@ -1,19 +1,19 @@
 import { z } from "zod";
 import { DERIVATIVE_STATES } from "../domain/derivatives.ts";
 import { MEDIA_KINDS } from "../domain/media-kind.ts";
-import { objectKeyProblem } from "../domain/storage-keys.ts";
+import { MAX_OBJECT_KEY_BYTES, objectKeyProblem } from "../domain/storage-keys.ts";
 import { id, timestamp } from "./schemas.ts";
 
-/** Object keys per ARCHITECTURE.md: 1..1024 bytes UTF-8, no leading "/", no "."/".." segments, no control characters. */
+/** Object keys per ARCHITECTURE.md (domain/storage-keys.ts): the character bound is cheap and never tighter than the byte one. */
 export const objectKey = z
   .string()
   .min(1)
-  .max(1024)
+  .max(MAX_OBJECT_KEY_BYTES)
   .superRefine((key, ctx) => {
     const problem = objectKeyProblem(key);
     if (problem) ctx.addIssue({ code: "custom", message: `Object key ${problem}` });
   })
-  .describe("Object key (path) inside the bucket, e.g. 'photos/2026/beach.jpg'");
+  .describe(`Object key (path) inside the bucket, e.g. 'photos/2026/beach.jpg': at most ${MAX_OBJECT_KEY_BYTES} bytes of UTF-8, no leading '/', no '.' or '..' segment, no control characters`);
 
 /**
  * Upload tags (spec §2, §8): at most 10 labels of at most 128 characters. Limited to the
@@ -65,5 +65,7 @@ export const contentType = z
   .string()
   .min(3)
   .max(255)
-  .regex(/^[\w.+-]+\/[\w.+-]+(\s*;.*)?$/, "a MIME type such as image/png")
+  // It travels as a signed header to storage, so parameters are printable ASCII: a CR, LF or
+  // other control character would make an invalid header and the storage call fail.
+  .regex(/^[\w.+-]+\/[\w.+-]+( *;[\x20-\x7e]*)?$/, "a MIME type such as image/png, parameters in printable ASCII")
   .describe("MIME type; defaults to one guessed from the key's extension");

@@ -1,0 +1,342 @@
+/**
+ * Input generators for fuzzing registry tools: values derived from a tool's JSON Schema
+ * (so they look valid and reach the handler), and mutations of them (so they probe every
+ * way validation, routing and parsing can go wrong). Kept apart from the test so the
+ * request building and the nasty catalogues can be reused by other hardening tests.
+ */
+import fc from "fast-check";
+import { type AnyTool, inputLocation, pathParams } from "../../tools/define.ts";
+import { inputJsonSchema, type JsonSchema } from "../../tools/json-schema.ts";
+
+/** Real things of the fixture organization, so some generated inputs hit existing rows. */
+export interface Pools {
+  ids: string[];
+  keys: string[];
+  names: string[];
+}
+
+// Strings that have broken parsers, routers, SQL builders and key layouts somewhere.
+export const NASTY_STRINGS: string[] = [
+  "",
+  " ",
+  "x".repeat(10_000),
+  "a".repeat(1025),
+  // 1024 characters but 2048 bytes of UTF-8: passes a character count, fails a byte count.
+  "ü".repeat(1024),
+  "\u0000",
+  "a\u0000b",
+  "\u0001\u001f\u007f",
+  "\u0085\u009f",
+  "\r\n",
+  "\t",
+  "\u202eevil\u202c",
+  "\u200b",
+  "\ufeff",
+  "\ud800",
+  "a\udfffb",
+  "💥🚀👩‍👩‍👧",
+  "𝕏".repeat(600),
+  "e\u0301",
+  "..",
+  ".",
+  "../..",
+  "../../etc/passwd",
+  "a/../../b",
+  "a/./b",
+  "/",
+  "//",
+  "/leading",
+  "a//b",
+  "trailing/",
+  "\\..\\..\\windows",
+  "%2e%2e%2f%2e%2e",
+  "%00",
+  "%",
+  "%zz",
+  "_derivatives/x",
+  "' OR 1=1 --",
+  "'; drop table media_objects; --",
+  '"',
+  "$1",
+  "\\",
+  "%_%",
+  "*",
+  "${jndi:ldap://x}",
+  "<script>alert(1)</script>",
+  "null",
+  "undefined",
+  "NaN",
+  "Infinity",
+  "-1",
+  "1e309",
+  "0x10",
+  "true",
+  "[object Object]",
+  "__proto__",
+  "constructor",
+  "2026-13-45T99:99:99Z",
+  "0000-00-00",
+  "99999-12-31",
+  "00000000-0000-0000-0000-000000000000",
+  "ffffffff-ffff-ffff-ffff-ffffffffffff",
+  "00000000-0000-0000-0000-00000000000g",
+  "javascript:alert(1)",
+  "http://",
+  "file:///etc/passwd",
+];
+
+// JSON can carry no NaN or Infinity (they become null); the strings above cover those spellings.
+export const NASTY_NUMBERS: number[] = [
+  -1,
+  0,
+  -0,
+  0.5,
+  1.5,
+  -1.5,
+  1e-300,
+  2 ** 31,
+  2 ** 32,
+  2 ** 53 + 2,
+  2 ** 63,
+  -(2 ** 63),
+  1e308,
+  -1e308,
+  Number.MAX_SAFE_INTEGER,
+  Number.MIN_SAFE_INTEGER,
+];
+
+export const WRONG_TYPES: unknown[] = [null, true, false, {}, [], [[]], [null], { a: 1 }, { "": "" }, 0, "string", [1, "two", { three: 3 }]];
+
+export const ODD_KEYS: string[] = ["", "__proto__", "constructor", "prototype", "ключ", "🔑", "\u0000", "../x", "a.b", "a[0]", "k".repeat(1000), "\u202e"];
+
+/** Nested arrays `depth` levels deep, as a value (for bodies) and as text (for raw requests). */
+export function deepArray(depth: number): unknown {
+  let v: unknown = 0;
+  for (let i = 0; i < depth; i++) v = [v];
+  return v;
+}
+export const deepJsonText = (depth: number) => `${"[".repeat(depth)}0${"]".repeat(depth)}`;
+export const deepObjectText = (depth: number) => `${'{"a":'.repeat(depth)}0${"}".repeat(depth)}`;
+
+const nastyValue: fc.Arbitrary<unknown> = fc.oneof(
+  { weight: 4, arbitrary: fc.constantFrom(...NASTY_STRINGS) },
+  { weight: 3, arbitrary: fc.constantFrom(...NASTY_NUMBERS) },
+  { weight: 2, arbitrary: fc.constantFrom(...WRONG_TYPES) },
+  { weight: 1, arbitrary: fc.string({ unit: "binary", maxLength: 40 }) },
+  { weight: 1, arbitrary: fc.jsonValue({ maxDepth: 3 }) },
+  { weight: 1, arbitrary: fc.constant(null).map(() => deepArray(100)) },
+  { weight: 1, arbitrary: fc.constant(null).map(() => new Array(1000).fill("x")) },
+);
+
+/** Values an object key might plausibly be, including existing ones and ones that must be refused. */
+function keyLike(pools: Pools): fc.Arbitrary<string> {
+  const segment = fc.oneof(fc.stringMatching(/^[a-z0-9._-]{1,12}$/), fc.constantFrom("..", ".", "", "é", "💥", "%2F", " "));
+  return fc.oneof(
+    { weight: 2, arbitrary: fc.array(segment, { minLength: 1, maxLength: 4 }).map((s) => s.join("/")) },
+    { weight: 1, arbitrary: fc.constantFrom(...(pools.keys.length ? pools.keys : ["a.png"])) },
+    { weight: 1, arbitrary: fc.constantFrom(...NASTY_STRINGS) },
+  );
+}
+
+function uuidLike(pools: Pools): fc.Arbitrary<string> {
+  return fc.oneof(
+    { weight: 3, arbitrary: fc.constantFrom(...(pools.ids.length ? pools.ids : ["00000000-0000-0000-0000-000000000000"])) },
+    { weight: 1, arbitrary: fc.uuid() },
+    { weight: 1, arbitrary: fc.uuid().map((u) => u.toUpperCase()) },
+  );
+}
+
+function boundedInt(min: number | undefined, max: number | undefined): fc.Arbitrary<number> {
+  const lo = Math.max(min ?? -1_000_000, -(2 ** 31));
+  const hi = Math.min(max ?? 1_000_000, 2 ** 31 - 1);
+  const edges = [min, max, min !== undefined ? min - 1 : undefined, max !== undefined ? max + 1 : undefined].filter((n): n is number => n !== undefined);
+  return fc.oneof({ weight: 4, arbitrary: fc.integer({ min: lo, max: Math.max(lo, hi) }) }, { weight: 1, arbitrary: fc.constantFrom(...edges, 0) });
+}
+
+function stringFor(s: JsonSchema, name: string, pools: Pools): fc.Arbitrary<unknown> {
+  if (s.format === "uuid") return uuidLike(pools);
+  if (s.format === "uri") return fc.oneof(fc.webUrl(), fc.constantFrom("http://localhost/x", "not a url", "ftp://x"));
+  if (name === "key") return keyLike(pools);
+  const minLength = (s.minLength as number | undefined) ?? 0;
+  const maxLength = Math.min((s.maxLength as number | undefined) ?? 40, 40);
+  if (typeof s.pattern === "string") {
+    let re: RegExp | undefined;
+    try {
+      re = new RegExp(s.pattern, "u");
+    } catch {}
+    if (re) {
+      // fast-check cannot read \p{...} classes; those fields get words plus the nasty strings.
+      const matching = /\\p\{/.test(s.pattern) ? fc.stringMatching(/^[a-z0-9 ._-]{1,20}$/) : fc.stringMatching(re).filter((v) => v.length <= ((s.maxLength as number) ?? 1e9));
+      return fc.oneof({ weight: 3, arbitrary: matching }, { weight: 1, arbitrary: fc.string({ maxLength: 20 }) });
+    }
+  }
+  const plain = fc.string({ minLength, maxLength: Math.max(minLength, maxLength), unit: "grapheme" });
+  if (name === "name" || name === "tierKey") return fc.oneof(plain, fc.constantFrom(...pools.names));
+  return plain;
+}
+
+/** A value that satisfies (or nearly satisfies, at the edges) a JSON Schema node. */
+export function fromSchema(s: JsonSchema | undefined, pools: Pools, name = ""): fc.Arbitrary<unknown> {
+  if (!s || Object.keys(s).length === 0) return fc.jsonValue({ maxDepth: 2 });
+  if (Array.isArray(s.enum)) return fc.constantFrom(...(s.enum as unknown[]));
+  if ("const" in s) return fc.constant(s.const);
+  const variants = (s.anyOf ?? s.oneOf) as JsonSchema[] | undefined;
+  if (variants) return fc.oneof(...variants.map((v) => fromSchema(v, pools, name)));
+  const type = Array.isArray(s.type) ? s.type[0] : s.type;
+  switch (type) {
+    case "string":
+      return stringFor(s, name, pools);
+    case "integer":
+      return boundedInt(s.minimum as number | undefined, s.maximum as number | undefined);
+    case "number":
+      return fc.double({ noNaN: true, noDefaultInfinity: true });
+    case "boolean":
+      return fc.boolean();
+    case "null":
+      return fc.constant(null);
+    case "array": {
+      const minLength = (s.minItems as number | undefined) ?? 0;
+      const maxLength = Math.max(minLength, Math.min((s.maxItems as number | undefined) ?? 5, 5));
+      return fc.array(fromSchema(s.items, pools, name), { minLength, maxLength });
+    }
+    case "object":
+      return objectFromSchema(s, pools);
+    default:
+      return fc.jsonValue({ maxDepth: 2 });
+  }
+}
+
+function objectFromSchema(s: JsonSchema, pools: Pools): fc.Arbitrary<Record<string, unknown>> {
+  const props = s.properties ?? {};
+  if (Object.keys(props).length === 0 && s.additionalProperties && typeof s.additionalProperties === "object") {
+    const names = (s.propertyNames as JsonSchema | undefined) ?? { type: "string" };
+    return fc.dictionary(fromSchema(names, pools) as fc.Arbitrary<string>, fromSchema(s.additionalProperties as JsonSchema, pools), { maxKeys: 5 });
+  }
+  const model: Record<string, fc.Arbitrary<unknown>> = {};
+  for (const [k, v] of Object.entries(props)) model[k] = fromSchema(v, pools, k);
+  return fc.record(model, { requiredKeys: (s.required ?? []).filter((k) => k in props) }) as fc.Arbitrary<Record<string, unknown>>;
+}
+
+type Mutation =
+  | { kind: "set"; field: string; value: unknown }
+  | { kind: "drop"; field: string }
+  | { kind: "extra"; field: string; value: unknown }
+  | { kind: "whole"; value: unknown };
+
+function applyMutation(input: Record<string, unknown>, m: Mutation): unknown {
+  switch (m.kind) {
+    case "set":
+      return { ...input, [m.field]: m.value };
+    case "drop": {
+      const out = { ...input };
+      delete out[m.field];
+      return out;
+    }
+    case "extra": {
+      // defineProperty, so "__proto__" becomes an own key the way JSON.parse makes it.
+      const out = { ...input };
+      Object.defineProperty(out, m.field, { value: m.value, enumerable: true, configurable: true, writable: true });
+      return out;
+    }
+    case "whole":
+      return m.value;
+  }
+}
+
+/**
+ * Inputs for one tool: about a third schema-valid, the rest with one to three mutations
+ * (a field set to a nasty value, a required field dropped, an odd extra field, or the
+ * whole input replaced by something that is not an object).
+ */
+export function toolInput(tool: AnyTool, pools: Pools): fc.Arbitrary<unknown> {
+  const schema = inputJsonSchema(tool);
+  const fields = Object.keys(schema.properties ?? {});
+  const valid = objectFromSchema(schema, pools);
+  const fieldName = fields.length ? fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...fields) }, { weight: 1, arbitrary: fc.constantFrom(...ODD_KEYS) }) : fc.constantFrom(...ODD_KEYS);
+  const mutation: fc.Arbitrary<Mutation> = fc.oneof(
+    { weight: 6, arbitrary: fc.record({ kind: fc.constant("set" as const), field: fieldName, value: nastyValue }) },
+    { weight: 2, arbitrary: fc.record({ kind: fc.constant("drop" as const), field: fieldName }) },
+    { weight: 2, arbitrary: fc.record({ kind: fc.constant("extra" as const), field: fc.constantFrom(...ODD_KEYS), value: nastyValue }) },
+    { weight: 1, arbitrary: fc.record({ kind: fc.constant("whole" as const), value: fc.constantFrom(...WRONG_TYPES) }) },
+  );
+  return fc.oneof(
+    { weight: 1, arbitrary: valid },
+    {
+      weight: 2,
+      arbitrary: fc.tuple(valid, fc.array(mutation, { minLength: 1, maxLength: 3 })).map(([input, ms]) =>
+        ms.reduce<unknown>((acc, m) => (acc && typeof acc === "object" && !Array.isArray(acc) ? applyMutation(acc as Record<string, unknown>, m) : acc), input),
+      ),
+    },
+  );
+}
+
+const typeOf = (s: JsonSchema | undefined): string | undefined => {
+  if (!s) return undefined;
+  if (Array.isArray(s.enum)) return "enum";
+  if (typeof s.type === "string") return s.format === "uuid" ? "uuid" : s.type;
+  const variants = (s.anyOf ?? s.oneOf) as JsonSchema[] | undefined;
+  return variants?.map(typeOf).find((t) => t !== undefined && t !== "null");
+};
+
+/**
+ * The fixed cases every tool gets besides the random ones: free-text fields get every nasty
+ * string, numeric fields every nasty number, every field the wrong types; the very large
+ * values (10,000-deep nesting, 100,000 items) go into the first field only.
+ */
+export function nastyInputs(tool: AnyTool, sample: Record<string, unknown>): unknown[] {
+  const props = inputJsonSchema(tool).properties ?? {};
+  const out: unknown[] = [{}, ...WRONG_TYPES.filter((v) => typeof v !== "object" || v === null || Array.isArray(v))];
+  let first = true;
+  for (const [field, schema] of Object.entries(props)) {
+    const type = typeOf(schema);
+    const values: unknown[] = [null, true, {}, [], "", -1, 1.5, "NaN"];
+    if (type === "string" || type === "object" || type === "array") values.push(...NASTY_STRINGS);
+    else if (type === "uuid" || type === "enum") values.push(...NASTY_STRINGS.filter((v) => v.length < 64).slice(0, 30));
+    if (type === "integer" || type === "number") values.push(...NASTY_NUMBERS, "1", "1e3");
+    if (type === "array") values.push([null], [""], ["../.."], new Array(1000).fill("x"));
+    if (first) values.push(deepArray(10_000), new Array(100_000).fill(0), { [field]: deepArray(1000) });
+    first = false;
+    for (const value of values) out.push({ ...sample, [field]: value });
+  }
+  for (const key of ODD_KEYS) {
+    const extra = { ...sample };
+    Object.defineProperty(extra, key, { value: "x", enumerable: true, configurable: true, writable: true });
+    out.push(extra);
+  }
+  return out;
+}
+
+export interface HttpCall {
+  method: string;
+  /** Path and query, e.g. /api/media/abc?limit=2 */
+  path: string;
+  body?: string;
+}
+
+// Lone surrogates cannot be percent-encoded; they travel as the bytes a WTF-8 encoder would send.
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+const encodeSegment = (v: string) => encodeURIComponent(v.replace(LONE_SURROGATE, "\uffff")).replaceAll("%EF%BF%BF", "%ED%A0%80");
+const asQueryValue = (v: unknown) => (typeof v === "string" ? v : v !== null && typeof v === "object" ? JSON.stringify(v) : String(v));
+
+/**
+ * A tool input as a REST request: path parameters substituted (missing ones left empty),
+ * the rest in the query string (GET, DELETE) or a JSON body.
+ */
+export function toHttpCall(tool: AnyTool, input: unknown): HttpCall {
+  const obj = input && typeof input === "object" && !Array.isArray(input) ? (input as Record<string, unknown>) : {};
+  const params = new Set(pathParams(tool.http.path));
+  const path = `/api${tool.http.path.replace(/\{(\w+)\}/g, (_, name: string) => (obj[name] === undefined ? "" : encodeSegment(asQueryValue(obj[name]))))}`;
+  const rest: Record<string, unknown> = {};
+  for (const k of Object.keys(obj)) if (!params.has(k)) Object.defineProperty(rest, k, { value: obj[k], enumerable: true, configurable: true, writable: true });
+  if (inputLocation(tool) === "query") {
+    const q = new URLSearchParams();
+    for (const [k, v] of Object.entries(rest)) {
+      if (Array.isArray(v)) for (const item of v.slice(0, 1000)) q.append(k, asQueryValue(item));
+      else q.append(k, asQueryValue(v));
+    }
+    const qs = q.toString();
+    return { method: tool.http.method, path: qs ? `${path}?${qs}` : path };
+  }
+  const body = input === obj ? rest : input;
+  return { method: tool.http.method, path, body: JSON.stringify(body) };
+}
