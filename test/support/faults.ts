@@ -1,0 +1,128 @@
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { chownSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { freePort } from "./processes.ts";
+
+/**
+ * Private service instances that fault tests may stop, kill and start again. The PostgreSQL
+ * and Redis of the test run are shared with other runs and must never be disturbed, so every
+ * fault is injected into an instance that belongs to one test file only.
+ */
+
+async function waitForPort(port: number, what: string, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      const s = await Bun.connect({ hostname: "127.0.0.1", port, socket: { data() {} } });
+      s.end();
+      return;
+    } catch {
+      if (Date.now() > deadline) throw new Error(`${what} did not start listening on ${port}`);
+      await Bun.sleep(50);
+    }
+  }
+}
+
+export const redisServerPath = Bun.which("redis-server");
+
+export interface PrivateRedis {
+  url: string;
+  port: number;
+  start(): Promise<void>;
+  /** SIGKILL: no goodbye to clients, as when the host dies. */
+  kill(): Promise<void>;
+  running(): boolean;
+}
+
+/** A throwaway redis-server (no persistence) on a free port; kill and start keep the port. */
+export async function privateRedis(): Promise<PrivateRedis> {
+  if (!redisServerPath) throw new Error("redis-server is not installed");
+  const port = await freePort();
+  let proc: ReturnType<typeof Bun.spawn> | null = null;
+  const self: PrivateRedis = {
+    url: `redis://127.0.0.1:${port}`,
+    port,
+    running: () => proc !== null,
+    async start() {
+      if (proc) return;
+      proc = Bun.spawn([redisServerPath!, "--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], { stdout: "ignore", stderr: "ignore" });
+      await waitForPort(port, "redis-server");
+    },
+    async kill() {
+      if (!proc) return;
+      proc.kill("SIGKILL");
+      await proc.exited;
+      proc = null;
+    },
+  };
+  await self.start();
+  return self;
+}
+
+const pgBin = ["/usr/lib/postgresql/15/bin", "/usr/lib/postgresql/16/bin", "/usr/lib/postgresql/17/bin"].find((d) => existsSync(join(d, "initdb")));
+const isRoot = process.getuid?.() === 0;
+
+/** Why a private PostgreSQL cannot be made here, or null when it can. */
+export const privatePostgresUnavailable: string | null = !pgBin
+  ? "PostgreSQL server binaries (initdb, pg_ctl) are not installed"
+  : isRoot && !Bun.which("runuser")
+    ? "running as root without runuser, and PostgreSQL refuses to run as root"
+    : null;
+
+export interface PrivatePostgres {
+  url: string;
+  port: number;
+  /** `pg_ctl stop -m immediate`: every backend dies at once, clients see their sockets close. */
+  stop(): Promise<void>;
+  start(): Promise<void>;
+  /** `pg_ctl restart -m fast`: clients get admin_shutdown (57P01) on open connections. */
+  restart(): Promise<void>;
+  destroy(): Promise<void>;
+}
+
+/** A PostgreSQL cluster of our own in a temporary directory (initdb costs about a second). */
+export async function privatePostgres(): Promise<PrivatePostgres> {
+  if (privatePostgresUnavailable) throw new Error(privatePostgresUnavailable);
+  const dir = mkdtempSync(join(tmpdir(), "media-fault-pg-"));
+  // PostgreSQL will not run as root: as root, the cluster belongs to the postgres user.
+  if (isRoot) {
+    const pw = await Bun.$`id -u postgres`.quiet().text();
+    const gid = await Bun.$`id -g postgres`.quiet().text();
+    chownSync(dir, Number(pw.trim()), Number(gid.trim()));
+  }
+  const data = join(dir, "data");
+  const port = await freePort();
+  const asPg = (cmd: string[]) => (isRoot ? ["runuser", "-u", "postgres", "--", ...cmd] : cmd);
+  const run = async (cmd: string[]) => {
+    const proc = Bun.spawn(asPg(cmd), { stdout: "pipe", stderr: "pipe" });
+    const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+    if (code !== 0) throw new Error(`${cmd.join(" ")} exited ${code}\n${out}\n${err}`);
+  };
+  const opts = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=50`;
+  const ctl = (...args: string[]) => run([join(pgBin!, "pg_ctl"), "-D", data, "-o", opts, "-l", join(dir, "log"), "-w", ...args]);
+  await run([join(pgBin!, "initdb"), "-D", data, "-A", "trust", "-U", "postgres", "--no-sync"]);
+  await ctl("start");
+  return {
+    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    port,
+    stop: () => ctl("-m", "immediate", "stop"),
+    start: () => ctl("start"),
+    restart: () => ctl("-m", "fast", "restart"),
+    async destroy() {
+      await ctl("-m", "immediate", "stop").catch(() => {});
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * A TCP listener that accepts connections and never answers: a storage endpoint that hangs
+ * (a dead load balancer, a full disk). Requests to it only end by the client's own deadline.
+ */
+export async function blackhole(): Promise<{ url: string; stop(): void }> {
+  const server = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+  return { url: `http://127.0.0.1:${server.port}`, stop: () => server.stop(true) };
+}
+
+export { waitForPort };
