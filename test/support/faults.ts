@@ -116,13 +116,109 @@ export async function privatePostgres(): Promise<PrivatePostgres> {
   };
 }
 
-/**
- * A TCP listener that accepts connections and never answers: a storage endpoint that hangs
- * (a dead load balancer, a full disk). Requests to it only end by the client's own deadline.
- */
-export async function blackhole(): Promise<{ url: string; stop(): void }> {
-  const server = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
-  return { url: `http://127.0.0.1:${server.port}`, stop: () => server.stop(true) };
+export interface FaultProxy {
+  url: string;
+  port: number;
+  /**
+   * "pass": bytes flow both ways. "hang": every connection, open or new, is accepted and never
+   * answered, as behind a dead load balancer; requests end only by the client's own deadline.
+   */
+  setMode(mode: "pass" | "hang"): void;
+  stop(): void;
+}
+
+interface ProxyConn {
+  upstream: import("bun").Socket<unknown> | null;
+  /** Client bytes that arrived before the upstream connection was open, or while it was full. */
+  toUpstream: Uint8Array[];
+  toClient: Uint8Array[];
+  hung: boolean;
+}
+
+/** Writes what the socket accepts and keeps the rest for its drain event. */
+function pump(socket: import("bun").Socket<any>, queue: Uint8Array[]) {
+  while (queue.length > 0) {
+    const chunk = queue[0]!;
+    const n = socket.write(chunk);
+    if (n < chunk.length) {
+      queue[0] = chunk.subarray(Math.max(n, 0));
+      return;
+    }
+    queue.shift();
+  }
+}
+
+/** A TCP proxy to 127.0.0.1:`targetPort` that a test can switch to hanging and back. */
+export function faultProxy(targetPort: number): FaultProxy {
+  let mode: "pass" | "hang" = "pass";
+  const conns = new Set<import("bun").Socket<ProxyConn>>();
+  const server = Bun.listen<ProxyConn>({
+    hostname: "127.0.0.1",
+    port: 0,
+    socket: {
+      open(client) {
+        client.data = { upstream: null, toUpstream: [], toClient: [], hung: mode === "hang" };
+        conns.add(client);
+        if (client.data.hung) return;
+        Bun.connect({
+          hostname: "127.0.0.1",
+          port: targetPort,
+          socket: {
+            open(up) {
+              client.data.upstream = up;
+              pump(up, client.data.toUpstream);
+            },
+            data(_up, chunk) {
+              client.data.toClient.push(new Uint8Array(chunk));
+              pump(client, client.data.toClient);
+            },
+            drain() {
+              pump(client.data.upstream!, client.data.toUpstream);
+            },
+            close() {
+              client.end();
+            },
+            error() {
+              client.end();
+            },
+          },
+        }).catch(() => client.end());
+      },
+      data(client, chunk) {
+        if (client.data.hung) return;
+        client.data.toUpstream.push(new Uint8Array(chunk));
+        if (client.data.upstream) pump(client.data.upstream, client.data.toUpstream);
+      },
+      drain(client) {
+        pump(client, client.data.toClient);
+      },
+      close(client) {
+        conns.delete(client);
+        client.data.upstream?.end();
+      },
+      error(client) {
+        client.data.upstream?.end();
+      },
+    },
+  });
+  return {
+    url: `http://127.0.0.1:${server.port}`,
+    port: server.port,
+    setMode(next) {
+      mode = next;
+      if (next !== "hang") return;
+      // Pooled keep-alive connections would otherwise carry on working: they go silent too.
+      for (const c of conns) {
+        c.data.hung = true;
+        c.data.upstream?.end();
+        c.data.upstream = null;
+      }
+    },
+    stop() {
+      for (const c of conns) c.end();
+      server.stop(true);
+    },
+  };
 }
 
 export { waitForPort };
