@@ -35,10 +35,16 @@ export interface PrivateRedis {
   running(): boolean;
 }
 
-/** A throwaway redis-server (no persistence) on a free port; kill and start keep the port. */
-export async function privateRedis(): Promise<PrivateRedis> {
+/**
+ * A throwaway redis-server on a free port; kill and start keep the port. No persistence, unless
+ * `persistent`: then an append-only file synced on every write keeps the data across a kill,
+ * as a production Redis configured for queues would.
+ */
+export async function privateRedis(opts: { persistent?: boolean } = {}): Promise<PrivateRedis & { destroy(): Promise<void> }> {
   if (!redisServerPath) throw new Error("redis-server is not installed");
   const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), "media-fault-redis-"));
+  const persistence = opts.persistent ? ["--appendonly", "yes", "--appendfsync", "always"] : ["--appendonly", "no"];
   let proc: ReturnType<typeof Bun.spawn> | null = null;
   const self: PrivateRedis = {
     url: `redis://127.0.0.1:${port}`,
@@ -46,7 +52,7 @@ export async function privateRedis(): Promise<PrivateRedis> {
     running: () => proc !== null,
     async start() {
       if (proc) return;
-      proc = Bun.spawn([redisServerPath!, "--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], { stdout: "ignore", stderr: "ignore" });
+      proc = Bun.spawn([redisServerPath!, "--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--save", "", ...persistence], { stdout: "ignore", stderr: "ignore" });
       await waitForPort(port, "redis-server");
     },
     async kill() {
@@ -57,7 +63,13 @@ export async function privateRedis(): Promise<PrivateRedis> {
     },
   };
   await self.start();
-  return self;
+  return {
+    ...self,
+    async destroy() {
+      await self.kill();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }
 
 const pgBin = ["/usr/lib/postgresql/15/bin", "/usr/lib/postgresql/16/bin", "/usr/lib/postgresql/17/bin"].find((d) => existsSync(join(d, "initdb")));
