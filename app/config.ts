@@ -31,6 +31,7 @@ const envSchema = z.object({
   S3_SECRET_ACCESS_KEY: z.string().optional(),
   S3_PUBLIC_ENDPOINT: z.string().optional(),
   S3_FORCE_PATH_STYLE: z.enum(["true", "false"]).default("true"),
+  S3_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
   STORAGE_PORT: z.coerce.number().int().min(0).max(65535).default(9000),
   UPLOAD_URL_EXPIRES_IN: z.coerce.number().int().min(60).max(604800).default(900),
   MEILISEARCH_URL: z.string().optional(),
@@ -83,6 +84,8 @@ export interface Config {
     secretAccessKey: string | null;
     publicEndpoint: string | null;
     forcePathStyle: boolean;
+    /** Longest wait for storage to connect or send the next byte; then the request fails (503). */
+    timeoutMs: number;
     embeddedPort: number;
   };
   uploadUrlExpiresIn: number;
@@ -172,6 +175,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       secretAccessKey: e.S3_SECRET_ACCESS_KEY ?? null,
       publicEndpoint: e.S3_PUBLIC_ENDPOINT ?? null,
       forcePathStyle: e.S3_FORCE_PATH_STYLE === "true",
+      timeoutMs: e.S3_TIMEOUT_MS,
       embeddedPort: e.STORAGE_PORT,
     },
     uploadUrlExpiresIn: e.UPLOAD_URL_EXPIRES_IN,

@@ -40,6 +40,7 @@ export async function openStorage(config: Config): Promise<OpenedStorage> {
     region: s3.region,
     bucket: s3.bucket,
     forcePathStyle: true,
+    timeoutMs: s3.timeoutMs,
     ...credentials,
   });
   await storage.ensureBucket();

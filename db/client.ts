@@ -6,10 +6,16 @@ import { sql } from "drizzle-orm";
 import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
 import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
 import { migrate as migratePglite } from "drizzle-orm/pglite/migrator";
-import { drizzle as drizzlePostgres } from "drizzle-orm/postgres-js";
-import { migrate as migratePostgres } from "drizzle-orm/postgres-js/migrator";
-import postgres from "postgres";
+import { postgresFixApplied } from "./postgres-fix.ts";
 import * as schema from "./schema/index.ts";
+
+// Loaded only after postgres-fix.ts has registered its patch: a static import would load
+// postgres.js before any code of this module runs.
+const { default: postgres } = await import("postgres");
+const { drizzle: drizzlePostgres } = await import("drizzle-orm/postgres-js");
+const { migrate: migratePostgres } = await import("drizzle-orm/postgres-js/migrator");
+
+export { postgresFixApplied };
 
 /** The same Drizzle API over postgres.js and PGlite; domain code never knows which. */
 export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
@@ -26,12 +32,21 @@ const migrationsFolder = fileURLToPath(new URL("./migrations", import.meta.url))
 const MIGRATION_LOCK = 727_001;
 
 /**
+ * postgres.js waits `3^n / 100` s (up to 20 s) before reconnecting after the n-th failed
+ * connection of the whole pool, and a query handed to a connection in that wait waits with
+ * it: after a restart, requests hung for up to 20 s although PostgreSQL was back. A short,
+ * capped backoff and a connect deadline make an outage a prompt 503 and its end a prompt
+ * recovery (test/hardening/faults-postgres.test.ts).
+ */
+const FAIL_FAST = { connect_timeout: 5, backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 1) };
+
+/**
  * `url` set: PostgreSQL through postgres.js. Unset: PGlite in `dataDir`
  * ("memory://" for a throwaway one). Migrations are applied before returning.
  */
 export async function openDatabase(opts: { url?: string; dataDir: string; poolSize?: number }): Promise<Database> {
   if (opts.url) {
-    const client = postgres(opts.url, { max: opts.poolSize ?? 10, onnotice: () => {} });
+    const client = postgres(opts.url, { max: opts.poolSize ?? 10, onnotice: () => {}, ...FAIL_FAST });
     const db = drizzlePostgres(client, { schema }) as unknown as Db;
     // Several instances may start at once; a session advisory lock on a one-connection
     // client makes them migrate one at a time.

@@ -28,7 +28,14 @@ export interface S3StorageOptions {
   accessKeyId: string;
   secretAccessKey: string;
   forcePathStyle: boolean;
+  /**
+   * Longest wait for storage to connect or to send the next byte (S3_TIMEOUT_MS). A store that
+   * hangs then fails the request (503 to clients) instead of holding it indefinitely.
+   */
+  timeoutMs?: number;
 }
+
+const DEFAULT_TIMEOUT_MS = 10_000;
 
 /**
  * Any S3-compatible store (AWS S3, R2, MinIO, Garage, Ceph, the embedded node). Operations go
@@ -40,8 +47,10 @@ export class S3Storage implements ObjectStorage {
   private readonly presigner: Presigner;
   /** Signs this server's own GETs and PUTs, at the endpoint the server uses (never the public one). */
   private readonly internal: Presigner;
+  private readonly timeoutMs: number;
 
   constructor(private readonly opts: S3StorageOptions) {
+    this.timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     const endpoint = opts.endpoint ?? `https://s3.${opts.region}.amazonaws.com`;
     this.client = new S3Client({
       endpoint: opts.endpoint ?? undefined,
@@ -52,6 +61,8 @@ export class S3Storage implements ObjectStorage {
       requestChecksumCalculation: "WHEN_REQUIRED",
       responseChecksumValidation: "WHEN_REQUIRED",
       maxAttempts: 3,
+      // Idle-based, so a large transfer that keeps moving is never cut.
+      requestHandler: { connectionTimeout: this.timeoutMs, socketTimeout: this.timeoutMs },
     });
     const signer = { region: opts.region, bucket: opts.bucket, accessKeyId: opts.accessKeyId, secretAccessKey: opts.secretAccessKey, forcePathStyle: opts.forcePathStyle };
     this.internal = new Presigner({ endpoint, ...signer });
@@ -204,8 +215,9 @@ export class S3Storage implements ObjectStorage {
   private async signedFetch(method: "GET" | "PUT", key: string, headers: Record<string, string> = {}, body?: Uint8Array): Promise<Response> {
     for (let attempt = 1; ; attempt++) {
       const url = this.internal.presign({ method, key, expiresIn: 60, headers });
+      const deadline = this.headersDeadline(body);
       try {
-        const res = await fetch(url, { method, headers, body: body as BodyInit | undefined });
+        const res = await fetch(url, { method, headers, body: body as BodyInit | undefined, signal: deadline.signal }).finally(deadline.clear);
         if (res.status < 500 || attempt === 3) return res;
         await res.body?.cancel();
       } catch (err) {
@@ -213,6 +225,17 @@ export class S3Storage implements ObjectStorage {
       }
       await Bun.sleep(100 * 2 ** attempt);
     }
+  }
+
+  /**
+   * A deadline for the answer's headers only: a GET's body may stream for as long as it takes.
+   * A PUT's headers come after its body, so its deadline allows for sending that at 1 MiB/s.
+   */
+  private headersDeadline(body?: Uint8Array): { signal: AbortSignal; clear: () => void } {
+    const controller = new AbortController();
+    const ms = this.timeoutMs + Math.ceil((body?.byteLength ?? 0) / 1024);
+    const timer = setTimeout(() => controller.abort(Object.assign(new Error(`storage did not answer within ${ms} ms`), { name: "TimeoutError" })), ms);
+    return { signal: controller.signal, clear: () => clearTimeout(timer) };
   }
 
   async putTags(key: string, tagging: string): Promise<void> {

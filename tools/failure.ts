@@ -7,6 +7,13 @@ const UNAVAILABLE_CODES = new Set([
   "ECONNRESET",
   "ETIMEDOUT",
   "EPIPE",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "EAI_AGAIN",
+  // Bun's fetch (the storage client's GET and PUT)
+  "ConnectionRefused",
+  "ConnectionClosed",
+  "FailedToOpenSocket",
   "CONNECTION_CLOSED",
   "CONNECTION_ENDED",
   "CONNECTION_DESTROYED",
@@ -16,6 +23,17 @@ const UNAVAILABLE_CODES = new Set([
   "57P03", // cannot_connect_now
   "53300", // too_many_connections
 ]);
+
+/**
+ * A dependency that did not answer in time (the storage client's deadlines, S3_TIMEOUT_MS), or
+ * storage answering 5xx after its retries (an S3 error carries the status in $metadata).
+ */
+function isDependencyFailure(err: unknown): boolean {
+  const e = err as { name?: unknown; $metadata?: { httpStatusCode?: unknown } } | null;
+  if (e?.name === "TimeoutError") return true;
+  const status = e?.$metadata?.httpStatusCode;
+  return typeof status === "number" && status >= 500;
+}
 
 function errorCode(err: unknown): string | undefined {
   const e = err as { code?: unknown; cause?: { code?: unknown } } | null;
@@ -33,7 +51,7 @@ export function toAppError(err: unknown, log: Logger, requestId: string): AppErr
     return err;
   }
   const code = errorCode(err);
-  if (code && (UNAVAILABLE_CODES.has(code) || code.startsWith("08"))) {
+  if ((code && (UNAVAILABLE_CODES.has(code) || code.startsWith("08"))) || isDependencyFailure(err)) {
     log.warn("backing service unavailable", { requestId, code, error: String(err) });
     return new AppError("unavailable", "A backing service is temporarily unavailable; retry shortly");
   }

@@ -1,0 +1,42 @@
+import { plugin } from "bun";
+
+/**
+ * postgres.js 3.4.9 (porsager/postgres#1066, #1154, #1208; unreleased fix in PR #1209) buffers
+ * small writes and flushes them from a setImmediate. When PostgreSQL closes the connection
+ * first, `closed()` clears that immediate but leaves its handle and the buffered bytes behind,
+ * and sets `socket = null`. Under Bun the flush can still run: `socket.write` on null throws
+ * from the immediate, outside any promise, and the whole process dies (seen here with
+ * `pg_ctl restart` under traffic, test/hardening/faults-postgres.test.ts). When it does not run,
+ * the stale handle stops the next connection from ever sending its startup message.
+ *
+ * The patch, applied as the module is loaded (node_modules stays untouched):
+ * - a flush without a socket fails the connection's queries with CONNECTION_CLOSED, which the
+ *   surface maps to 503, instead of throwing where nobody can catch it;
+ * - `closed()` forgets the pending flush and its bytes, so a reconnection starts clean.
+ * Each replacement is checked; on a postgres.js whose source differs (fixed upstream) nothing
+ * is patched and `postgresFixApplied` stays false, which the fault test reports.
+ */
+export let postgresFixApplied = false;
+
+const replacements: [string, string][] = [
+  [
+    "function nextWrite(fn) {\n    const x = socket.write(chunk, fn)",
+    "function nextWrite(fn) {\n    if (!socket) {\n      nextWriteTimer !== null && clearImmediate(nextWriteTimer)\n      chunk = nextWriteTimer = null\n      error(Errors.connection('CONNECTION_CLOSED', options))\n      return false\n    }\n    const x = socket.write(chunk, fn)",
+  ],
+  [
+    "incomings = null\n    clearImmediate(nextWriteTimer)\n    socket.removeListener('data', data)",
+    "incomings = null\n    clearImmediate(nextWriteTimer)\n    chunk = nextWriteTimer = null\n    socket.removeListener('data', data)",
+  ],
+];
+
+plugin({
+  name: "postgres.js closed-socket write guard",
+  setup(build) {
+    build.onLoad({ filter: /[\\/]postgres[\\/]src[\\/]connection\.js$/ }, async ({ path }) => {
+      const source = await Bun.file(path).text();
+      if (!replacements.every(([from]) => source.includes(from))) return { contents: source, loader: "js" };
+      postgresFixApplied = true;
+      return { contents: replacements.reduce((s, [from, to]) => s.replace(from, to), source), loader: "js" };
+    });
+  },
+});
