@@ -220,3 +220,10 @@ export function writeSection(name: string, section: string) {
   }
   writeFileSync(file, text);
 }
+
+/** CPU seconds (user + system) a process has used so far (Linux, clock ticks of 10 ms). */
+export function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}

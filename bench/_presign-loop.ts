@@ -37,6 +37,7 @@ async function once() {
   const [bucket] = await sql`select * from buckets where id = ${job.bucketId} and org_id = ${job.orgId} limit 1`;
   if (!bucket) throw new Error("no bucket");
   await sql.begin(async (tx) => {
+    await tx`set local synchronous_commit = off`;
     const [ok] = await tx`update org_usage set reserved_storage = reserved_storage + ${1000}, updated_at = now()
       where org_id = ${job.orgId} and used_storage + reserved_storage + ${1000} <= allocated_storage returning org_id`;
     if (!ok) throw new Error("quota");
