@@ -20,6 +20,8 @@ export interface Lat {
 export interface LoadResult extends Lat {
   rps: number;
   requests: number;
+  /** CPU milliseconds per request of the process serving it (server or bare loop), when measured. */
+  cpuMs?: number;
 }
 
 export function percentile(xs: number[], p: number): number {
@@ -89,7 +91,9 @@ export interface Target {
  * shares no event loop with the client or other servers) and waits for its first line.
  */
 export async function startTarget(job: Record<string, unknown>): Promise<Target> {
-  const proc = Bun.spawn([process.execPath, join(import.meta.dir, "_target.ts")], {
+  // BENCH_PROFILE_DIR: each target writes a CPU profile (Markdown) there when it stops.
+  const profile = process.env.BENCH_PROFILE_DIR ? ["--cpu-prof-md", `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [];
+  const proc = Bun.spawn([process.execPath, ...profile, join(import.meta.dir, "_target.ts")], {
     env: { ...process.env, BENCH_TARGET: JSON.stringify(job) },
     stdout: "pipe",
     stderr: "inherit",
@@ -146,7 +150,7 @@ let wrkRuns = 0;
  * wrk with one thread (the machine has two cores; the server needs the other). The script's
  * `request()` builds each request; BENCH_TAG is unique per run so generated names never repeat.
  */
-export async function runWrk(url: string, luaBody: string, connections: number, seconds: number, tag: string): Promise<LoadResult> {
+export async function runWrk(url: string, luaBody: string, connections: number, seconds: number, tag: string, serverPid?: number): Promise<LoadResult> {
   const file = join(import.meta.dir, ".work", `wrk-${process.pid}.lua`);
   await Bun.write(file, `${luaBody}\n${DONE_LUA}`);
   const proc = Bun.spawn([wrk!, "-t1", `-c${connections}`, `-d${seconds}s`, "--timeout", "10s", "-s", file, url], {
@@ -154,13 +158,15 @@ export async function runWrk(url: string, luaBody: string, connections: number, 
     stdout: "pipe",
     stderr: "inherit",
   });
+  const cpu0 = serverPid ? cpuSeconds(serverPid) : 0;
   const out = await new Response(proc.stdout).text();
   await proc.exited;
+  const cpu = serverPid ? cpuSeconds(serverPid) - cpu0 : 0;
   const m = /RESULT (\d+) (\d+) (\d+) (\d+) (\d+) (\d+)/.exec(out);
   if (!m) throw new Error(`wrk gave no result:\n${out}`);
   const [, requests, durationUs, p50, p95, p99, errors] = m.map(Number) as number[];
   if (errors! > 0) throw new Error(`${errors} failed requests against ${url}:\n${out}`);
-  return { requests: requests!, rps: requests! / (durationUs! / 1e6), p50: p50! / 1000, p95: p95! / 1000, p99: p99! / 1000 };
+  return { requests: requests!, rps: requests! / (durationUs! / 1e6), p50: p50! / 1000, p95: p95! / 1000, p99: p99! / 1000, ...(serverPid ? { cpuMs: (cpu * 1000) / requests! } : {}) };
 }
 
 const DONE_LUA = `

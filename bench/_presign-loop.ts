@@ -47,6 +47,7 @@ async function once() {
 }
 
 const latencies: number[] = [];
+let cpuAtWarmEnd: NodeJS.CpuUsage | null = null;
 const warmEnd = performance.now() + job.warmupSeconds * 1000;
 const end = warmEnd + job.seconds * 1000;
 await Promise.all(
@@ -54,6 +55,7 @@ await Promise.all(
     for (;;) {
       const t = performance.now();
       if (t >= end) return;
+      if (t >= warmEnd && !cpuAtWarmEnd) cpuAtWarmEnd = process.cpuUsage();
       await once();
       if (t >= warmEnd) latencies.push(performance.now() - t);
     }
@@ -61,6 +63,7 @@ await Promise.all(
 );
 const s = latencies.sort((a, b) => a - b);
 const at = (p: number) => s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
-process.stdout.write(JSON.stringify({ requests: s.length, rps: s.length / job.seconds, p50: at(50), p95: at(95), p99: at(99) }));
+const cpu = process.cpuUsage(cpuAtWarmEnd ?? undefined);
+process.stdout.write(JSON.stringify({ requests: s.length, rps: s.length / job.seconds, p50: at(50), p95: at(95), p99: at(99), cpuMs: (cpu.user + cpu.system) / 1000 / s.length }));
 await sql.end({ timeout: 5 });
 redis.disconnect();

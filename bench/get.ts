@@ -92,7 +92,7 @@ end`;
     const t = who === "app" ? app : bare;
     const rss = sampleRss(app.pid);
     try {
-      return await runWrk(t.url, lua, CONNECTIONS, seconds, who);
+      return await runWrk(t.url, lua, CONNECTIONS, seconds, who, t.pid);
     } finally {
       if (who === "app") peaks.push(rss.stop().peak);
       else rss.stop();
@@ -127,10 +127,10 @@ end`;
     "",
     `Date ${machine(s.versions)}. Load average (1 min) ${loadStart} at the start, ${load1()} at the end.`,
     "",
-    "| contender | req/s (median) | rounds (req/s) | p50 / p95 / p99 (ms) | server RSS (MiB) |",
-    "|---|---:|---|---|---|",
-    `| bare \`Bun.serve\`, same SQL | ${int(med.bare.rps)} | ${each(runs.bare)} | ${lat(med.bare)} | |`,
-    `| GET /api/media/{id} | ${int(med.app.rps)} | ${each(runs.app)} | ${lat(med.app)} | idle ${rssIdle.toFixed(0)}, peak under load ${Math.max(...peaks).toFixed(0)} |`,
+    "| contender | req/s (median) | rounds (req/s) | p50 / p95 / p99 (ms) | server CPU ms per request | server RSS (MiB) |",
+    "|---|---:|---|---|---:|---|",
+    `| bare \`Bun.serve\`, same SQL | ${int(med.bare.rps)} | ${each(runs.bare)} | ${lat(med.bare)} | ${med.bare.cpuMs!.toFixed(3)} | |`,
+    `| GET /api/media/{id} | ${int(med.app.rps)} | ${each(runs.app)} | ${lat(med.app)} | ${med.app.cpuMs!.toFixed(3)} | idle ${rssIdle.toFixed(0)}, peak under load ${Math.max(...peaks).toFixed(0)} |`,
     "",
     `Target: >= 50% of the bare route — measured **${(ratio * 100).toFixed(0)}%: ${ratio >= 0.5 ? "met" : "missed"}**.`,
   ].join("\n");

@@ -129,7 +129,7 @@ end`;
     for (let k = 0; k < order.length; k++) {
       const who = order[(i + k) % order.length]!;
       const r =
-        who === "loop" ? await loop(SECONDS, 1) : who === "app" ? await onApp(() => runWrk(app.url, lua, CONNECTIONS, SECONDS, "app")) : await runWrk(bare.url, lua, CONNECTIONS, SECONDS, "bare");
+        who === "loop" ? await loop(SECONDS, 1) : who === "app" ? await onApp(() => runWrk(app.url, lua, CONNECTIONS, SECONDS, "app", app.pid)) : await runWrk(bare.url, lua, CONNECTIONS, SECONDS, "bare", bare.pid);
       process.stderr.write(`round ${i + 1} ${who}: ${int(r.rps)} req/s, p50 ${ms(r.p50)} p99 ${ms(r.p99)} ms\n`);
       runs[who].push(r);
     }
@@ -161,6 +161,7 @@ end`;
   const p99Met = fixed.p99 <= 10;
   const load = `${loadStart} at the start, ${load1()} at the end`;
   const lat = (r: LoadResult) => `${ms(r.p50)} / ${ms(r.p95)} / ${ms(r.p99)}`;
+  const cpu = (r: LoadResult) => (r.cpuMs === undefined ? "" : r.cpuMs.toFixed(3));
   const each = (xs: LoadResult[]) => xs.map((x) => int(x.rps)).join(", ");
   const section = [
     "## presign — POST /api/presign/upload end to end",
@@ -180,11 +181,11 @@ end`;
     "",
     `Date ${machine(s.versions)}. Load average (1 min) ${load}: other work was running on this machine.`,
     "",
-    "| contender | req/s (median) | rounds (req/s) | p50 / p95 / p99 (ms) | app as % of it |",
-    "|---|---:|---|---|---:|",
-    `| bare \`Bun.serve\`, same JSON | ${int(med.bare.rps)} | ${each(runs.bare)} | ${lat(med.bare)} | **${(vsBare * 100).toFixed(0)}%** |`,
-    `| bare loop, same DB write + Redis round trip | ${int(med.loop.rps)} | ${each(runs.loop)} | ${lat(med.loop)} | **${(vsLoop * 100).toFixed(0)}%** |`,
-    `| POST /api/presign/upload | ${int(med.app.rps)} | ${each(runs.app)} | ${lat(med.app)} | |`,
+    "| contender | req/s (median) | rounds (req/s) | p50 / p95 / p99 (ms) | CPU ms per request, its own process | app's req/s as % of it |",
+    "|---|---:|---|---|---:|---:|",
+    `| bare \`Bun.serve\`, same JSON | ${int(med.bare.rps)} | ${each(runs.bare)} | ${lat(med.bare)} | ${cpu(med.bare)} | **${(vsBare * 100).toFixed(0)}%** |`,
+    `| bare loop, same DB write + Redis round trip | ${int(med.loop.rps)} | ${each(runs.loop)} | ${lat(med.loop)} | ${cpu(med.loop)} | **${(vsLoop * 100).toFixed(0)}%** |`,
+    `| POST /api/presign/upload | ${int(med.app.rps)} | ${each(runs.app)} | ${lat(med.app)} | ${cpu(med.app)} | |`,
     "",
     `| fixed rate (half the max) | achieved req/s | p50 / p95 / p99 (ms) | server RSS idle / peak under max-rate load / peak at fixed rate / after (MiB) |`,
     "|---:|---:|---|---|",
