@@ -1,9 +1,10 @@
-import { and, eq, isNull, type SQL } from "drizzle-orm";
+import { and, eq, isNull, type SQL, sql } from "drizzle-orm";
 import type { AnyPgColumn } from "drizzle-orm/pg-core";
 import type { Db } from "../db/client.ts";
 import { mediaObjects } from "../db/schema/index.ts";
 import { assertBucketAllowed, type Caller } from "./caller.ts";
 import { errors } from "./errors.ts";
+import { prepared } from "./prepared.ts";
 
 export type ObjectRef = typeof mediaObjects.$inferSelect;
 
@@ -19,12 +20,21 @@ export async function resolveLiveObject(
   objectId: string,
   opts: { what?: string; lock?: boolean } = {},
 ): Promise<ObjectRef> {
-  const query = db
-    .select()
-    .from(mediaObjects)
-    .where(and(eq(mediaObjects.id, objectId), eq(mediaObjects.orgId, caller.orgId), isNull(mediaObjects.deletedAt)))
-    .limit(1);
-  const [row] = opts.lock ? await query.for("no key update") : await query;
+  const [row] = opts.lock
+    ? await db
+        .select()
+        .from(mediaObjects)
+        .where(and(eq(mediaObjects.id, objectId), eq(mediaObjects.orgId, caller.orgId), isNull(mediaObjects.deletedAt)))
+        .limit(1)
+        .for("no key update")
+    : await prepared(db, "live_object", (d) =>
+        d
+          .select()
+          .from(mediaObjects)
+          .where(and(eq(mediaObjects.id, sql.placeholder("id")), eq(mediaObjects.orgId, sql.placeholder("orgId")), isNull(mediaObjects.deletedAt)))
+          .limit(1)
+          .prepare("live_object"),
+      ).execute({ id: objectId, orgId: caller.orgId });
   if (!row) throw errors.notFound(opts.what ?? "Media object");
   assertBucketAllowed(caller, row.bucketId);
   return row;

@@ -53,9 +53,17 @@ export async function presignUpload(
   const tags = input.tags ?? [];
   const expiresIn = deps.config.uploadUrlExpiresIn;
   const now = deps.clock.now();
-  await deps.db.transaction((tx) =>
-    reserveUpload(tx, caller.orgId, { bucketId: bucket.id, key: input.key, size: input.size, contentType, tags, now, lifetimeMs: expiresIn * 1000 + SINGLE_SHOT_GRACE_MS }),
-  );
+  await deps.db.transaction(async (tx) => {
+    // The quota UPDATE locks the organization's usage row until commit, so without this every
+    // presign of an organization waits for the previous one's WAL flush (bench/RESULTS.md,
+    // presign: ~250/s and a p99 of 100+ ms on a shared disk). A single-shot reservation is soft
+    // state: if PostgreSQL itself crashed in the few hundred ms before the WAL writer flushed it,
+    // the cost is an unreserved quota hold and the declared tags, not an inconsistency (confirm
+    // measures the object and tolerates a missing reservation). Multipart keeps the flush: its
+    // reservation is how later calls find the upload.
+    await tx.execute(sql`set local synchronous_commit = off`);
+    await reserveUpload(tx, caller.orgId, { bucketId: bucket.id, key: input.key, size: input.size, contentType, tags, now, lifetimeMs: expiresIn * 1000 + SINGLE_SHOT_GRACE_MS });
+  });
   const signed = deps.storage.presignPut(objectPath(bucket.id, input.key), {
     contentType,
     expiresIn,

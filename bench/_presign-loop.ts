@@ -1,0 +1,69 @@
+/**
+ * The floor of bench/presign.ts, in its own process: what POST /api/presign/upload must do
+ * against the database and Redis, from a bare loop with no HTTP, no validation, no signing.
+ * `concurrency` loops, each: the guards' one Redis round trip (the rate limit script that
+ * also claims the Idempotency-Key), the bucket check, and the reservation transaction (the
+ * quota UPDATE on the organization's usage row and the INSERT of the reservation), with the
+ * app's pool size. Input: BENCH_LOOP (JSON). Output: one JSON line (LoadResult).
+ */
+import Redis from "ioredis";
+import postgres from "postgres";
+import { gcraParams } from "../domain/rate-limit.ts";
+import { redisGuardStores } from "../rest/guards/stores/redis.ts";
+
+const job = JSON.parse(process.env.BENCH_LOOP!) as {
+  databaseUrl: string;
+  redisUrl: string;
+  prefix: string;
+  orgId: string;
+  bucketId: string;
+  concurrency: number;
+  seconds: number;
+  warmupSeconds: number;
+  poolSize: number;
+  tag: string;
+};
+
+const sql = postgres(job.databaseUrl, { max: job.poolSize, onnotice: () => {} });
+const redis = new Redis(job.redisUrl);
+const stores = redisGuardStores(redis, job.prefix);
+const params = gcraParams({ limit: 1_000_000_000, windowMs: 60_000 });
+let n = 0;
+
+async function once() {
+  const id = `${job.tag}-${++n}`;
+  const now = Date.now();
+  await stores.takeAndBegin(`loop:${job.orgId}`, now * 1000, params, { id, owner: id, nowMs: now, leaseMs: 60_000 });
+  const [bucket] = await sql`select * from buckets where id = ${job.bucketId} and org_id = ${job.orgId} limit 1`;
+  if (!bucket) throw new Error("no bucket");
+  await sql.begin(async (tx) => {
+    await tx`set local synchronous_commit = off`;
+    const [ok] = await tx`update org_usage set reserved_storage = reserved_storage + ${1000}, updated_at = now()
+      where org_id = ${job.orgId} and used_storage + reserved_storage + ${1000} <= allocated_storage returning org_id`;
+    if (!ok) throw new Error("quota");
+    await tx`insert into upload_reservations (org_id, bucket_id, key, bytes, content_type, tags, upload_id, expires_at, created_at)
+      values (${job.orgId}, ${job.bucketId}, ${`loop/${id}.jpg`}, ${1000}, 'image/jpeg', ${"{}"}, ${null}, ${new Date(now + 3_900_000)}, ${new Date(now)})`;
+  });
+}
+
+const latencies: number[] = [];
+let cpuAtWarmEnd: NodeJS.CpuUsage | null = null;
+const warmEnd = performance.now() + job.warmupSeconds * 1000;
+const end = warmEnd + job.seconds * 1000;
+await Promise.all(
+  Array.from({ length: job.concurrency }, async () => {
+    for (;;) {
+      const t = performance.now();
+      if (t >= end) return;
+      if (t >= warmEnd && !cpuAtWarmEnd) cpuAtWarmEnd = process.cpuUsage();
+      await once();
+      if (t >= warmEnd) latencies.push(performance.now() - t);
+    }
+  }),
+);
+const s = latencies.sort((a, b) => a - b);
+const at = (p: number) => s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
+const cpu = process.cpuUsage(cpuAtWarmEnd ?? undefined);
+process.stdout.write(JSON.stringify({ requests: s.length, rps: s.length / job.seconds, p50: at(50), p95: at(95), p99: at(99), cpuMs: (cpu.user + cpu.system) / 1000 / s.length }));
+await sql.end({ timeout: 5 });
+redis.disconnect();

@@ -1,0 +1,18 @@
+import type { Db } from "../db/client.ts";
+
+/**
+ * Drizzle builds a query's SQL text anew on every call, and on the hottest reads that
+ * building was the largest part of the route's own CPU (bench/RESULTS.md, get: a quarter of
+ * the server's samples were in drizzle-orm). A prepared query is built once per database
+ * handle and name; transactions are handles of their own, so they build it again (and let
+ * it go with them).
+ */
+const built = new WeakMap<object, Map<string, unknown>>();
+
+export function prepared<T>(db: Db, name: string, build: (db: Db) => T): T {
+  let byName = built.get(db);
+  if (!byName) built.set(db, (byName = new Map()));
+  let query = byName.get(name) as T | undefined;
+  if (query === undefined) byName.set(name, (query = build(db)));
+  return query;
+}
