@@ -101,6 +101,8 @@ function problemWith(tool: AnyTool | null, status: number, text: string): string
   if (!(code in errorCatalogue)) return `unknown error code ${code}`;
   if (errorCatalogue[code as ErrorCode].status !== status) return `code ${code} with status ${status}`;
   if (status >= 500 && !allowed5xx(tool, code)) return `server error ${status} ${code}`;
+  // Bad input must not buy an answer much bigger than itself (details are bounded).
+  if (text.length > 64 * 1024) return `error answer of ${text.length} characters`;
   return leak(text);
 }
 
@@ -168,6 +170,9 @@ function rawCalls(tool: AnyTool): (HttpCall & { headers?: Record<string, string>
       ["deep objects", deepObjectText(10_000), json],
       ["very deep", deepJsonText(100_000), json],
       ["huge array", `{"x":[${"0,".repeat(100_000)}0]}`, json],
+      ["many unknown keys", JSON.stringify(Object.fromEntries(Array.from({ length: 12_000 }, (_, i) => [`unknown${i}`, i]))), json],
+      ["one very long unknown key", JSON.stringify({ ["k".repeat(200_000)]: 1 }), json],
+      ["many bad metadata entries", JSON.stringify({ metadata: Object.fromEntries(Array.from({ length: 10_000 }, (_, i) => [`k${i}`, [i]])) }), json],
       ["invalid utf-8", new Uint8Array([0x7b, 0x22, 0x6b, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0xc0, 0xaf, 0xed, 0xa0, 0x80, 0x22, 0x7d]), json],
       ["bom", `\ufeff${base.body}`, json],
       ["duplicate keys", base.body ? base.body.replace(/^\{/, '{"__proto__":{"polluted":1},') : "{}", json],
