@@ -15,8 +15,26 @@ export function toolAllowed(tool: AnyTool, caller: ToolContext["caller"]): boole
   return tool.scope === "any" || hasScope(caller, tool.scope);
 }
 
+/**
+ * One detail per issue, up to a bound: a body of thousands of bad entries (a metadata object
+ * is a record) would otherwise get an answer several times its own size.
+ */
+const MAX_DETAILS = 50;
+const MAX_LISTED_KEYS = 10;
+function issueMessage(issue: z.core.$ZodIssue): string {
+  // Zod names every unknown key in one message; thousands of them would make it huge.
+  if (issue.code === "unrecognized_keys" && (issue.keys.length > MAX_LISTED_KEYS || issue.keys.some((k) => k.length > 100))) {
+    const listed = issue.keys.slice(0, MAX_LISTED_KEYS).map((k) => JSON.stringify(k.length > 100 ? `${k.slice(0, 100)}…` : k));
+    const more = issue.keys.length - listed.length;
+    return `Unrecognized key${issue.keys.length > 1 ? "s" : ""}: ${listed.join(", ")}${more > 0 ? ` and ${more} more` : ""}`;
+  }
+  return issue.message;
+}
 export function zodDetails(error: z.ZodError): ErrorDetail[] {
-  return error.issues.map((i) => ({ path: i.path.map(String).join("."), message: i.message }));
+  const details = error.issues.slice(0, MAX_DETAILS).map((i) => ({ path: i.path.map(String).join("."), message: issueMessage(i) }));
+  const more = error.issues.length - details.length;
+  if (more > 0) details.push({ path: "", message: `${more} more issues not listed` });
+  return details;
 }
 
 /**

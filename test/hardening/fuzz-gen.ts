@@ -11,8 +11,12 @@ import { inputJsonSchema, type JsonSchema } from "../../tools/json-schema.ts";
 /** Real things of the fixture organization, so some generated inputs hit existing rows. */
 export interface Pools {
   ids: string[];
+  /** Ids by what they name ("bucket", "media", "tag", ...), so an id field mostly gets the right kind. */
+  idsOf: Record<string, string[]>;
   keys: string[];
   names: string[];
+  /** Open multipart uploads. */
+  uploadIds: string[];
 }
 
 // Strings that have broken parsers, routers, SQL builders and key layouts somewhere.
@@ -138,9 +142,30 @@ function keyLike(pools: Pools): fc.Arbitrary<string> {
   );
 }
 
-function uuidLike(pools: Pools): fc.Arbitrary<string> {
+// What an id field names: by its own name, or for a path's {id} by the resource the path starts with.
+const ID_KINDS: Record<string, string> = {
+  bucketId: "bucket",
+  objectId: "media",
+  baseObjectId: "media",
+  tagIds: "tag",
+  categoryIds: "category",
+  parentId: "category",
+  clipId: "clip",
+  clipIds: "clip",
+  itemId: "item",
+};
+const PATH_KINDS: Record<string, string> = { buckets: "bucket", media: "media", objects: "media", tags: "tag", categories: "category", sets: "set", storyboards: "storyboard", "api-keys": "key" };
+
+function idKind(tool: AnyTool, field: string): string | undefined {
+  if (field === "id") return PATH_KINDS[tool.http.path.split("/")[1] ?? ""];
+  return ID_KINDS[field];
+}
+
+function uuidLike(pools: Pools, kind?: string): fc.Arbitrary<string> {
+  const own = kind ? (pools.idsOf[kind] ?? []) : [];
   return fc.oneof(
-    { weight: 3, arbitrary: fc.constantFrom(...(pools.ids.length ? pools.ids : ["00000000-0000-0000-0000-000000000000"])) },
+    { weight: own.length ? 6 : 0, arbitrary: fc.constantFrom(...(own.length ? own : ["00000000-0000-0000-0000-000000000000"])) },
+    { weight: 2, arbitrary: fc.constantFrom(...(pools.ids.length ? pools.ids : ["00000000-0000-0000-0000-000000000000"])) },
     { weight: 1, arbitrary: fc.uuid() },
     { weight: 1, arbitrary: fc.uuid().map((u) => u.toUpperCase()) },
   );
@@ -153,10 +178,15 @@ function boundedInt(min: number | undefined, max: number | undefined): fc.Arbitr
   return fc.oneof({ weight: 4, arbitrary: fc.integer({ min: lo, max: Math.max(lo, hi) }) }, { weight: 1, arbitrary: fc.constantFrom(...edges, 0) });
 }
 
-function stringFor(s: JsonSchema, name: string, pools: Pools): fc.Arbitrary<unknown> {
-  if (s.format === "uuid") return uuidLike(pools);
+function stringFor(s: JsonSchema, name: string, pools: Pools, kindOf?: (field: string) => string | undefined): fc.Arbitrary<unknown> {
+  if (s.format === "uuid") return uuidLike(pools, kindOf?.(name));
   if (s.format === "uri") return fc.oneof(fc.webUrl(), fc.constantFrom("http://localhost/x", "not a url", "ftp://x"));
   if (name === "key") return keyLike(pools);
+  if (name === "uploadId" && pools.uploadIds.length) return fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...pools.uploadIds) }, { weight: 1, arbitrary: fc.string({ minLength: 1, maxLength: 40 }) });
+  if (/^date/i.test(name)) {
+    const date = fc.date({ noInvalidDate: true, min: new Date("1970-01-01"), max: new Date("2100-01-01") });
+    return fc.oneof(date.map((d) => d.toISOString()), date.map((d) => d.toISOString().slice(0, 10)), fc.constantFrom(...NASTY_STRINGS.slice(60)));
+  }
   const minLength = (s.minLength as number | undefined) ?? 0;
   const maxLength = Math.min((s.maxLength as number | undefined) ?? 40, 40);
   if (typeof s.pattern === "string") {
@@ -176,16 +206,16 @@ function stringFor(s: JsonSchema, name: string, pools: Pools): fc.Arbitrary<unkn
 }
 
 /** A value that satisfies (or nearly satisfies, at the edges) a JSON Schema node. */
-export function fromSchema(s: JsonSchema | undefined, pools: Pools, name = ""): fc.Arbitrary<unknown> {
+export function fromSchema(s: JsonSchema | undefined, pools: Pools, name = "", kindOf?: (field: string) => string | undefined): fc.Arbitrary<unknown> {
   if (!s || Object.keys(s).length === 0) return fc.jsonValue({ maxDepth: 2 });
   if (Array.isArray(s.enum)) return fc.constantFrom(...(s.enum as unknown[]));
   if ("const" in s) return fc.constant(s.const);
   const variants = (s.anyOf ?? s.oneOf) as JsonSchema[] | undefined;
-  if (variants) return fc.oneof(...variants.map((v) => fromSchema(v, pools, name)));
+  if (variants) return fc.oneof(...variants.map((v) => fromSchema(v, pools, name, kindOf)));
   const type = Array.isArray(s.type) ? s.type[0] : s.type;
   switch (type) {
     case "string":
-      return stringFor(s, name, pools);
+      return stringFor(s, name, pools, kindOf);
     case "integer":
       return boundedInt(s.minimum as number | undefined, s.maximum as number | undefined);
     case "number":
@@ -197,23 +227,23 @@ export function fromSchema(s: JsonSchema | undefined, pools: Pools, name = ""): 
     case "array": {
       const minLength = (s.minItems as number | undefined) ?? 0;
       const maxLength = Math.max(minLength, Math.min((s.maxItems as number | undefined) ?? 5, 5));
-      return fc.array(fromSchema(s.items, pools, name), { minLength, maxLength });
+      return fc.array(fromSchema(s.items, pools, name, kindOf), { minLength, maxLength });
     }
     case "object":
-      return objectFromSchema(s, pools);
+      return objectFromSchema(s, pools, kindOf);
     default:
       return fc.jsonValue({ maxDepth: 2 });
   }
 }
 
-function objectFromSchema(s: JsonSchema, pools: Pools): fc.Arbitrary<Record<string, unknown>> {
+function objectFromSchema(s: JsonSchema, pools: Pools, kindOf?: (field: string) => string | undefined): fc.Arbitrary<Record<string, unknown>> {
   const props = s.properties ?? {};
   if (Object.keys(props).length === 0 && s.additionalProperties && typeof s.additionalProperties === "object") {
     const names = (s.propertyNames as JsonSchema | undefined) ?? { type: "string" };
     return fc.dictionary(fromSchema(names, pools) as fc.Arbitrary<string>, fromSchema(s.additionalProperties as JsonSchema, pools), { maxKeys: 5 });
   }
   const model: Record<string, fc.Arbitrary<unknown>> = {};
-  for (const [k, v] of Object.entries(props)) model[k] = fromSchema(v, pools, k);
+  for (const [k, v] of Object.entries(props)) model[k] = fromSchema(v, pools, k, kindOf);
   return fc.record(model, { requiredKeys: (s.required ?? []).filter((k) => k in props) }) as fc.Arbitrary<Record<string, unknown>>;
 }
 
@@ -251,7 +281,7 @@ function applyMutation(input: Record<string, unknown>, m: Mutation): unknown {
 export function toolInput(tool: AnyTool, pools: Pools): fc.Arbitrary<unknown> {
   const schema = inputJsonSchema(tool);
   const fields = Object.keys(schema.properties ?? {});
-  const valid = objectFromSchema(schema, pools);
+  const valid = objectFromSchema(schema, pools, (field) => idKind(tool, field));
   const fieldName = fields.length ? fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...fields) }, { weight: 1, arbitrary: fc.constantFrom(...ODD_KEYS) }) : fc.constantFrom(...ODD_KEYS);
   const mutation: fc.Arbitrary<Mutation> = fc.oneof(
     { weight: 6, arbitrary: fc.record({ kind: fc.constant("set" as const), field: fieldName, value: nastyValue }) },

@@ -96,3 +96,18 @@ describe("content types travel as headers to storage", () => {
     expect(ok.status).toBe(200);
   });
 });
+
+describe("validation answers stay small whatever the input", () => {
+  test("thousands of bad entries or unknown keys give a bounded list of details", async () => {
+    const bucket = await newBucket(org);
+    const object = await insertObject(server, org, bucket.id);
+    const many = await org.admin.put(`/api/media/${object.id}/metadata`, { metadata: Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`k${i}`, [i]])) });
+    expect(many.status).toBe(400);
+    expect(many.body.error.details).toHaveLength(51);
+    expect(many.body.error.details[50]).toEqual({ path: "", message: "250 more issues not listed" });
+    const unknown = await org.admin.post("/api/buckets", { name: "ok", ...Object.fromEntries(Array.from({ length: 200 }, (_, i) => [`u${i}`, 1])), ["x".repeat(1000)]: 1 });
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.error.details).toEqual([{ path: "", message: expect.stringMatching(/^Unrecognized keys: "u0", .* and 191 more$/) }]);
+    expect(JSON.stringify(unknown.body).length).toBeLessThan(1000);
+  });
+});

@@ -28,6 +28,8 @@ const MCP_RUNS = 4;
 let server: TestServer;
 let org: TestOrg;
 let pools: Pools;
+let readKey: string;
+let bucketKey: string;
 /** One schema-valid input per tool, the base the fixed nasty cases mutate. */
 const samples = new Map<string, Record<string, unknown>>();
 
@@ -44,12 +46,16 @@ beforeAll(async () => {
   const item = (await org.admin.post(`/api/sets/${set.id}/items`, { objectId: doc.id, aspectRatio: "1:1", width: 10, height: 10, role: "x" })).body;
   const board = (await org.admin.post("/api/storyboards", { name: "fuzz board", bucketId: bucket.id })).body;
   const clip = (await org.admin.post(`/api/storyboards/${board.id}/clips`, { objectId: image.id })).body;
-  // A key the fuzzer may delete or rotate; the admin key it acts with is never in the pool.
+  const multipart = (await org.admin.post("/api/presign/create-multipart", { bucketId: bucket.id, key: "multi/big.bin" })).body;
+    // A key the fuzzer may delete or rotate; the admin key it acts with is never in the pool.
   const sacrificial = await org.keyClient(["read"]);
+  readKey = (await org.keyClient(["read"])).secret;
+  bucketKey = (await org.keyClient(["read", "write", "delete"], { bucketId: bucket.id })).secret;
   const ids = [bucket.id, spare.id, image.id, doc.id, tag.id, category.id, set.id, item.id, board.id, clip.id, sacrificial.keyId].filter((v): v is string => typeof v === "string");
   expect(ids).toHaveLength(11);
-  pools = { ids, keys: ["photos/cat.png", "docs/a b/ü.txt", "new/one.png"], names: ["fuzz", "fuzz tag", "fuzz set", "pro", "free", "business"] };
-  for (const tool of registry) samples.set(tool.name, fc.sample(toolInput(tool, pools), { seed: SEED, numRuns: 50 }).find(isValidShape(tool)) ?? {});
+  const idsOf = { bucket: [bucket.id, spare.id], media: [image.id, doc.id], tag: [tag.id], category: [category.id], set: [set.id], item: [item.id], storyboard: [board.id], clip: [clip.id], key: [sacrificial.keyId] };
+  pools = { ids, idsOf, keys: ["photos/cat.png", "docs/a b/ü.txt", "new/one.png", "multi/big.bin"], uploadIds: [multipart.uploadId], names: ["fuzz", "fuzz tag", "fuzz set", "pro", "free", "business"] };
+  for (const tool of registry) samples.set(tool.name, fc.sample(toolInput(tool, pools), { seed: SEED, numRuns: 300 }).find(isValidShape(tool)) ?? {});
 }, 60_000);
 afterAll(() => server?.stop());
 
@@ -101,6 +107,8 @@ function problemWith(tool: AnyTool | null, status: number, text: string): string
   if (!(code in errorCatalogue)) return `unknown error code ${code}`;
   if (errorCatalogue[code as ErrorCode].status !== status) return `code ${code} with status ${status}`;
   if (status >= 500 && !allowed5xx(tool, code)) return `server error ${status} ${code}`;
+  // Bad input must not buy an answer much bigger than itself (details are bounded).
+  if (text.length > 64 * 1024) return `error answer of ${text.length} characters`;
   return leak(text);
 }
 
@@ -109,7 +117,8 @@ interface Sent {
   text: string;
 }
 
-async function send(call: HttpCall & { headers?: Record<string, string>; raw?: BodyInit }, token: string | null = org.adminKey.secret): Promise<Sent> {
+async function send(call: HttpCall & { headers?: Record<string, string>; raw?: BodyInit }, token: string | null | undefined = org.adminKey.secret): Promise<Sent> {
+  if (token === undefined) token = org.adminKey.secret;
   const headers: Record<string, string> = { ...(token ? { authorization: `Bearer ${token}` } : {}) };
   if (call.body !== undefined) headers["content-type"] = "application/json";
   Object.assign(headers, call.headers);
@@ -121,7 +130,8 @@ const clip = (s: string | undefined, n = 300) => (s === undefined ? "" : s.lengt
 const describeCall = (c: HttpCall & { raw?: unknown }) => `${c.method} ${clip(c.path, 200)} ${c.raw !== undefined ? "<raw body>" : clip(c.body)}`;
 
 /** Sends the calls a few at a time and returns every problem found, each with the request. */
-async function probe(tool: AnyTool | null, calls: (HttpCall & { headers?: Record<string, string>; raw?: BodyInit; label?: string })[], concurrency = 4): Promise<string[]> {
+type Probe = HttpCall & { headers?: Record<string, string>; raw?: BodyInit; label?: string; token?: string | null };
+async function probe(tool: AnyTool | null, calls: Probe[], concurrency = 4): Promise<string[]> {
   const problems: string[] = [];
   let next = 0;
   const worker = async () => {
@@ -130,7 +140,8 @@ async function probe(tool: AnyTool | null, calls: (HttpCall & { headers?: Record
       let problem: string | null;
       let res: Sent | undefined;
       try {
-        res = await send(call);
+        res = await send(call, call.token);
+        if (tool) tally(tool.name, res.status);
         problem = problemWith(tool, res.status, res.text);
       } catch (err) {
         problem = `request failed: ${String(err)}`;
@@ -142,6 +153,19 @@ async function probe(tool: AnyTool | null, calls: (HttpCall & { headers?: Record
   return problems;
 }
 
+// FUZZ_STATS=1 prints, per tool, how many answers had each status: a check that generated
+// inputs still reach handlers (2xx, 404, 409) rather than all stopping at validation.
+const stats = new Map<string, Map<number, number>>();
+function tally(tool: string, status: number) {
+  const m = stats.get(tool) ?? new Map<number, number>();
+  m.set(status, (m.get(status) ?? 0) + 1);
+  stats.set(tool, m);
+}
+afterAll(() => {
+  if (process.env.FUZZ_STATS !== "1") return;
+  for (const [tool, m] of stats) console.log(tool.padEnd(28), [...m].sort((a, b) => a[0] - b[0]).map(([s, n]) => `${s}:${n}`).join(" "));
+});
+
 function report(what: string, problems: string[]) {
   if (problems.length) {
     const shown = problems.slice(0, 8).join("\n  ");
@@ -150,11 +174,11 @@ function report(what: string, problems: string[]) {
 }
 
 /** Raw requests a tool's route must also survive: broken bodies, broken query strings, broken path parameters. */
-function rawCalls(tool: AnyTool): (HttpCall & { headers?: Record<string, string>; raw?: BodyInit; label: string })[] {
+function rawCalls(tool: AnyTool): Probe[] {
   const sample = samples.get(tool.name) ?? {};
   const base = toHttpCall(tool, sample);
   const path = base.path.split("?")[0]!;
-  const calls: (HttpCall & { headers?: Record<string, string>; raw?: BodyInit; label: string })[] = [];
+  const calls: Probe[] = [];
   if (inputLocation(tool) === "body") {
     const json = { "content-type": "application/json" };
     const bodies: [string, BodyInit, Record<string, string>][] = [
@@ -168,6 +192,9 @@ function rawCalls(tool: AnyTool): (HttpCall & { headers?: Record<string, string>
       ["deep objects", deepObjectText(10_000), json],
       ["very deep", deepJsonText(100_000), json],
       ["huge array", `{"x":[${"0,".repeat(100_000)}0]}`, json],
+      ["many unknown keys", JSON.stringify(Object.fromEntries(Array.from({ length: 12_000 }, (_, i) => [`unknown${i}`, i]))), json],
+      ["one very long unknown key", JSON.stringify({ ["k".repeat(200_000)]: 1 }), json],
+      ["many bad metadata entries", JSON.stringify({ metadata: Object.fromEntries(Array.from({ length: 10_000 }, (_, i) => [`k${i}`, [i]])) }), json],
       ["invalid utf-8", new Uint8Array([0x7b, 0x22, 0x6b, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0xc0, 0xaf, 0xed, 0xa0, 0x80, 0x22, 0x7d]), json],
       ["bom", `\ufeff${base.body}`, json],
       ["duplicate keys", base.body ? base.body.replace(/^\{/, '{"__proto__":{"polluted":1},') : "{}", json],
@@ -180,6 +207,9 @@ function rawCalls(tool: AnyTool): (HttpCall & { headers?: Record<string, string>
       ["odd content type", base.body ?? "{}", { "content-type": "application/json; charset=klingon" }],
     ];
     for (const [label, raw, headers] of bodies) calls.push({ method: tool.http.method, path, raw, headers, label: `[${label}] ` });
+    for (const key of ["", " ", "x".repeat(300), "x".repeat(8000), "../..", "a b", "%00", "\u00e9", "key,other", "0"]) {
+      calls.push({ method: tool.http.method, path, body: base.body ?? "{}", headers: { "idempotency-key": key }, label: `[idempotency-key ${JSON.stringify(key.slice(0, 10))}] ` });
+    }
   } else {
     for (const q of ["%", "%zz=1", "limit=%00", "limit=1e999", "limit=--1", "offset=99999999999999999999999", "limit=1&limit=2&limit=x", "limit[]=1", "=", "&&&", "a=1&".repeat(5000), "ключ=значение", "__proto__[x]=1", "constructor=1", "limit=0x10", "limit=%205%20", "limit=Infinity", "q=%C0%AF", "q=%ED%A0%80", `q=${"x".repeat(20_000)}`]) {
       calls.push({ method: tool.http.method, path: `${path}?${q}`, label: "[query] " });
@@ -201,7 +231,12 @@ describe("fuzz: every registry tool over REST", () => {
   test.each(ordered.map((t, i) => [t.name, t, i] as const))("%s", async (_name, tool, index) => {
     const random = fc.sample(toolInput(tool, pools), { seed: SEED + index, numRuns: RUNS }).map((input) => ({ ...toHttpCall(tool, input), label: "[random] " }));
     const fixed = nastyInputs(tool, samples.get(tool.name) ?? {}).map((input) => ({ ...toHttpCall(tool, input), label: "[nasty] " }));
-    report(tool.name, await probe(tool, [...random, ...fixed, ...rawCalls(tool)]));
+    // Narrower credentials take other paths (scope refusals, bucket restrictions).
+    const narrow = fc.sample(toolInput(tool, pools), { seed: SEED + 20_000 + index, numRuns: 6 }).flatMap((input, i) => {
+      const [label, token] = i % 2 ? ["[read key] ", readKey] : ["[bucket key] ", bucketKey];
+      return [{ ...toHttpCall(tool, input), label, token }];
+    });
+    report(tool.name, await probe(tool, [...random, ...fixed, ...narrow, ...rawCalls(tool)]));
   });
 });
 
@@ -367,6 +402,37 @@ describe("fuzz: routes that are not tools", () => {
     const res = await post(big, await signatureFor(big));
     if (problemWith(null, res.status, res.text) || res.status !== 413) problems.push(`oversized: ${res.status} ${clip(res.text)}`);
     report("webhook", problems);
+  });
+
+  test("garbage credentials are 401 with the envelope, on REST and /mcp", async () => {
+    const none = `${btoa(JSON.stringify({ alg: "none", typ: "JWT" }))}.${btoa(JSON.stringify({ sub: "x", org_id: "y" }))}.`;
+    const headers = [
+      "",
+      "Bearer",
+      "Bearer ",
+      "Bearer x",
+      "bearer  x  y",
+      "Basic dXNlcjpwYXNz",
+      `Bearer ${"x".repeat(8000)}`,
+      `Bearer ${none}`,
+      "Bearer a.b.c",
+      "Bearer eyJhbGciOiJIUzI1NiJ9.e30.AAAA",
+      `Bearer ${org.adminKey.secret}x`,
+      `Bearer ${org.adminKey.secret.slice(0, -1)}`,
+      `Bearer ${org.adminKey.id}`,
+      "Bearer %00",
+      "Bearer \u00ff\u00fe",
+    ];
+    const calls: Probe[] = [];
+    for (const authorization of headers) {
+      calls.push({ method: "GET", path: "/api/buckets", headers: { authorization }, token: null, label: `[auth ${JSON.stringify(authorization.slice(0, 20))}] ` });
+      calls.push({ method: "POST", path: "/mcp", body: '{"jsonrpc":"2.0","id":1,"method":"tools/list"}', headers: { authorization, accept: "application/json, text/event-stream" }, token: null, label: "[mcp auth] " });
+    }
+    report("credentials", await probe(null, calls));
+    for (const authorization of headers) {
+      const res = await send({ method: "GET", path: "/api/me", headers: { authorization } }, null);
+      expect({ authorization: authorization.slice(0, 30), status: res.status }).toEqual({ authorization: authorization.slice(0, 30), status: 401 });
+    }
   });
 
   test("OpenAPI, docs and unknown routes with odd query strings and methods", async () => {
