@@ -33,7 +33,10 @@ async function derivativeObjects(objectId: string): Promise<string[]> {
   return (out.Contents ?? []).map((o) => o.Key!);
 }
 
-describe.skipIf(!testEnv.redisUrl || !testEnv.databaseUrl)("worker killed after producing, before completing", () => {
+const skip = !testEnv.redisUrl || !testEnv.databaseUrl;
+const why = skip ? " (skipped: worker processes need the run's PostgreSQL and Redis)" : "";
+
+describe.skipIf(skip)(`worker killed after producing, before completing${why}`, () => {
   beforeAll(async () => {
     server = await startServer({ env: { WORKER_INLINE: "false", REDIS_PREFIX: prefix, ...LOCK } });
     org = await newOrg(server);
