@@ -40,6 +40,10 @@ export class BullQueue implements JobQueue {
         removeOnFail: KEEP_FAILED,
       },
     });
+    // While Redis is away every reconnection attempt is an "error" event; unheard, each one
+    // printed a stack trace to stderr. The outage is logged once by app/redis.ts, and the
+    // outbox logs the dispatches it has to retry.
+    this.queue.on("error", () => {});
   }
 
   async add(job: QueuedJob): Promise<void> {
