@@ -77,17 +77,21 @@ export function startBullWorker(
   const connection = connect(config.redisUrl);
   const thrownByRun = new WeakSet<Error>();
   const toQueued = (job: Job): QueuedJob => ({ id: job.id!, name: job.name as JobName, data: job.data });
+  let inHand = 0;
 
   const worker = new Worker(
     QUEUE_NAME,
     async (job) => {
       const handler = processors[job.name as JobName];
       if (!handler) throw new UnrecoverableError(`no processor for ${job.name}`);
+      inHand++;
       try {
         await handler.run(toQueued(job), { attempt: job.attemptsMade + 1, attempts: job.opts.attempts ?? 1 });
       } catch (err) {
         if (err instanceof Error) thrownByRun.add(err);
         throw err;
+      } finally {
+        inHand--;
       }
     },
     {
@@ -119,7 +123,9 @@ export function startBullWorker(
     close: async () => {
       // Finishes the job in hand. Without Redis nothing can be finished (and BullMQ's close
       // would wait for it forever), so then it only lets go.
-      const waitMs = connection.status === "ready" ? CLOSE_WAIT_MS : 0;
+      // With nothing in hand there is nothing to finish: after a Redis restart BullMQ's close can
+      // wait on its blocking connection, and a shutdown must not hang on that.
+      const waitMs = connection.status !== "ready" ? 0 : inHand > 0 ? CLOSE_WAIT_MS : IDLE_CLOSE_WAIT_MS;
       if (!(await settleWithin(worker.close(), waitMs))) void worker.close(true).catch(() => {});
       connection.disconnect();
     },
@@ -128,6 +134,7 @@ export function startBullWorker(
 
 /** A job in hand may run this long into a shutdown; BullMQ's own close waits forever for a lost Redis. */
 const CLOSE_WAIT_MS = 30_000;
+const IDLE_CLOSE_WAIT_MS = 2_000;
 
 /** True when `p` settled within `ms`. */
 async function settleWithin(p: Promise<unknown>, ms: number): Promise<boolean> {
