@@ -46,7 +46,7 @@ async function once() {
       )
       insert into upload_reservations (org_id, bucket_id, key, bytes, content_type, tags, expires_at, created_at)
       select reserved.org_id, ${job.bucketId}, ${`loop/${id}.jpg`}, ${1000}, ${"image/jpeg"},
-        array(select jsonb_array_elements_text(${"[]"}::jsonb)),
+        array(select jsonb_array_elements_text(${"[]"}::text::jsonb)),
         ${new Date(now + 3_900_000).toISOString()}::timestamptz, ${new Date(now).toISOString()}::timestamptz
       from reserved, durability
       returning id`;

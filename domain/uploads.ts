@@ -146,7 +146,7 @@ async function reserveSingleShot(
       )
       insert into upload_reservations (org_id, bucket_id, key, bytes, content_type, tags, expires_at, created_at)
       select reserved.org_id, ${r.bucketId}, ${r.key}, ${bytes}, ${r.contentType},
-        array(select jsonb_array_elements_text(${JSON.stringify(r.tags)}::jsonb)),
+        array(select jsonb_array_elements_text(${JSON.stringify(r.tags)}::text::jsonb)),
         ${new Date(r.now.getTime() + r.lifetimeMs).toISOString()}::timestamptz, ${r.now.toISOString()}::timestamptz
       from reserved, durability
       returning id`),
