@@ -2,9 +2,9 @@
  * The floor of bench/presign.ts, in its own process: what POST /api/presign/upload must do
  * against the database and Redis, from a bare loop with no HTTP, no validation, no signing.
  * `concurrency` loops, each: the guards' one Redis round trip (the rate limit script that
- * also claims the Idempotency-Key), the bucket check, and the reservation transaction (the
- * quota UPDATE on the organization's usage row and the INSERT of the reservation), with the
- * app's pool size. Input: BENCH_LOOP (JSON). Output: one JSON line (LoadResult).
+ * also claims the Idempotency-Key), the bucket check, and the reservation statement (the
+ * quota UPDATE on the organization's usage row and the INSERT of the reservation, as
+ * domain/uploads.ts sends it), with the app's pool size; postgres.js prepares them. Input: BENCH_LOOP (JSON). Output: one JSON line (LoadResult).
  */
 import Redis from "ioredis";
 import postgres from "postgres";
@@ -36,14 +36,21 @@ async function once() {
   await stores.takeAndBegin(`loop:${job.orgId}`, now * 1000, params, { id, owner: id, nowMs: now, leaseMs: 60_000 });
   const [bucket] = await sql`select * from buckets where id = ${job.bucketId} and org_id = ${job.orgId} limit 1`;
   if (!bucket) throw new Error("no bucket");
-  await sql.begin(async (tx) => {
-    await tx`set local synchronous_commit = off`;
-    const [ok] = await tx`update org_usage set reserved_storage = reserved_storage + ${1000}, updated_at = now()
-      where org_id = ${job.orgId} and used_storage + reserved_storage + ${1000} <= allocated_storage returning org_id`;
-    if (!ok) throw new Error("quota");
-    await tx`insert into upload_reservations (org_id, bucket_id, key, bytes, content_type, tags, upload_id, expires_at, created_at)
-      values (${job.orgId}, ${job.bucketId}, ${`loop/${id}.jpg`}, ${1000}, 'image/jpeg', ${"{}"}, ${null}, ${new Date(now + 3_900_000)}, ${new Date(now)})`;
-  });
+  // The statement domain/uploads.ts reserveSingleShot sends.
+  const [reserved] = await sql`
+      with durability as (select set_config('synchronous_commit', 'off', true)),
+      reserved as (
+        update org_usage set reserved_storage = reserved_storage + ${1000}, updated_at = now()
+        where org_id = ${job.orgId} and used_storage + reserved_storage + ${1000} <= allocated_storage
+        returning org_id
+      )
+      insert into upload_reservations (org_id, bucket_id, key, bytes, content_type, tags, expires_at, created_at)
+      select reserved.org_id, ${job.bucketId}, ${`loop/${id}.jpg`}, ${1000}, ${"image/jpeg"},
+        array(select jsonb_array_elements_text(${"[]"}::text::jsonb)),
+        ${new Date(now + 3_900_000).toISOString()}::timestamptz, ${new Date(now).toISOString()}::timestamptz
+      from reserved, durability
+      returning id`;
+  if (!reserved) throw new Error("quota");
 }
 
 const latencies: number[] = [];

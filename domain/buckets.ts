@@ -1,8 +1,9 @@
-import { and, count, desc, eq, isNull, type SQL } from "drizzle-orm";
+import { and, count, desc, eq, isNull, type SQL, sql } from "drizzle-orm";
 import { buckets, mediaObjects, uploadReservations } from "../db/schema/index.ts";
 import { assertBucketAllowed, type Caller } from "./caller.ts";
 import type { Deps } from "./deps.ts";
 import { errors } from "./errors.ts";
+import { prepared } from "./prepared.ts";
 import { enqueueJob } from "./jobs.ts";
 import { type Page, page } from "./pagination.ts";
 import { objectPath } from "./storage-keys.ts";
@@ -28,11 +29,15 @@ function visibleTo(caller: Caller): SQL {
  * elsewhere), and the caller's key may use it (403). Every presign and media path starts here.
  */
 export async function resolveBucket(deps: Deps, caller: Caller, bucketId: string): Promise<BucketRow> {
-  const [bucket] = await deps.db
-    .select()
-    .from(buckets)
-    .where(and(eq(buckets.id, bucketId), eq(buckets.orgId, caller.orgId)))
-    .limit(1);
+  // Prepared (see prepared.ts): every presign and bucket-scoped call starts here.
+  const [bucket] = await prepared(deps.db, "bucket", (db) =>
+    db
+      .select()
+      .from(buckets)
+      .where(and(eq(buckets.id, sql.placeholder("id")), eq(buckets.orgId, sql.placeholder("orgId"))))
+      .limit(1)
+      .prepare("bucket"),
+  ).execute({ id: bucketId, orgId: caller.orgId });
   if (!bucket) throw errors.notFound("Bucket");
   assertBucketAllowed(caller, bucket.id);
   return bucket;

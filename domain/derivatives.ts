@@ -5,7 +5,7 @@ import type { Caller } from "./caller.ts";
 import type { Deps } from "./deps.ts";
 import { AppError } from "./errors.ts";
 import { resolveLiveObject } from "./object-refs.ts";
-import { prepared } from "./prepared.ts";
+import { anyId, prepared } from "./prepared.ts";
 import type { MediaKind } from "./media-kind.ts";
 import type { MediaRow } from "./media-view.ts";
 import { derivativePrefix } from "./storage-keys.ts";
@@ -61,17 +61,15 @@ function summary(row: DerivativeRow): ThumbnailSummary {
  */
 export async function workerFactsOf(db: Db, objectIds: string[]): Promise<Map<string, { thumbnail: ThumbnailSummary | null; info: Record<string, unknown> }>> {
   if (objectIds.length === 0) return new Map();
-  const query = (d: Db, ids: (string | ReturnType<typeof sql.placeholder>)[]) =>
+  // Prepared, the ids as one parameter (see prepared.ts): every media view comes through here.
+  const rows = await prepared(db, "worker_facts", (d) =>
     d
       .select({ id: mediaObjects.id, info: mediaObjects.info, d: derivatives })
       .from(mediaObjects)
       .leftJoin(derivatives, and(eq(derivatives.objectId, mediaObjects.id), eq(derivatives.variant, THUMBNAIL)))
-      .where(inArray(mediaObjects.id, ids));
-  // One object (the media view of GET /media/{id}) is the hot case: its query is prepared.
-  const rows =
-    objectIds.length === 1
-      ? await prepared(db, "worker_facts", (d) => query(d, [sql.placeholder("id")]).prepare("worker_facts")).execute({ id: objectIds[0] })
-      : await query(db, objectIds);
+      .where(anyId(mediaObjects.id))
+      .prepare("worker_facts"),
+  ).execute({ ids: objectIds.join(",") });
   return new Map(rows.map((r) => [r.id, { thumbnail: r.d ? summary(r.d) : null, info: r.info }]));
 }
 

@@ -1,3 +1,5 @@
+import { type SQL, sql } from "drizzle-orm";
+import type { AnyPgColumn } from "drizzle-orm/pg-core";
 import type { Db } from "../db/client.ts";
 
 /**
@@ -15,4 +17,12 @@ export function prepared<T>(db: Db, name: string, build: (db: Db) => T): T {
   let query = byName.get(name) as T | undefined;
   if (query === undefined) byName.set(name, (query = build(db)));
   return query;
+}
+
+/**
+ * `column` is one of the ids in the placeholder `ids` (comma-separated): one parameter for
+ * any number of ids, so a prepared query fits every call; the same on postgres.js and PGlite.
+ */
+export function anyId(column: AnyPgColumn): SQL {
+  return sql`${column} = any(string_to_array(${sql.placeholder("ids")}, ',')::uuid[])`;
 }

@@ -1,4 +1,5 @@
 import { and, desc, eq, inArray, isNull, lte, sql } from "drizzle-orm";
+import { rowsOf } from "../db/client.ts";
 import { mediaObjects, uploadReservations } from "../db/schema/index.ts";
 import { resolveBucket } from "./buckets.ts";
 import type { Caller } from "./caller.ts";
@@ -13,7 +14,7 @@ import { objectPath } from "./storage-keys.ts";
 import { applyAutoCapacity } from "./billing.ts";
 import { touchSearch } from "./search.ts";
 import { ensureTagsByName, replaceObjectTags } from "./tags.ts";
-import { addStored, releaseReservation, reserveStorage, type UsageCounters } from "./usage.ts";
+import { addStored, quotaExceeded, releaseReservation, reserveStorage, type UsageCounters } from "./usage.ts";
 import { recordUsageEvent } from "./usage-events.ts";
 
 /** A single-shot reservation outlives its URL by this much: a slow PUT may start at the last second. */
@@ -53,17 +54,7 @@ export async function presignUpload(
   const tags = input.tags ?? [];
   const expiresIn = deps.config.uploadUrlExpiresIn;
   const now = deps.clock.now();
-  await deps.db.transaction(async (tx) => {
-    // The quota UPDATE locks the organization's usage row until commit, so without this every
-    // presign of an organization waits for the previous one's WAL flush (bench/RESULTS.md,
-    // presign: ~250/s and a p99 of 100+ ms on a shared disk). A single-shot reservation is soft
-    // state: if PostgreSQL itself crashed in the few hundred ms before the WAL writer flushed it,
-    // the cost is an unreserved quota hold and the declared tags, not an inconsistency (confirm
-    // measures the object and tolerates a missing reservation). Multipart keeps the flush: its
-    // reservation is how later calls find the upload.
-    await tx.execute(sql`set local synchronous_commit = off`);
-    await reserveUpload(tx, caller.orgId, { bucketId: bucket.id, key: input.key, size: input.size, contentType, tags, now, lifetimeMs: expiresIn * 1000 + SINGLE_SHOT_GRACE_MS });
-  });
+  await reserveSingleShot(deps.db, caller.orgId, { bucketId: bucket.id, key: input.key, size: input.size, contentType, tags, now, lifetimeMs: expiresIn * 1000 + SINGLE_SHOT_GRACE_MS });
   const signed = deps.storage.presignPut(objectPath(bucket.id, input.key), {
     contentType,
     expiresIn,
@@ -125,6 +116,42 @@ async function reserveUpload(
     createdAt: r.now,
   });
   return uploadId;
+}
+
+/**
+ * reserveUpload for a single-shot upload, as one statement: the quota UPDATE locks the
+ * organization's usage row until commit, so every presign of an organization waits for the
+ * one before it; one statement holds that lock for one round trip instead of four (BEGIN,
+ * UPDATE, INSERT, COMMIT), and the commit does not wait for the WAL flush (bench/RESULTS.md,
+ * presign: with the flush, an organization's presigns were capped at ~250/s with a p99 over
+ * 100 ms on a shared disk). That is safe because a single-shot reservation is soft state: if
+ * PostgreSQL itself crashed in the fraction of a second before the WAL writer flushed it, what
+ * is lost is a quota hold and the declared tags, not consistency (confirm measures the object
+ * and does without a reservation). Multipart keeps reserveUpload: its reservation is how later
+ * calls find the upload.
+ */
+async function reserveSingleShot(
+  db: Deps["db"],
+  orgId: string,
+  r: { bucketId: string; key: string; size: number | undefined; contentType: string; tags: string[]; now: Date; lifetimeMs: number },
+): Promise<void> {
+  const bytes = r.size ?? 0;
+  const rows = rowsOf(
+    await db.execute(sql`
+      with durability as (select set_config('synchronous_commit', 'off', true)),
+      reserved as (
+        update org_usage set reserved_storage = reserved_storage + ${bytes}, updated_at = now()
+        where org_id = ${orgId} and used_storage + reserved_storage + ${bytes} <= allocated_storage
+        returning org_id
+      )
+      insert into upload_reservations (org_id, bucket_id, key, bytes, content_type, tags, expires_at, created_at)
+      select reserved.org_id, ${r.bucketId}, ${r.key}, ${bytes}, ${r.contentType},
+        array(select jsonb_array_elements_text(${JSON.stringify(r.tags)}::text::jsonb)),
+        ${new Date(r.now.getTime() + r.lifetimeMs).toISOString()}::timestamptz, ${r.now.toISOString()}::timestamptz
+      from reserved, durability
+      returning id`),
+  );
+  if (rows.length === 0) throw await quotaExceeded(db, orgId, bytes);
 }
 
 async function findMultipart(deps: Deps, caller: Caller, input: UploadTarget & { uploadId: string }) {

@@ -52,8 +52,13 @@ export async function reserveStorage(tx: Db, orgId: string, bytes: number): Prom
     .where(and(eq(orgUsage.orgId, orgId), sql`${orgUsage.usedStorage} + ${orgUsage.reservedStorage} + ${bytes} <= ${orgUsage.allocatedStorage}`))
     .returning({ orgId: orgUsage.orgId });
   if (ok) return;
-  const [u] = await tx.select().from(orgUsage).where(eq(orgUsage.orgId, orgId));
-  throw new AppError("quota_exceeded", "This upload would exceed the organization's allocated storage", {
+  throw await quotaExceeded(tx, orgId, bytes);
+}
+
+/** The 403 for a refused reservation, with the counters as they are now. */
+export async function quotaExceeded(db: Db, orgId: string, bytes: number): Promise<AppError> {
+  const [u] = await db.select().from(orgUsage).where(eq(orgUsage.orgId, orgId));
+  return new AppError("quota_exceeded", "This upload would exceed the organization's allocated storage", {
     requested: bytes,
     usedStorage: u?.usedStorage ?? 0,
     reservedStorage: u?.reservedStorage ?? 0,
