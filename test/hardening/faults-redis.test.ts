@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { derivativePrefix } from "../../domain/storage-keys.ts";
 import type { S3Storage } from "../../storage/s3.ts";
 import type { BullQueue } from "../../worker/bullmq-queue.ts";
-import { processorsFor } from "../../worker/processors.ts";
+import { aroundGenerate } from "../support/around-generate.ts";
 import { eventually } from "../support/eventually.ts";
 import { type PrivateRedis, privateRedis, redisServerPath } from "../support/faults.ts";
 import { png } from "../support/media-files.ts";
@@ -44,25 +44,15 @@ describe.skipIf(!redisServerPath)("Redis stopped and started again under backgro
         WORKER_STALLED_INTERVAL_MS: "500",
         WORKER_BACKOFF_MS: "100",
       },
-      processors: (deps) => {
-        const real = processorsFor(deps);
-        const generate = real["derivatives.generate"]!;
-        return {
-          ...real,
-          "derivatives.generate": {
-            ...generate,
-            run: async (job, run) => {
-              const held = hold;
-              if (held) {
-                hold = null;
-                held.started((job.data as { objectId: string }).objectId);
-                await held.release;
-              }
-              await generate.run(job, run);
-            },
-          },
-        };
-      },
+      processors: aroundGenerate(async (objectId, work) => {
+        const held = hold;
+        if (held) {
+          hold = null;
+          held.started(objectId);
+          await held.release;
+        }
+        await work();
+      }),
     });
     expect(server.services.backends).toMatchObject({ queue: "bullmq", jobs: "here", guards: "redis" });
     org = await newOrg(server);

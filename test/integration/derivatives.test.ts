@@ -10,10 +10,9 @@ import type { Deps } from "../../domain/deps.ts";
 import { derivativeKey, recordRendered } from "../../domain/derivatives.ts";
 import { liveObject } from "../../domain/derivatives.ts";
 import type { LogFields } from "../../domain/ports/log.ts";
-import type { Processors } from "../../domain/ports/queue.ts";
 import type { BullQueue } from "../../worker/bullmq-queue.ts";
 import { generateDerivatives } from "../../worker/derivatives/generate.ts";
-import { processorsFor } from "../../worker/processors.ts";
+import { aroundGenerate } from "../support/around-generate.ts";
 import { eventually } from "../support/eventually.ts";
 import { dimensions, mp3, mp4, orientedJpeg, pdf, png, wav } from "../support/media-files.ts";
 import { newOrg, startServer, type TestOrg, type TestServer } from "../support/server.ts";
@@ -32,11 +31,10 @@ function closeGate() {
   gate = { promise, open: () => (open(), (gate = null)) };
   return gate;
 }
-const gated = (deps: Deps): Processors => {
-  const real = processorsFor(deps);
-  const generate = real["derivatives.generate"]!;
-  return { ...real, "derivatives.generate": { ...generate, run: async (job, run) => (await gate?.promise, generate.run(job, run)) } };
-};
+const gated = aroundGenerate(async (_objectId, work) => {
+  await gate?.promise;
+  await work();
+});
 
 beforeAll(async () => {
   server = await startServer({ env: { WORKER_BACKOFF_MS: "50" }, processors: gated });

@@ -5,8 +5,7 @@ import { join } from "node:path";
 import { inArray, sql } from "drizzle-orm";
 import { jobOutbox } from "../../db/schema/index.ts";
 import type { Deps } from "../../domain/deps.ts";
-import type { Processors } from "../../domain/ports/queue.ts";
-import { processorsFor } from "../../worker/processors.ts";
+import { aroundGenerate } from "../support/around-generate.ts";
 import { eventually } from "../support/eventually.ts";
 import { Api } from "../support/http.ts";
 import { png } from "../support/media-files.ts";
@@ -41,21 +40,11 @@ describe("in-process queue", () => {
     let release!: () => void;
     const inHand = new Promise<void>((r) => (release = r));
     const started: string[] = [];
-    const holding = (deps: Deps): Processors => {
-      const real = processorsFor(deps);
-      const generate = real["derivatives.generate"]!;
-      return {
-        ...real,
-        "derivatives.generate": {
-          ...generate,
-          run: async (job, run) => {
-            started.push((job.data as { objectId: string }).objectId);
-            await inHand;
-            await generate.run(job, run);
-          },
-        },
-      };
-    };
+    const holding = aroundGenerate(async (objectId, work) => {
+      started.push(objectId);
+      await inHand;
+      await work();
+    });
     const first = await startServer({ embedded: true, dataDir, env: { WORKER_CONCURRENCY: "1" }, processors: holding });
     const org = await newOrg(first);
     const bucket = (await org.admin.post("/api/buckets", { name: "b" })).body;

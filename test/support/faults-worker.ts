@@ -5,25 +5,14 @@
  */
 import { loadConfig } from "../../app/config.ts";
 import { createServices } from "../../app/services.ts";
-import type { Processors } from "../../domain/ports/queue.ts";
-import { processorsFor } from "../../worker/processors.ts";
+import { aroundGenerate } from "./around-generate.ts";
 
 await createServices(loadConfig(), {
   role: "worker",
-  processors: (deps): Processors => {
-    const real = processorsFor(deps);
-    const generate = real["derivatives.generate"]!;
-    return {
-      ...real,
-      "derivatives.generate": {
-        ...generate,
-        run: async (job, run) => {
-          await generate.run(job, run);
-          process.stdout.write(`generated ${(job.data as { objectId: string }).objectId}\n`);
-          await new Promise(() => {});
-        },
-      },
-    };
-  },
+  processors: aroundGenerate(async (objectId, work) => {
+    await work();
+    process.stdout.write(`generated ${objectId}\n`);
+    await new Promise(() => {});
+  }),
 });
 process.stdout.write("ready worker\n");

@@ -5,9 +5,8 @@
  */
 import { loadConfig } from "../../app/config.ts";
 import { createServices, type Role } from "../../app/services.ts";
-import type { Processors } from "../../domain/ports/queue.ts";
 import { createApp } from "../../rest/app.ts";
-import { processorsFor } from "../../worker/processors.ts";
+import { aroundGenerate } from "./around-generate.ts";
 
 const role = (process.env.ROLE ?? "server") as Role;
 const holdMs = process.env.HOLD_MS ? Number(process.env.HOLD_MS) : Number.POSITIVE_INFINITY;
@@ -15,22 +14,12 @@ const config = loadConfig();
 
 const services = await createServices(config, {
   role,
-  processors: (deps): Processors => {
-    const real = processorsFor(deps);
-    const generate = real["derivatives.generate"]!;
-    return {
-      ...real,
-      "derivatives.generate": {
-        ...generate,
-        run: async (job, run) => {
-          process.stdout.write(`started ${(job.data as { objectId: string }).objectId}\n`);
-          await (Number.isFinite(holdMs) ? Bun.sleep(holdMs) : new Promise(() => {}));
-          await generate.run(job, run);
-          process.stdout.write(`finished ${(job.data as { objectId: string }).objectId}\n`);
-        },
-      },
-    };
-  },
+  processors: aroundGenerate(async (objectId, work) => {
+    process.stdout.write(`started ${objectId}\n`);
+    await (Number.isFinite(holdMs) ? Bun.sleep(holdMs) : new Promise(() => {}));
+    await work();
+    process.stdout.write(`finished ${objectId}\n`);
+  }),
 });
 const app = role === "server" ? createApp({ deps: services.deps }).listen({ hostname: "127.0.0.1", port: config.port }) : null;
 process.stdout.write(`ready ${app ? `http://127.0.0.1:${app.server!.port}` : "worker"}\n`);
