@@ -10,6 +10,7 @@
  * (WORKER_CONCURRENCY, default: --concurrency)
  * --modes embedded,services (services: PostgreSQL + Redis/BullMQ when reachable).
  */
+import { writeSection } from "./_load.ts";
 import { cpus, loadavg, totalmem } from "node:os";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -362,3 +363,8 @@ const lines = [
   "",
 ];
 process.stdout.write(`${lines.join("\n")}\n`);
+// The analysis under "## Thumbnails" is written by hand; each run replaces only its own section.
+if (!process.env.BENCH_NO_WRITE) {
+  const [, ...body] = lines;
+  writeSection("thumbs, latest run", [`## thumbs, latest run (${new Date().toISOString().slice(0, 10)}; written by \`npm run bench -- thumbs\`)`, ...body].join("\n"));
+}

@@ -8,6 +8,7 @@
  * BENCH_MODE=embedded|services (embedded: PGlite and in-process queues; services: the
  * PostgreSQL/Redis of TEST_DATABASE_URL/TEST_REDIS_URL, as `npm test` sets them).
  */
+import { writeSection } from "./_load.ts";
 import { execSync } from "node:child_process";
 import { mkdirSync, readFileSync, rmSync } from "node:fs";
 import { cpus, loadavg, totalmem } from "node:os";
@@ -147,16 +148,23 @@ try {
   const rate = (name: string) => sizeMiB / median(times(name));
   const version = (cmd: string) => execSync(cmd, { env: { ...baseEnv } }).toString().split("\n")[0]!.trim();
   console.log(`\n${new Date().toISOString().slice(0, 10)}, ${cpus().length} vCPU ${cpus()[0]?.model ?? ""}, ${Math.round(totalmem() / 1024 ** 3)} GiB, Bun ${Bun.version}, ${version(`${rclone} version`)}`);
-  console.log(`${sizeMiB} MiB, parts ${partMiB} MiB, concurrency ${concurrency}, ${runs} runs each, ${embedded ? "embedded" : "services"} mode, load average ${load0.toFixed(1)} -> ${load1.toFixed(1)}\n`);
-  console.log("| client | median s | MiB/s (median) | runs (s) | client CPU s (median) | server CPU s (median) |");
-  console.log("|---|---|---|---|---|---|");
+  const out: string[] = [];
+  out.push(`${sizeMiB} MiB, parts ${partMiB} MiB, concurrency ${concurrency}, ${runs} runs each, ${embedded ? "embedded" : "services"} mode, load average ${load0.toFixed(1)} -> ${load1.toFixed(1)}`, "");
+  out.push("| client | median s | MiB/s (median) | runs (s) | client CPU s (median) | server CPU s (median) |");
+  out.push("|---|---|---|---|---|---|");
   for (const [name] of contenders) {
     const t = times(name);
     const cpu = (f: (x: Sample) => number) => median(samples.get(name)!.map(f)).toFixed(1);
-    console.log(`| ${name} | ${median(t).toFixed(2)} | ${rate(name).toFixed(0)} | ${t.map((x) => x.toFixed(1)).join(", ")} | ${cpu((x) => x.clientCpu)} | ${cpu((x) => x.serverCpu)} |`);
+    out.push(`| ${name} | ${median(t).toFixed(2)} | ${rate(name).toFixed(0)} | ${t.map((x) => x.toFixed(1)).join(", ")} | ${cpu((x) => x.clientCpu)} | ${cpu((x) => x.serverCpu)} |`);
   }
   const best = Math.max(rate(contenders[2]![0]), rate(contenders[3]![0]));
-  console.log(`\nCLI / fastest rclone: ${(rate(contenders[0]![0]) / best).toFixed(2)}x (target >= 1x); with --progress: ${(rate(contenders[1]![0]) / best).toFixed(2)}x`);
+  const ratio = rate(contenders[0]![0]) / best;
+  out.push("", `CLI / fastest rclone: ${ratio.toFixed(2)}x (target >= 1x, **${ratio >= 1 ? "met" : "missed"}**); with --progress: ${(rate(contenders[1]![0]) / best).toFixed(2)}x`);
+  console.log(out.join("\n"));
+  // The analysis under "## upload" is written by hand; each run replaces only its own section.
+  if (!process.env.BENCH_NO_WRITE) {
+    writeSection("upload, latest run", [`## upload, latest run (${new Date().toISOString().slice(0, 10)}; written by \`npm run bench -- upload\`)`, "", ...out].join("\n"));
+  }
 } finally {
   await server.stop();
   rmSync(work, { recursive: true, force: true });
