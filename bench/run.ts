@@ -1,5 +1,6 @@
 /** `npm run bench -- <scenario>`: runs bench/<scenario>.ts, after installing the tools it drives. */
 import { readdirSync } from "node:fs";
+import { imageMagickConvert } from "./_imagemagick.ts";
 
 const scenario = process.argv[2];
 const available = readdirSync(import.meta.dir).filter((f) => f.endsWith(".ts") && f !== "run.ts" && !f.startsWith("_")).map((f) => f.slice(0, -3));
@@ -18,7 +19,8 @@ const debianTools: Record<string, Record<string, string>> = {
   thumbs: { convert: "imagemagick", ffmpeg: "ffmpeg", ffprobe: "ffmpeg" },
   stages: { ffmpeg: "ffmpeg" },
 };
-const missing = [...new Set(Object.entries(debianTools[scenario] ?? {}).filter(([cmd]) => !Bun.which(cmd)).map(([, pkg]) => pkg))];
+const present = (cmd: string) => (cmd === "convert" ? imageMagickConvert() !== null : Bun.which(cmd) !== null);
+const missing = [...new Set(Object.entries(debianTools[scenario] ?? {}).filter(([cmd]) => !present(cmd)).map(([, pkg]) => pkg))];
 if (missing.length > 0) {
   console.error(`[bench] installing ${missing.join(", ")} from Debian's packages`);
   const apt = (args: string[]) => Bun.spawnSync(["apt-get", ...args], { env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" }, stdout: "ignore", stderr: "inherit" }).exitCode === 0;

@@ -10,6 +10,7 @@
  * (WORKER_CONCURRENCY, default: --concurrency)
  * --modes embedded,services (services: PostgreSQL + Redis/BullMQ when reachable).
  */
+import { imageMagickConvert } from "./_imagemagick.ts";
 import { writeSection } from "./_load.ts";
 import { cpus, loadavg, totalmem } from "node:os";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -37,6 +38,7 @@ import { probe } from "../worker/derivatives/probe.ts";
 
 const args = new Map<string, string>();
 for (let i = 2; i < process.argv.length; i += 2) args.set(process.argv[i]!.replace(/^--/, ""), process.argv[i + 1] ?? "");
+const CONVERT = imageMagickConvert() ?? "convert";
 const IMAGES = Number(args.get("images") ?? 24);
 const ROUNDS = Number(args.get("rounds") ?? 2);
 /** Worker batches per backend, each followed by a bare batch: the machine's other load drifts, neighbours share it. */
@@ -126,7 +128,7 @@ async function imageMagick(photos: string[], tuned: boolean): Promise<number> {
   try {
     const seconds = await pool(photos, CONCURRENCY, async (p) => {
       const hint = tuned ? ["-define", `jpeg:size=${THUMBNAIL_EDGE * 2}x${THUMBNAIL_EDGE * 2}`] : [];
-      const proc = Bun.spawn(["convert", ...hint, p, "-auto-orient", "-thumbnail", `${THUMBNAIL_EDGE}x${THUMBNAIL_EDGE}`, join(out, `${Math.random()}.webp`)]);
+      const proc = Bun.spawn([CONVERT, ...hint, p, "-auto-orient", "-thumbnail", `${THUMBNAIL_EDGE}x${THUMBNAIL_EDGE}`, join(out, `${Math.random()}.webp`)]);
       if ((await proc.exited) !== 0) throw new Error("convert failed");
     });
     return photos.length / seconds;
@@ -267,7 +269,7 @@ function versions(): Record<string, string> {
     bun: Bun.version,
     sharp: `${sharp.versions.sharp} (libvips ${sharp.versions.vips})`,
     ffmpeg: first(["ffmpeg", "-version"]).replace(/^ffmpeg version (\S+).*/, "$1"),
-    imagemagick: first(["convert", "-version"]).replace(/^Version: ImageMagick (\S+).*/, "$1"),
+    imagemagick: first([CONVERT, "-version"]).replace(/^Version: ImageMagick (\S+).*/, "$1"),
     postgres: first(["psql", "-V"]).replace(/^psql \(PostgreSQL\) /, ""),
     redis: first(["redis-server", "--version"]).replace(/.*v=(\S+).*/, "$1"),
   };
