@@ -18,7 +18,7 @@
  * BENCH_ROUNDS (3), BENCH_CONNECTIONS ("8"; "" skips wrk). --write replaces the "guards"
  * section of bench/RESULTS.md.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, getPriority, loadavg, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
 import { Elysia } from "elysia";
@@ -36,9 +36,8 @@ import type { HttpContext } from "../rest/pipeline.ts";
 import { routerPath, runToolOverHttp } from "../rest/tools.ts";
 import { toAppError } from "../tools/failure.ts";
 import { findTool } from "../tools/registry.ts";
+import { deleteRedisPrefix, PG_URL, REDIS_URL, writeSection } from "./_load.ts";
 
-const PG_URL = process.env.BENCH_PG_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
-const REDIS_URL = process.env.BENCH_REDIS_URL ?? "redis://127.0.0.1:6379";
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 5000);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -188,19 +187,12 @@ try {
   await floor.stop(true);
   const section = report(rows, underLoad, components, [loadBefore, loadavg()[0]!]);
   process.stdout.write(`${section}\n`);
-  if (write) writeSection(section);
+  if (write) writeSection("guards", section);
 } finally {
   await services.close();
   await admin.unsafe(`drop database if exists ${dbName} with (force)`).catch(() => {});
   await admin.end();
-  const r = new Redis(REDIS_URL);
-  let cursor = "0";
-  do {
-    const [next, keys] = await r.scan(cursor, "MATCH", `${prefix}*`, "COUNT", 1000);
-    cursor = next;
-    if (keys.length) await r.del(...keys);
-  } while (cursor !== "0");
-  r.disconnect();
+  await deleteRedisPrefix(prefix);
   rmSync(dataDir, { recursive: true, force: true });
 }
 
@@ -383,21 +375,4 @@ function report(rows: Row[], underLoad: (Row & { connections: number })[], comp:
 
 function f(x: number): string {
   return x.toFixed(3);
-}
-
-function writeSection(section: string) {
-  const file = join(import.meta.dir, "RESULTS.md");
-  let text: string;
-  try {
-    text = readFileSync(file, "utf8");
-  } catch {
-    text = "# Benchmark results\n\nEvery target is measured against a baseline in the same run on the same machine.\n";
-  }
-  const start = text.indexOf("## guards");
-  if (start === -1) text = `${text.trimEnd()}\n\n${section}\n`;
-  else {
-    const next = text.indexOf("\n## ", start + 1);
-    text = `${text.slice(0, start)}${section}\n${next === -1 ? "" : text.slice(next + 1)}`;
-  }
-  writeFileSync(file, text);
 }
