@@ -6,29 +6,16 @@
  * listings over the million objects. BENCH_ITERATIONS sequential requests per case (200).
  * BENCH_NO_WRITE=1 leaves bench/RESULTS.md alone.
  */
-import { mkdirSync, rmSync } from "node:fs";
-import { join } from "node:path";
-import { SignJWT } from "jose";
 import postgres from "postgres";
-import { int, load1, machine, ms, REDIS_URL, rssMiB, startTarget, writeSection } from "./_load.ts";
-import { percentiles, seededDatabase, timeIt } from "./_seed.ts";
+import { int, load1, machine, ms, rssMiB, writeSection } from "./_load.ts";
+import { percentiles, timeIt } from "./_seed.ts";
+import { seededServer } from "./_seeded-server.ts";
 
 const n = Number(process.env.BENCH_OBJECTS ?? 1_000_000);
 const iterations = Number(process.env.BENCH_ITERATIONS ?? 200);
-const { url, orgId, bucketId } = await seededDatabase(n);
-const JWT_SECRET = "bench-secret-bench-secret";
-const prefix = `mbench-list-${Date.now()}`;
-const dataDir = join(import.meta.dir, ".work", prefix);
-mkdirSync(dataDir, { recursive: true });
-const loadStart = load1();
-const app = await startTarget({
-  mode: "app",
-  env: { DATABASE_URL: url, REDIS_URL, REDIS_PREFIX: prefix, JWT_SECRET, LOG_LEVEL: "error", DATA_DIR: dataDir, STORAGE_PORT: "0", RATE_LIMIT_PER_MINUTE: "100000000" },
-});
+const server = await seededServer("list", n);
+const { url, orgId, bucketId, app, loadStart, rssIdle, headers } = server;
 try {
-  const rssIdle = rssMiB(app.pid);
-  const jwt = await new SignJWT({ sub: crypto.randomUUID(), org_id: orgId }).setProtectedHeader({ alg: "HS256" }).setExpirationTime("1h").sign(new TextEncoder().encode(JWT_SECRET));
-  const headers = { authorization: `Bearer ${jwt}` };
   const cases = [
     { label: "default (newest first)", qs: "", target: true },
     { label: "bucket filter", qs: `bucketId=${bucketId}`, target: true },
@@ -81,8 +68,5 @@ try {
   process.stdout.write(`${section}\n`);
   if (!process.env.BENCH_NO_WRITE) writeSection("list", section);
 } finally {
-  await app.stop();
-  rmSync(dataDir, { recursive: true, force: true });
-  const { deleteRedisPrefix } = await import("./_load.ts");
-  await deleteRedisPrefix(prefix);
+  await server.stop();
 }

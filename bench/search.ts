@@ -9,34 +9,21 @@
  * BENCH_ITERATIONS per query (100; the very common terms 10). BENCH_NO_WRITE=1 leaves
  * bench/RESULTS.md alone.
  */
-import { mkdirSync, rmSync } from "node:fs";
-import { join } from "node:path";
 import { sql } from "drizzle-orm";
-import { SignJWT } from "jose";
 import { openDatabase } from "../db/client.ts";
 import type { MediaKind } from "../domain/media-kind.ts";
 import { parseQuery } from "../domain/search-query.ts";
 import { PostgresSearch, tsQuery } from "../search/postgres.ts";
-import { deleteRedisPrefix, int, load1, machine, ms, REDIS_URL, rssMiB, startTarget, writeSection } from "./_load.ts";
-import { percentiles, seededDatabase } from "./_seed.ts";
+import { int, load1, machine, ms, rssMiB, writeSection } from "./_load.ts";
+import { percentiles } from "./_seed.ts";
+import { seededServer } from "./_seeded-server.ts";
 
 const n = Number(process.env.BENCH_OBJECTS ?? 1_000_000);
 const iterations = Number(process.env.BENCH_ITERATIONS ?? 100);
-const { url, orgId } = await seededDatabase(n);
-const JWT_SECRET = "bench-secret-bench-secret";
-const prefix = `mbench-search-${Date.now()}`;
-const dataDir = join(import.meta.dir, ".work", prefix);
-mkdirSync(dataDir, { recursive: true });
-const loadStart = load1();
-const app = await startTarget({
-  mode: "app",
-  env: { DATABASE_URL: url, REDIS_URL, REDIS_PREFIX: prefix, JWT_SECRET, LOG_LEVEL: "error", DATA_DIR: dataDir, STORAGE_PORT: "0", RATE_LIMIT_PER_MINUTE: "100000000" },
-});
+const server = await seededServer("search", n);
+const { url, orgId, app, loadStart, rssIdle, headers } = server;
 const database = await openDatabase({ url, dataDir: "unused" });
 try {
-  const rssIdle = rssMiB(app.pid);
-  const jwt = await new SignJWT({ sub: crypto.randomUUID(), org_id: orgId }).setProtectedHeader({ alg: "HS256" }).setExpirationTime("1h").sign(new TextEncoder().encode(JWT_SECRET));
-  const headers = { authorization: `Bearer ${jwt}` };
   const direct = new PostgresSearch(database.db);
   const queries = [
     { label: "rare (0.01%)", q: "rare" },
@@ -107,8 +94,6 @@ try {
   process.stdout.write(`${section}\n`);
   if (!process.env.BENCH_NO_WRITE) writeSection("search", section);
 } finally {
-  await app.stop();
   await database.close();
-  rmSync(dataDir, { recursive: true, force: true });
-  await deleteRedisPrefix(prefix);
+  await server.stop();
 }
