@@ -1,7 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { ListObjectsV2Command } from "@aws-sdk/client-s3";
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { derivativePrefix } from "../../domain/storage-keys.ts";
 import type { S3Storage } from "../../storage/s3.ts";
 import type { BullQueue } from "../../worker/bullmq-queue.ts";
@@ -9,7 +7,7 @@ import { testEnv } from "../support/env.ts";
 import { eventually } from "../support/eventually.ts";
 import { png } from "../support/media-files.ts";
 import { type Child, spawnScript } from "../support/processes.ts";
-import { newOrg, startServer, type TestOrg, type TestServer } from "../support/server.ts";
+import { newOrg, startServer, type TestOrg, type TestServer, workerEnvFor } from "../support/server.ts";
 import { upload } from "../support/upload.ts";
 
 /**
@@ -41,16 +39,8 @@ describe.skipIf(skip)(`worker killed after producing, before completing${why}`, 
     server = await startServer({ env: { WORKER_INLINE: "false", REDIS_PREFIX: prefix, ...LOCK } });
     org = await newOrg(server);
     bucket = (await org.admin.post("/api/buckets", { name: "killed-late" })).body;
-    const credentials = JSON.parse(readFileSync(join(server.config.dataDir, "storage-credentials.json"), "utf8"));
     workerEnv = {
-      DATABASE_URL: testEnv.databaseUrl!,
-      REDIS_URL: testEnv.redisUrl!,
-      REDIS_PREFIX: prefix,
-      S3_ENDPOINT: server.services.backends.storage.replace(/^embedded at /, ""),
-      S3_BUCKET: server.config.s3.bucket,
-      S3_ACCESS_KEY_ID: credentials.accessKeyId,
-      S3_SECRET_ACCESS_KEY: credentials.secretAccessKey,
-      DATA_DIR: server.config.dataDir,
+      ...workerEnvFor(server, prefix),
       WORKER_BACKOFF_MS: "100",
       ...LOCK,
     };

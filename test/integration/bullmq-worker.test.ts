@@ -1,12 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import type { BullQueue } from "../../worker/bullmq-queue.ts";
 import { testEnv } from "../support/env.ts";
 import { eventually } from "../support/eventually.ts";
 import { png } from "../support/media-files.ts";
 import { type Child, spawnScript } from "../support/processes.ts";
-import { newOrg, startServer, type TestOrg, type TestServer } from "../support/server.ts";
+import { newOrg, startServer, type TestOrg, type TestServer, workerEnvFor } from "../support/server.ts";
 import { upload } from "../support/upload.ts";
 
 /**
@@ -30,16 +28,8 @@ describe.skipIf(!testEnv.redisUrl || !testEnv.databaseUrl)("BullMQ workers in th
     org = await newOrg(server);
     bucket = (await org.admin.post("/api/buckets", { name: "worked" })).body;
     // Workers reach the same database, Redis and storage as the server.
-    const credentials = JSON.parse(readFileSync(join(server.config.dataDir, "storage-credentials.json"), "utf8"));
     workerEnv = {
-      DATABASE_URL: testEnv.databaseUrl!,
-      REDIS_URL: testEnv.redisUrl!,
-      REDIS_PREFIX: prefix,
-      S3_ENDPOINT: server.services.backends.storage.replace(/^embedded at /, ""),
-      S3_BUCKET: server.config.s3.bucket,
-      S3_ACCESS_KEY_ID: credentials.accessKeyId,
-      S3_SECRET_ACCESS_KEY: credentials.secretAccessKey,
-      DATA_DIR: server.config.dataDir,
+      ...workerEnvFor(server, prefix),
       // Leftover jobs of other test files (their storage is gone) must not hold the slots.
       WORKER_CONCURRENCY: "8",
       WORKER_BACKOFF_MS: "100",

@@ -141,3 +141,21 @@ export async function newOrg(server: TestServer, name = "Test org"): Promise<Tes
   const admin = await keyClient(["admin"]);
   return { orgId, userId, jwt, owner, admin, adminKey: { id: admin.keyId, secret: admin.secret }, keyClient };
 }
+
+/**
+ * The environment of an `npm run worker` process that works for `server`: the same database,
+ * Redis (under `redisPrefix`) and storage node, with the node's own credential.
+ */
+export function workerEnvFor(server: TestServer, redisPrefix: string): Record<string, string> {
+  const credentials = JSON.parse(readFileSync(join(server.config.dataDir, "storage-credentials.json"), "utf8"));
+  return {
+    DATABASE_URL: testEnv.databaseUrl!,
+    REDIS_URL: testEnv.redisUrl!,
+    REDIS_PREFIX: redisPrefix,
+    S3_ENDPOINT: server.services.backends.storage.replace(/^embedded at /, ""),
+    S3_BUCKET: server.config.s3.bucket,
+    S3_ACCESS_KEY_ID: credentials.accessKeyId,
+    S3_SECRET_ACCESS_KEY: credentials.secretAccessKey,
+    DATA_DIR: server.config.dataDir,
+  };
+}
