@@ -1,6 +1,6 @@
 import { resolve } from "node:path";
 import { z } from "zod";
-import { DEFAULT_PLANS, type Plan, parsePlans } from "../domain/plans.ts";
+import { DEFAULT_PLANS, type Plan, parsePlans } from "../domain/billing/plans.ts";
 
 /**
  * Every setting of the service, read once from the environment (ARCHITECTURE.md).

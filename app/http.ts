@@ -1,7 +1,7 @@
 import type { Elysia } from "elysia";
-import { createApp } from "../rest/app.ts";
-import { createGuards } from "../rest/guards/index.ts";
-import { meterApiCalls } from "../rest/metering.ts";
+import { createApp } from "../http/server.ts";
+import { createGuards } from "../http/guards/index.ts";
+import { meterApiCalls } from "../http/metering.ts";
 import { paymentWebhook } from "../rest/webhook.ts";
 import type { Services } from "./services.ts";
 

@@ -1,4 +1,4 @@
-import { bootstrap } from "../domain/identity.ts";
+import { bootstrap } from "../domain/access/identity.ts";
 import { createHttpApp } from "./http.ts";
 import { loadConfig } from "./config.ts";
 import { createServices } from "./services.ts";

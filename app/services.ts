@@ -1,6 +1,6 @@
 import { openDatabase } from "../db/client.ts";
-import { type Clock, systemClock } from "../domain/clock.ts";
-import type { Deps } from "../domain/deps.ts";
+import { type Clock, systemClock } from "../domain/core/clock.ts";
+import type { Deps } from "../domain/core/deps.ts";
 import type { Logger } from "../domain/ports/log.ts";
 import type { JobQueue, Processors } from "../domain/ports/queue.ts";
 import type { ObjectStorage } from "../domain/ports/storage.ts";
@@ -11,13 +11,13 @@ import { OutboxDispatcher } from "../worker/outbox.ts";
 import { processorsFor } from "../worker/processors.ts";
 import type { Config } from "./config.ts";
 import { createLogger } from "./log.ts";
-import { memoryGuardStores } from "../rest/guards/stores/memory.ts";
-import type { GuardStores } from "../rest/guards/stores/ports.ts";
-import { redisGuardStores } from "../rest/guards/stores/redis.ts";
+import { memoryGuardStores } from "../http/guards/stores/memory.ts";
+import type { GuardStores } from "../http/guards/stores/ports.ts";
+import { redisGuardStores } from "../http/guards/stores/redis.ts";
 import { localCredentialCache, sharedCredentialCache } from "./credential-cache.ts";
 import { openRedis, type RedisConnection } from "./redis.ts";
 import { openSearch } from "./search.ts";
-import { ApiCallMeter } from "../domain/usage-meter.ts";
+import { ApiCallMeter } from "../domain/usage/meter.ts";
 import { StripePayments } from "../payments/stripe.ts";
 import { openStorage } from "./storage.ts";
 

@@ -8,8 +8,8 @@
  */
 import Redis from "ioredis";
 import postgres from "postgres";
-import { gcraParams } from "../domain/rate-limit.ts";
-import { redisGuardStores } from "../rest/guards/stores/redis.ts";
+import { gcraParams } from "../domain/guards/rate-limit.ts";
+import { redisGuardStores } from "../http/guards/stores/redis.ts";
 
 const job = JSON.parse(process.env.BENCH_LOOP!) as {
   databaseUrl: string;

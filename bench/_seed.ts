@@ -8,9 +8,9 @@
 import { sql } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
 import { loadConfig } from "../app/config.ts";
-import { systemClock } from "../domain/clock.ts";
-import { createOrganization } from "../domain/organizations.ts";
-import { writeSearchRows } from "../domain/search.ts";
+import { systemClock } from "../domain/core/clock.ts";
+import { createOrganization } from "../domain/access/organizations.ts";
+import { writeSearchRows } from "../domain/search/search.ts";
 
 export async function seed(db: Db, n: number): Promise<{ orgId: string; bucketId: string }> {
   const orgId = crypto.randomUUID();

@@ -31,7 +31,7 @@ if (job.mode === "app") {
   const { loadConfig } = await import("../app/config.ts");
   const { createServices } = await import("../app/services.ts");
   const { createHttpApp } = await import("../app/http.ts");
-  const { bootstrap } = await import("../domain/identity.ts");
+  const { bootstrap } = await import("../domain/access/identity.ts");
   const services = await createServices(loadConfig(job.env));
   await bootstrap(services.deps, job.secret!);
   const app = createHttpApp(services).listen({ hostname: "127.0.0.1", port: 0 });

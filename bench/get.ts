@@ -15,9 +15,9 @@ import { drizzle } from "drizzle-orm/postgres-js";
 import postgres from "postgres";
 import * as schema from "../db/schema/index.ts";
 import type { Db } from "../db/client.ts";
-import type { Caller } from "../domain/caller.ts";
-import type { Deps } from "../domain/deps.ts";
-import { loadMediaView } from "../domain/media.ts";
+import type { Caller } from "../domain/access/caller.ts";
+import type { Deps } from "../domain/core/deps.ts";
+import { loadMediaView } from "../domain/media/media.ts";
 import { int, type LoadResult, load1, machine, medianOf, ms, REDIS_URL, requireWrk, runWrk, rssMiB, sampleRss, scratch, startTarget, type Target, writeSection } from "./_load.ts";
 
 const OBJECTS = Number(process.env.BENCH_OBJECTS ?? 1000);

@@ -11,8 +11,8 @@
  */
 import { sql } from "drizzle-orm";
 import { openDatabase } from "../db/client.ts";
-import type { MediaKind } from "../domain/media-kind.ts";
-import { parseQuery } from "../domain/search-query.ts";
+import type { MediaKind } from "../domain/media/kind.ts";
+import { parseQuery } from "../domain/search/query.ts";
 import { PostgresSearch, tsQuery } from "../search/postgres.ts";
 import { int, load1, machine, ms, rssMiB, writeSection } from "./_load.ts";
 import { percentiles } from "./_seed.ts";

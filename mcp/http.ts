@@ -1,7 +1,7 @@
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
-import type { Deps } from "../domain/deps.ts";
-import { readBody } from "../rest/body.ts";
-import { callerOf, type HttpContext } from "../rest/pipeline.ts";
+import type { Deps } from "../domain/core/deps.ts";
+import { readBody } from "../http/body.ts";
+import { callerOf, type HttpContext } from "../http/pipeline.ts";
 import { registry } from "../tools/registry.ts";
 import { createMcpServer } from "./server.ts";
 

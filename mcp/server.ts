@@ -1,8 +1,8 @@
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { type CallToolRequest, type CallToolResult, ListToolsRequestSchema, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
-import type { Caller } from "../domain/caller.ts";
-import type { Deps } from "../domain/deps.ts";
+import type { Caller } from "../domain/access/caller.ts";
+import type { Deps } from "../domain/core/deps.ts";
 import type { AnyTool } from "../tools/define.ts";
 import { toAppError } from "../tools/failure.ts";
 import { invokeTool, toolAllowed } from "../tools/invoke.ts";

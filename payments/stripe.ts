@@ -1,5 +1,5 @@
 import Stripe from "stripe";
-import { errors } from "../domain/errors.ts";
+import { errors } from "../domain/core/errors.ts";
 import type { PaymentProvider, ProviderEvent, ProviderInvoice } from "../domain/ports/payments.ts";
 
 /** Spec §4.8 / issue 7: signatures older than this are refused (Stripe's own default too). */

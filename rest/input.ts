@@ -1,6 +1,6 @@
 import { type AnyTool, inputLocation, pathParams } from "../tools/define.ts";
 import { inputJsonSchema, type JsonSchema } from "../tools/json-schema.ts";
-import { readJsonObject } from "./body.ts";
+import { readJsonObject } from "../http/body.ts";
 
 /**
  * One input object for a tool from a REST request: path parameters, plus the query string

@@ -1,10 +1,10 @@
 import type { Elysia } from "elysia";
-import { applyProviderEvent } from "../domain/billing-webhook.ts";
-import type { Deps } from "../domain/deps.ts";
-import { AppError, errors } from "../domain/errors.ts";
+import { applyProviderEvent } from "../domain/billing/webhook.ts";
+import type { Deps } from "../domain/core/deps.ts";
+import { AppError, errors } from "../domain/core/errors.ts";
 import { verifyStripeEvent } from "../payments/stripe.ts";
 import { toAppError } from "../tools/failure.ts";
-import { errorResponse, json } from "./http.ts";
+import { errorResponse, json } from "../http/respond.ts";
 
 /**
  * POST /api/payments/webhook, the one route that is not a tool (spec §4.8, §5.7, §4.10.8):

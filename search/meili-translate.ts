@@ -1,6 +1,6 @@
 import type { Facets, SearchRequest } from "../domain/ports/search.ts";
-import type { Clause, ParsedQuery } from "../domain/search-query.ts";
-import type { MediaKind } from "../domain/media-kind.ts";
+import type { Clause, ParsedQuery } from "../domain/search/query.ts";
+import type { MediaKind } from "../domain/media/kind.ts";
 
 /**
  * Pure translations between our search model and Meilisearch's, kept apart from the client

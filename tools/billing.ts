@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { addCapacity, downgrade, getSubscription, listInvoices, MAX_CAPACITY_GB, portalUrl, setAutoCapacity } from "../domain/billing.ts";
+import { addCapacity, downgrade, getSubscription, listInvoices, MAX_CAPACITY_GB, portalUrl, setAutoCapacity } from "../domain/billing/billing.ts";
 import { defineTool } from "./define.ts";
 import { id, listOf, timestamp } from "./schemas.ts";
 

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { createBucket, deleteBucket, getBucket, listBuckets } from "../domain/buckets.ts";
+import { createBucket, deleteBucket, getBucket, listBuckets } from "../domain/buckets/buckets.ts";
 import { defineTool } from "./define.ts";
 import { deleted, id, listOf, pageInput, timestamp } from "./schemas.ts";
 

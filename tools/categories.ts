@@ -7,7 +7,7 @@ import {
   MAX_CATEGORIES_PER_OBJECT,
   MAX_CATEGORY_NAME,
   setObjectCategories,
-} from "../domain/categories.ts";
+} from "../domain/labels/categories.ts";
 import { defineTool } from "./define.ts";
 import { deleted, id, listOf, timestamp } from "./schemas.ts";
 import { label, labelName } from "./tags.ts";

@@ -1,7 +1,7 @@
 import type { z } from "zod";
-import type { Caller, Scope } from "../domain/caller.ts";
-import type { Deps } from "../domain/deps.ts";
-import type { ErrorCode } from "../domain/errors.ts";
+import type { Caller, Scope } from "../domain/access/caller.ts";
+import type { Deps } from "../domain/core/deps.ts";
+import type { ErrorCode } from "../domain/core/errors.ts";
 
 export type HttpMethod = "GET" | "POST" | "PUT" | "DELETE" | "PATCH";
 

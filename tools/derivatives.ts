@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { getThumbnail, readThumbnail, type ThumbnailFile } from "../domain/derivatives.ts";
+import { getThumbnail, readThumbnail, type ThumbnailFile } from "../domain/derivatives/derivatives.ts";
 import type { McpContent, ToolContext } from "./define.ts";
 import { defineTool } from "./define.ts";
 import { id, timestamp } from "./schemas.ts";

@@ -1,4 +1,4 @@
-import { AppError } from "../domain/errors.ts";
+import { AppError } from "../domain/core/errors.ts";
 import type { Logger } from "../domain/ports/log.ts";
 
 // Connection-level failures of PostgreSQL, Redis or storage: the client should retry.

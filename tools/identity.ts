@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { createApiKey, DEFAULT_KEY_DAYS, deleteApiKey, listApiKeys, MAX_KEY_DAYS, rotateApiKey } from "../domain/api-keys.ts";
-import { me } from "../domain/identity.ts";
+import { createApiKey, DEFAULT_KEY_DAYS, deleteApiKey, listApiKeys, MAX_KEY_DAYS, rotateApiKey } from "../domain/access/api-keys.ts";
+import { me } from "../domain/access/identity.ts";
 import { defineTool } from "./define.ts";
 import { deleted, id, listOf, pageInput, scope, timestamp } from "./schemas.ts";
 

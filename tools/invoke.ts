@@ -1,6 +1,6 @@
 import type { z } from "zod";
-import { hasScope } from "../domain/caller.ts";
-import { AppError, type ErrorDetail, errors } from "../domain/errors.ts";
+import { hasScope } from "../domain/access/caller.ts";
+import { AppError, type ErrorDetail, errors } from "../domain/core/errors.ts";
 import type { AnyTool, ToolContext } from "./define.ts";
 
 /** Unknown keys are refused, so a misspelt optional field is an error, not silently ignored. */

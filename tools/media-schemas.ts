@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { DERIVATIVE_STATES } from "../domain/derivatives.ts";
-import { MEDIA_KINDS } from "../domain/media-kind.ts";
-import { MAX_OBJECT_KEY_BYTES, objectKeyProblem } from "../domain/storage-keys.ts";
+import { DERIVATIVE_STATES } from "../domain/derivatives/derivatives.ts";
+import { MEDIA_KINDS } from "../domain/media/kind.ts";
+import { MAX_OBJECT_KEY_BYTES, objectKeyProblem } from "../domain/media/storage-keys.ts";
 import { id, timestamp } from "./schemas.ts";
 
 /** Object keys per ARCHITECTURE.md (domain/storage-keys.ts): the character bound is cheap and never tighter than the byte one. */

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { deleteMedia, listMedia, loadMediaView, MEDIA_SORTS, streamUrl, updateMetadata } from "../domain/media.ts";
-import { MEDIA_KINDS } from "../domain/media-kind.ts";
+import { deleteMedia, listMedia, loadMediaView, MEDIA_SORTS, streamUrl, updateMetadata } from "../domain/media/media.ts";
+import { MEDIA_KINDS } from "../domain/media/kind.ts";
 import { defineTool } from "./define.ts";
 import { mediaObject } from "./media-schemas.ts";
 import { deleted, id, listOf, pageInput, timestamp } from "./schemas.ts";

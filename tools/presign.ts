@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { presignDownload } from "../domain/media.ts";
-import { abortUpload, completeUpload, confirmUpload, createMultipartUpload, presignUpload, presignUploadPart } from "../domain/uploads.ts";
+import { presignDownload } from "../domain/media/media.ts";
+import { abortUpload, completeUpload, confirmUpload, createMultipartUpload, presignUpload, presignUploadPart } from "../domain/media/uploads.ts";
 import { defineTool } from "./define.ts";
 import { contentType, mediaObject, objectKey, uploadTags } from "./media-schemas.ts";
 import { id, timestamp } from "./schemas.ts";

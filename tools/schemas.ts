@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { SCOPES } from "../domain/caller.ts";
-import { DEFAULT_LIMIT, MAX_LIMIT } from "../domain/pagination.ts";
+import { SCOPES } from "../domain/access/caller.ts";
+import { DEFAULT_LIMIT, MAX_LIMIT } from "../domain/core/pagination.ts";
 
 /** Shared pieces of tool schemas. */
 

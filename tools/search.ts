@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { MEDIA_KINDS } from "../domain/media-kind.ts";
-import { searchMedia } from "../domain/search.ts";
+import { MEDIA_KINDS } from "../domain/media/kind.ts";
+import { searchMedia } from "../domain/search/search.ts";
 import { defineTool } from "./define.ts";
 import { mediaObject } from "./media-schemas.ts";
 import { id, pageInput } from "./schemas.ts";

@@ -11,7 +11,7 @@ import {
   MAX_RENDITION_SIDE,
   MAX_SET_ITEMS,
   removeSetItem,
-} from "../domain/sets.ts";
+} from "../domain/collections/sets.ts";
 import { defineTool } from "./define.ts";
 import { deleted, id, listOf, pageInput, timestamp } from "./schemas.ts";
 

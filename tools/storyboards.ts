@@ -10,7 +10,7 @@ import {
   removeClip,
   reorderClips,
   updateClip,
-} from "../domain/storyboards.ts";
+} from "../domain/collections/storyboards.ts";
 import { defineTool } from "./define.ts";
 import { deleted, id, listOf, pageInput, timestamp } from "./schemas.ts";
 

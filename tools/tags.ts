@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { MAX_TAG_NAME, MAX_TAGS_PER_OBJECT, createTag, deleteTag, listTags, setObjectTags } from "../domain/tags.ts";
+import { MAX_TAG_NAME, MAX_TAGS_PER_OBJECT, createTag, deleteTag, listTags, setObjectTags } from "../domain/labels/tags.ts";
 import { defineTool } from "./define.ts";
 import { deleted, id, listOf, pageInput, timestamp } from "./schemas.ts";
 

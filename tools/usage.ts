@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { USAGE_EVENT_TYPES } from "../db/schema/index.ts";
-import { listUsageEvents } from "../domain/usage-events.ts";
-import { getUsage, usageHistory } from "../domain/usage-report.ts";
+import { listUsageEvents } from "../domain/usage/events.ts";
+import { getUsage, usageHistory } from "../domain/usage/report.ts";
 import { defineTool } from "./define.ts";
 import { id, listOf, pageInput, timestamp } from "./schemas.ts";
 

@@ -1,7 +1,7 @@
 import { type Job, Queue, UnrecoverableError, Worker } from "bullmq";
 import Redis from "ioredis";
 import type { Config } from "../app/config.ts";
-import type { JobName } from "../domain/jobs.ts";
+import type { JobName } from "../domain/core/jobs.ts";
 import type { Logger } from "../domain/ports/log.ts";
 import type { JobQueue, Processors, QueuedJob } from "../domain/ports/queue.ts";
 

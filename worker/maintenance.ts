@@ -1,6 +1,6 @@
-import type { Deps } from "../domain/deps.ts";
-import { schedulePurges } from "../domain/media.ts";
-import { sweepExpiredReservations } from "../domain/uploads.ts";
+import type { Deps } from "../domain/core/deps.ts";
+import { schedulePurges } from "../domain/media/media.ts";
+import { sweepExpiredReservations } from "../domain/media/uploads.ts";
 import { pruneOutbox } from "./outbox.ts";
 
 /**

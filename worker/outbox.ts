@@ -1,7 +1,7 @@
 import { and, asc, eq, inArray, isNull, lt, lte, or, sql } from "drizzle-orm";
 import { jobOutbox } from "../db/schema/index.ts";
-import type { Deps } from "../domain/deps.ts";
-import type { JobName } from "../domain/jobs.ts";
+import type { Deps } from "../domain/core/deps.ts";
+import type { JobName } from "../domain/core/jobs.ts";
 import type { JobQueue } from "../domain/ports/queue.ts";
 import type { JobLedger } from "./memory-queue.ts";
 

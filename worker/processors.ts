@@ -1,8 +1,8 @@
-import type { Deps } from "../domain/deps.ts";
-import type { JobName, JobPayloads } from "../domain/jobs.ts";
-import { purgeObject } from "../domain/media.ts";
+import type { Deps } from "../domain/core/deps.ts";
+import type { JobName, JobPayloads } from "../domain/core/jobs.ts";
+import { purgeObject } from "../domain/media/media.ts";
 import type { JobRun, Processors } from "../domain/ports/queue.ts";
-import { bucketDerivativesPrefix, bucketPrefix } from "../domain/storage-keys.ts";
+import { bucketDerivativesPrefix, bucketPrefix } from "../domain/media/storage-keys.ts";
 import { abandonDerivatives, generateDerivatives } from "./derivatives/generate.ts";
 import { generateSetVariants } from "./set-variants.ts";
 

@@ -1,10 +1,10 @@
 import { join } from "node:path";
 import { and, eq, isNull } from "drizzle-orm";
 import { mediaObjects, mediaSets } from "../db/schema/index.ts";
-import type { Deps } from "../domain/deps.ts";
-import { itemsToGenerate, recordGeneratedItem, renditionKey } from "../domain/sets.ts";
-import { objectPath } from "../domain/storage-keys.ts";
-import { recordStoredObject } from "../domain/uploads.ts";
+import type { Deps } from "../domain/core/deps.ts";
+import { itemsToGenerate, recordGeneratedItem, renditionKey } from "../domain/collections/sets.ts";
+import { objectPath } from "../domain/media/storage-keys.ts";
+import { recordStoredObject } from "../domain/media/uploads.ts";
 import { MediaError } from "./derivatives/errors.ts";
 import { findTool, runTool } from "./derivatives/exec.ts";
 import { probe } from "./derivatives/probe.ts";

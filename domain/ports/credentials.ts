@@ -1,4 +1,4 @@
-import type { Scope } from "../caller.ts";
+import type { Scope } from "../access/caller.ts";
 
 /** An API key as authentication needs it. */
 export interface KeyCredential {

@@ -1,4 +1,4 @@
-import type { JobName, JobPayloads } from "../jobs.ts";
+import type { JobName, JobPayloads } from "../core/jobs.ts";
 
 export interface QueuedJob<N extends JobName = JobName> {
   /** Unique per job (the outbox row's id); adding the same id twice yields one job. */

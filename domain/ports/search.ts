@@ -1,5 +1,5 @@
-import type { MediaKind } from "../media-kind.ts";
-import type { ParsedQuery } from "../search-query.ts";
+import type { MediaKind } from "../media/kind.ts";
+import type { ParsedQuery } from "../search/query.ts";
 
 /** A search as the backends receive it: already confined to one organization (and bucket). */
 export interface SearchRequest {

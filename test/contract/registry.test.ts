@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import SwaggerParser from "@apidevtools/swagger-parser";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { errorCatalogue } from "../../domain/errors.ts";
-import { createApp } from "../../rest/app.ts";
+import { errorCatalogue } from "../../domain/core/errors.ts";
+import { createApp } from "../../http/server.ts";
 import { registry } from "../../tools/registry.ts";
 import { newOrg, startServer, type TestOrg, type TestServer } from "../support/server.ts";
 

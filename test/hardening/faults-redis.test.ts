@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { derivativePrefix } from "../../domain/storage-keys.ts";
+import { derivativePrefix } from "../../domain/media/storage-keys.ts";
 import type { S3Storage } from "../../storage/s3.ts";
 import type { BullQueue } from "../../worker/bullmq-queue.ts";
 import { aroundGenerate } from "../support/around-generate.ts";

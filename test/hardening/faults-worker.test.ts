@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { ListObjectsV2Command } from "@aws-sdk/client-s3";
-import { derivativePrefix } from "../../domain/storage-keys.ts";
+import { derivativePrefix } from "../../domain/media/storage-keys.ts";
 import type { S3Storage } from "../../storage/s3.ts";
 import type { BullQueue } from "../../worker/bullmq-queue.ts";
 import { testEnv } from "../support/env.ts";

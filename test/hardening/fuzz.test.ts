@@ -10,7 +10,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { errorCatalogue, type ErrorCode } from "../../domain/errors.ts";
+import { errorCatalogue, type ErrorCode } from "../../domain/core/errors.ts";
 import type { AnyTool } from "../../tools/define.ts";
 import { inputLocation, pathParams } from "../../tools/define.ts";
 import { registry } from "../../tools/registry.ts";

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { MAX_OBJECT_KEY_BYTES } from "../../domain/storage-keys.ts";
+import { MAX_OBJECT_KEY_BYTES } from "../../domain/media/storage-keys.ts";
 import { newBucket } from "../support/objects.ts";
 import { newOrg, startServer, type TestOrg, type TestServer } from "../support/server.ts";
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { SCOPES, type Scope } from "../../domain/caller.ts";
+import { SCOPES, type Scope } from "../../domain/access/caller.ts";
 import type { AnyTool } from "../../tools/define.ts";
 import { registry } from "../../tools/registry.ts";
 import type { Api } from "../support/http.ts";

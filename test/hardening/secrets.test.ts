@@ -4,7 +4,7 @@ import { sql } from "drizzle-orm";
 import { loadConfig } from "../../app/config.ts";
 import { rowsOf } from "../../db/client.ts";
 import type { Logger } from "../../domain/ports/log.ts";
-import { sameHash } from "../../domain/secrets.ts";
+import { sameHash } from "../../domain/access/secrets.ts";
 import { deliver, stripeEvent, subscriptionObject, WEBHOOK_SECRET } from "../support/billing.ts";
 import { JWT_SECRET } from "../support/env.ts";
 import { newOrg, signJwt, startServer, type TestOrg, type TestServer } from "../support/server.ts";

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { SignJWT } from "jose";
-import { ManualClock } from "../../domain/clock.ts";
+import { ManualClock } from "../../domain/core/clock.ts";
 import { newOrg, signJwt, startServer, type TestOrg, type TestServer } from "../support/server.ts";
 
 let server: TestServer;

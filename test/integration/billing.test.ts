@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { billingCharges } from "../../db/schema/index.ts";
-import { ManualClock } from "../../domain/clock.ts";
+import { ManualClock } from "../../domain/core/clock.ts";
 import type { Api } from "../support/http.ts";
 import { deliver, GiB, stripeEvent, subscriptionObject, TEST_PLANS, WEBHOOK_SECRET } from "../support/billing.ts";
 import { newOrg, startServer, type TestOrg, type TestServer } from "../support/server.ts";

@@ -1,10 +1,10 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { openRedis, type RedisConnection } from "../../app/redis.ts";
 import { createLogger } from "../../app/log.ts";
-import { gcra, gcraParams } from "../../domain/rate-limit.ts";
-import { memoryGuardStores } from "../../rest/guards/stores/memory.ts";
-import type { GuardStores } from "../../rest/guards/stores/ports.ts";
-import { redisGuardStores } from "../../rest/guards/stores/redis.ts";
+import { gcra, gcraParams } from "../../domain/guards/rate-limit.ts";
+import { memoryGuardStores } from "../../http/guards/stores/memory.ts";
+import type { GuardStores } from "../../http/guards/stores/ports.ts";
+import { redisGuardStores } from "../../http/guards/stores/redis.ts";
 import { testEnv } from "../support/env.ts";
 
 /**

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
-import { ManualClock } from "../../domain/clock.ts";
-import { IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_RETENTION_MS } from "../../domain/idempotency.ts";
-import { errorResponse } from "../../rest/http.ts";
-import { compose, type HttpContext } from "../../rest/pipeline.ts";
-import { idempotency } from "../../rest/guards/idempotency.ts";
-import { FailOpen } from "../../rest/guards/fail-open.ts";
+import { ManualClock } from "../../domain/core/clock.ts";
+import { IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_RETENTION_MS } from "../../domain/guards/idempotency.ts";
+import { errorResponse } from "../../http/respond.ts";
+import { compose, type HttpContext } from "../../http/pipeline.ts";
+import { idempotency } from "../../http/guards/idempotency.ts";
+import { FailOpen } from "../../http/guards/fail-open.ts";
 import type { Api } from "../support/http.ts";
 import { newOrg, startServer, type TestOrg, type TestServer } from "../support/server.ts";
 import { testEnv } from "../support/env.ts";

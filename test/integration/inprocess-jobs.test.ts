@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { inArray, sql } from "drizzle-orm";
 import { jobOutbox } from "../../db/schema/index.ts";
-import type { Deps } from "../../domain/deps.ts";
+import type { Deps } from "../../domain/core/deps.ts";
 import { aroundGenerate } from "../support/around-generate.ts";
 import { eventually } from "../support/eventually.ts";
 import { Api } from "../support/http.ts";

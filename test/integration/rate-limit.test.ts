@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { ManualClock } from "../../domain/clock.ts";
+import { ManualClock } from "../../domain/core/clock.ts";
 import type { ApiResponse } from "../support/http.ts";
 import { testEnv } from "../support/env.ts";
 import { newOrg, startServer, type TestOrg, type TestServer } from "../support/server.ts";

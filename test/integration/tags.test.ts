@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { objectTags, tags } from "../../db/schema/index.ts";
-import { labelsFor } from "../../domain/labels.ts";
-import { ensureTagsByName, replaceObjectTags } from "../../domain/tags.ts";
+import { labelsFor } from "../../domain/labels/object-labels.ts";
+import { ensureTagsByName, replaceObjectTags } from "../../domain/labels/tags.ts";
 import { insertObject, newBucket, softDeleteObject } from "../support/objects.ts";
 import { newOrg, startServer, type TestOrg, type TestServer } from "../support/server.ts";
 

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { GetObjectTaggingCommand } from "@aws-sdk/client-s3";
 import { eq } from "drizzle-orm";
 import { jobOutbox, orgUsage, uploadReservations } from "../../db/schema/index.ts";
-import { ManualClock } from "../../domain/clock.ts";
+import { ManualClock } from "../../domain/core/clock.ts";
 import type { S3Storage } from "../../storage/s3.ts";
 import { newOrg, startServer, type TestOrg, type TestServer } from "../support/server.ts";
 import { bytesOf, sha256, upload } from "../support/upload.ts";

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ManualClock } from "../../domain/clock.ts";
+import { ManualClock } from "../../domain/core/clock.ts";
 import { Api } from "../support/http.ts";
 import { newOrg, startServer, type TestOrg, type TestServer } from "../support/server.ts";
 import { eventually } from "../support/eventually.ts";

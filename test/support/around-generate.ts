@@ -1,4 +1,4 @@
-import type { Deps } from "../../domain/deps.ts";
+import type { Deps } from "../../domain/core/deps.ts";
 import type { Processors } from "../../domain/ports/queue.ts";
 import { processorsFor } from "../../worker/processors.ts";
 

@@ -5,7 +5,7 @@
  */
 import { loadConfig } from "../../app/config.ts";
 import { createServices, type Role } from "../../app/services.ts";
-import { createApp } from "../../rest/app.ts";
+import { createApp } from "../../http/server.ts";
 import { aroundGenerate } from "./around-generate.ts";
 
 const role = (process.env.ROLE ?? "server") as Role;

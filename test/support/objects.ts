@@ -1,8 +1,8 @@
 import { eq } from "drizzle-orm";
 import { mediaObjects } from "../../db/schema/index.ts";
-import { deleteMedia } from "../../domain/media.ts";
-import { objectPath } from "../../domain/storage-keys.ts";
-import { recordStoredObject } from "../../domain/uploads.ts";
+import { deleteMedia } from "../../domain/media/media.ts";
+import { objectPath } from "../../domain/media/storage-keys.ts";
+import { recordStoredObject } from "../../domain/media/uploads.ts";
 import type { TestOrg, TestServer } from "./server.ts";
 
 export type MediaRow = typeof mediaObjects.$inferSelect;

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import type Stripe from "stripe";
 import { loadConfig } from "../../app/config.ts";
-import { DEFAULT_PLANS, GB, parsePlans } from "../../domain/plans.ts";
+import { DEFAULT_PLANS, GB, parsePlans } from "../../domain/billing/plans.ts";
 import { toProviderEvent } from "../../payments/stripe.ts";
 
 describe("plan configuration", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { derivativeKey } from "../../domain/derivatives.ts";
+import { derivativeKey } from "../../domain/derivatives/derivatives.ts";
 import { etagMatches } from "../../tools/derivatives.ts";
 import { parsePdfInfo } from "../../worker/derivatives/pdf.ts";
 import { parseProbe } from "../../worker/derivatives/probe.ts";

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
-import { parseIdempotencyKey, type ReplayScope, replayId, sealingKey } from "../../domain/idempotency.ts";
-import { capture, replay, seal, unseal } from "../../rest/guards/stored-response.ts";
-import { MemoryIdempotencyStore } from "../../rest/guards/stores/memory.ts";
+import { parseIdempotencyKey, type ReplayScope, replayId, sealingKey } from "../../domain/guards/idempotency.ts";
+import { capture, replay, seal, unseal } from "../../http/guards/stored-response.ts";
+import { MemoryIdempotencyStore } from "../../http/guards/stores/memory.ts";
 
 const scope: ReplayScope = { key: "k1", method: "POST", pathAndQuery: "/api/buckets?x=1", principal: "key:abc", orgId: "org-1" };
 

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import type { SearchRequest } from "../../domain/ports/search.ts";
-import { parseQuery } from "../../domain/search-query.ts";
+import { parseQuery } from "../../domain/search/query.ts";
 import { meiliFilter, meiliPaging, meiliQuery, toFacets } from "../../search/meili-translate.ts";
 
 const base: SearchRequest = {

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
-import { gcra, gcraParams } from "../../domain/rate-limit.ts";
-import { rateLimit, rateLimitPolicy, retryAfter } from "../../rest/guards/headers.ts";
-import { MemoryRateLimitStore } from "../../rest/guards/stores/memory.ts";
+import { gcra, gcraParams } from "../../domain/guards/rate-limit.ts";
+import { rateLimit, rateLimitPolicy, retryAfter } from "../../http/guards/headers.ts";
+import { MemoryRateLimitStore } from "../../http/guards/stores/memory.ts";
 
 const S = 1_000_000;
 const T0 = 1_700_000_000_000 * 1000;

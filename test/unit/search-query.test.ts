@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { hasPositiveClause, parseQuery } from "../../domain/search-query.ts";
+import { hasPositiveClause, parseQuery } from "../../domain/search/query.ts";
 
 describe("search query parsing", () => {
   test("plain words are required terms", () => {

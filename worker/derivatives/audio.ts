@@ -1,6 +1,6 @@
 import { stat } from "node:fs/promises";
 import { join } from "node:path";
-import { THUMBNAIL_EDGE } from "../../domain/derivatives.ts";
+import { THUMBNAIL_EDGE } from "../../domain/derivatives/derivatives.ts";
 import { MediaError } from "./errors.ts";
 import { runTool } from "./exec.ts";
 import type { Rendered, Renderer, RenderContext } from "./kinds.ts";

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { and, eq } from "drizzle-orm";
 import { derivatives } from "../../db/schema/index.ts";
-import type { Deps } from "../../domain/deps.ts";
+import type { Deps } from "../../domain/core/deps.ts";
 import {
   beginDerivativeRun,
   derivativeKey,
@@ -12,11 +12,11 @@ import {
   recordRendered,
   THUMBNAIL,
   unsupportedKind,
-} from "../../domain/derivatives.ts";
-import type { MediaKind } from "../../domain/media-kind.ts";
-import type { MediaRow } from "../../domain/media-view.ts";
+} from "../../domain/derivatives/derivatives.ts";
+import type { MediaKind } from "../../domain/media/kind.ts";
+import type { MediaRow } from "../../domain/media/view.ts";
 import { isLastAttempt, type JobRun } from "../../domain/ports/queue.ts";
-import { objectPath } from "../../domain/storage-keys.ts";
+import { objectPath } from "../../domain/media/storage-keys.ts";
 import { audioRenderer } from "./audio.ts";
 import { MediaError, Unsupported } from "./errors.ts";
 import { findTool } from "./exec.ts";

@@ -1,5 +1,5 @@
 import sharp from "sharp";
-import { THUMBNAIL_EDGE } from "../../domain/derivatives.ts";
+import { THUMBNAIL_EDGE } from "../../domain/derivatives/derivatives.ts";
 import { Unsupported } from "./errors.ts";
 import { parseExif } from "./exif.ts";
 import type { Renderer } from "./kinds.ts";

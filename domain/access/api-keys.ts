@@ -1,0 +1,143 @@
+import { and, count, desc, eq, type SQL } from "drizzle-orm";
+import { apiKeys, buckets } from "../../db/schema/index.ts";
+import { assertBucketAllowed, type Caller, effectiveScopes, hasScope, type Scope } from "./caller.ts";
+import type { Deps } from "../core/deps.ts";
+import { errors } from "../core/errors.ts";
+import { type Page, page } from "../core/pagination.ts";
+import { hashSecret, newAccessKeyId, newSecret } from "./secrets.ts";
+
+/** Spec §2 and §5: default 90 days, at most 365. */
+export const DEFAULT_KEY_DAYS = 90;
+export const MAX_KEY_DAYS = 365;
+
+const SECRET_NOTE = "Store this secret now: it is shown only once. Send it as 'Authorization: Bearer <secret>'; the accessKeyId only identifies the key.";
+
+export interface ApiKeyView {
+  id: string;
+  name: string;
+  accessKeyId: string;
+  scopes: Scope[];
+  bucketId: string | null;
+  expiresAt: string;
+  createdAt: string;
+  rotatedAt: string | null;
+  expired: boolean;
+}
+
+export interface ApiKeyWithSecret extends ApiKeyView {
+  secret: string;
+  note: string;
+}
+
+type KeyRow = typeof apiKeys.$inferSelect;
+
+function view(row: KeyRow, now: Date): ApiKeyView {
+  return {
+    id: row.id,
+    name: row.name,
+    accessKeyId: row.accessKeyId,
+    scopes: row.scopes as Scope[],
+    bucketId: row.bucketId,
+    expiresAt: row.expiresAt.toISOString(),
+    createdAt: row.createdAt.toISOString(),
+    rotatedAt: row.rotatedAt?.toISOString() ?? null,
+    expired: row.expiresAt.getTime() <= now.getTime(),
+  };
+}
+
+/** A bucket-restricted caller manages only keys restricted to the same bucket. */
+function visibleTo(caller: Caller): SQL {
+  const org = eq(apiKeys.orgId, caller.orgId);
+  return caller.bucketId ? (and(org, eq(apiKeys.bucketId, caller.bucketId)) as SQL) : org;
+}
+
+export async function listApiKeys(deps: Deps, caller: Caller, q: { limit: number; offset: number }): Promise<Page<ApiKeyView>> {
+  const where = visibleTo(caller);
+  const [rows, [{ total } = { total: 0 }]] = await Promise.all([
+    deps.db.select().from(apiKeys).where(where).orderBy(desc(apiKeys.createdAt), desc(apiKeys.id)).limit(q.limit).offset(q.offset),
+    deps.db.select({ total: count() }).from(apiKeys).where(where),
+  ]);
+  const now = deps.clock.now();
+  return page(rows.map((r) => view(r, now)), total, q.offset);
+}
+
+export async function createApiKey(
+  deps: Deps,
+  caller: Caller,
+  input: { name: string; scopes: Scope[]; bucketId?: string | undefined; expiresInDays: number },
+): Promise<ApiKeyWithSecret> {
+  // "Cannot grant what you do not have": scopes and bucket reach never widen.
+  const missing = [...effectiveScopes(input.scopes)].filter((s) => !hasScope(caller, s));
+  if (missing.length > 0) throw errors.forbidden(`Cannot grant scopes this credential lacks: ${missing.join(", ")}`);
+  if (caller.bucketId && !input.bucketId) {
+    throw errors.forbidden("A bucket-restricted key can only create keys restricted to its bucket; pass its bucketId");
+  }
+  if (input.bucketId) {
+    const [bucket] = await deps.db
+      .select({ id: buckets.id })
+      .from(buckets)
+      .where(and(eq(buckets.id, input.bucketId), eq(buckets.orgId, caller.orgId)));
+    if (!bucket) throw errors.notFound("Bucket");
+    assertBucketAllowed(caller, bucket.id);
+  }
+  const secret = newSecret();
+  const now = deps.clock.now();
+  const [row] = await deps.db
+    .insert(apiKeys)
+    .values({
+      orgId: caller.orgId,
+      userId: caller.userId,
+      name: input.name,
+      accessKeyId: newAccessKeyId(),
+      secretHash: hashSecret(secret),
+      scopes: [...new Set(input.scopes)],
+      bucketId: input.bucketId ?? null,
+      expiresAt: new Date(now.getTime() + input.expiresInDays * 86_400_000),
+      createdAt: now,
+    })
+    .returning();
+  return { ...view(row!, now), secret, note: SECRET_NOTE };
+}
+
+/**
+ * A key of the organization outside a restricted caller's bucket (or unrestricted) exists for
+ * it: 403, as for its other bucket-scoped data; other organizations' keys stay 404.
+ */
+async function assertKeyManageable(deps: Deps, caller: Caller, id: string): Promise<void> {
+  const [row] = await deps.db
+    .select({ bucketId: apiKeys.bucketId })
+    .from(apiKeys)
+    .where(and(eq(apiKeys.id, id), eq(apiKeys.orgId, caller.orgId)));
+  if (!row) throw errors.notFound("API key");
+  if (caller.bucketId !== null && row.bucketId !== caller.bucketId) {
+    throw errors.forbidden("This key may only manage keys restricted to its own bucket");
+  }
+}
+
+export async function deleteApiKey(deps: Deps, caller: Caller, id: string): Promise<{ id: string; deleted: true }> {
+  await assertKeyManageable(deps, caller, id);
+  const deleted = await deps.db
+    .delete(apiKeys)
+    .where(and(eq(apiKeys.id, id), visibleTo(caller)))
+    .returning({ id: apiKeys.id });
+  if (deleted.length === 0) throw errors.notFound("API key");
+  // Spec §5: the secret stops working at once, on every instance.
+  await deps.credentials?.forget({ keyId: id });
+  return { id, deleted: true };
+}
+
+/** A new secret replaces the old one at once; the key keeps its id, scopes and expiry. */
+export async function rotateApiKey(deps: Deps, caller: Caller, id: string): Promise<ApiKeyWithSecret> {
+  await assertKeyManageable(deps, caller, id);
+  const secret = newSecret();
+  const now = deps.clock.now();
+  const [row] = await deps.db
+    .update(apiKeys)
+    .set({ secretHash: hashSecret(secret), rotatedAt: now })
+    .where(and(eq(apiKeys.id, id), visibleTo(caller)))
+    .returning();
+  if (!row) throw errors.notFound("API key");
+  // Spec §5.5: rotation invalidates the old secret, on every instance.
+  await deps.credentials?.forget({ keyId: id });
+  return { ...view(row, now), secret, note: SECRET_NOTE };
+}

@@ -1,0 +1,129 @@
+import { eq, sql } from "drizzle-orm";
+import { errors as joseErrors, jwtVerify } from "jose";
+import { z } from "zod";
+import { apiKeys, memberships, users } from "../../db/schema/index.ts";
+import { type Caller, SCOPES, type Scope } from "./caller.ts";
+import type { Deps } from "../core/deps.ts";
+import { createOrganization } from "./organizations.ts";
+import { errors } from "../core/errors.ts";
+import type { KeyCredential } from "../ports/credentials.ts";
+import { hashSecret, isSecretShape, sameHash } from "./secrets.ts";
+
+/**
+ * Turns an Authorization header into a Caller, or throws 401.
+ * Spec §5: the bearer is the key's secret (never its accessKeyId), or a dashboard JWT.
+ */
+export async function authenticate(deps: Deps, authorization: string | null | undefined): Promise<Caller> {
+  const token = bearerToken(authorization);
+  if (!token) throw errors.unauthorized("Send Authorization: Bearer <secret>");
+  if (isSecretShape(token)) return authenticateKey(deps, token.toLowerCase());
+  if (token.split(".").length === 3) return authenticateJwt(deps, token);
+  throw errors.unauthorized("Invalid credential: the bearer value must be an API key secret or a JWT");
+}
+
+function bearerToken(header: string | null | undefined): string | null {
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header ?? "");
+  return match ? match[1]! : null;
+}
+
+async function authenticateKey(deps: Deps, secret: string): Promise<Caller> {
+  const hash = hashSecret(secret);
+  const key = deps.credentials?.get(hash) ?? (await lookUpKey(deps, hash));
+  if (key.expiresAt.getTime() <= deps.clock.now().getTime()) throw errors.unauthorized("API key has expired");
+  return {
+    orgId: key.orgId,
+    userId: key.userId,
+    apiKeyId: key.id,
+    scopes: new Set(key.scopes),
+    bucketId: key.bucketId,
+    principal: `key:${key.id}`,
+  };
+}
+
+async function lookUpKey(deps: Deps, hash: string): Promise<KeyCredential> {
+  const version = deps.credentials?.version() ?? 0;
+  const [key] = await deps.db
+    .select({
+      id: apiKeys.id,
+      orgId: apiKeys.orgId,
+      userId: apiKeys.userId,
+      secretHash: apiKeys.secretHash,
+      scopes: apiKeys.scopes,
+      bucketId: apiKeys.bucketId,
+      expiresAt: apiKeys.expiresAt,
+    })
+    .from(apiKeys)
+    .where(eq(apiKeys.secretHash, hash))
+    .limit(1);
+  // The lookup is by hash; the constant-time comparison keeps the check itself timing-safe.
+  if (!key || !sameHash(key.secretHash, hash)) throw errors.unauthorized("Invalid API key");
+  const found: KeyCredential = { id: key.id, orgId: key.orgId, userId: key.userId, scopes: key.scopes as Scope[], bucketId: key.bucketId, expiresAt: key.expiresAt };
+  // Only keys that exist are remembered: unknown secrets must not fill the cache.
+  deps.credentials?.put(hash, found, version);
+  return found;
+}
+
+const jwtClaims = z.object({
+  sub: z.uuid(),
+  org_id: z.uuid(),
+  email: z.string().max(320).optional(),
+  org_name: z.string().min(1).max(200).optional(),
+});
+
+async function authenticateJwt(deps: Deps, token: string): Promise<Caller> {
+  const secret = deps.config.jwtSecret;
+  if (!secret) throw errors.unauthorized("JWT bearer tokens are not enabled on this server");
+  let payload: unknown;
+  try {
+    ({ payload } = await jwtVerify(token, new TextEncoder().encode(secret), {
+      algorithms: ["HS256"],
+      requiredClaims: ["exp"],
+      currentDate: deps.clock.now(),
+    }));
+  } catch (err) {
+    if (err instanceof joseErrors.JWTExpired) throw errors.unauthorized("JWT has expired");
+    throw errors.unauthorized("Invalid JWT");
+  }
+  const claims = jwtClaims.safeParse(payload);
+  if (!claims.success) throw errors.unauthorized("JWT lacks valid sub and org_id claims");
+  const { sub, org_id, email, org_name } = claims.data;
+  await provision(deps, { userId: sub, orgId: org_id, email: email ?? null, orgName: org_name ?? null });
+  return {
+    orgId: org_id,
+    userId: sub,
+    apiKeyId: null,
+    // A dashboard user acts with every scope in its organization (ARCHITECTURE.md).
+    scopes: new Set(SCOPES),
+    bucketId: null,
+    principal: `user:${sub}`,
+  };
+}
+
+// Provisioning is idempotent, so remembering what was done only saves round trips.
+const provisioned = new Set<string>();
+
+/** First sight of a user or organization from a JWT creates them; a new organization's first user owns it. */
+async function provision(
+  deps: Deps,
+  p: { userId: string; orgId: string; email: string | null; orgName: string | null },
+): Promise<void> {
+  const cacheKey = `${p.userId}/${p.orgId}`;
+  if (provisioned.has(cacheKey)) return;
+  await deps.db.transaction(async (tx) => {
+    const org = await createOrganization(deps, tx, { id: p.orgId, name: p.orgName ?? "Organization" });
+    await tx
+      .insert(users)
+      .values({ id: p.userId, email: p.email })
+      .onConflictDoUpdate({ target: users.id, set: { email: sql`coalesce(excluded.email, ${users.email})` } });
+    await tx
+      .insert(memberships)
+      .values({ orgId: p.orgId, userId: p.userId, role: org.created ? "owner" : "member" })
+      .onConflictDoNothing();
+  });
+  provisioned.add(cacheKey);
+}
+
+/** For tests that drop and recreate data under the same ids. */
+export function forgetProvisioned(): void {
+  provisioned.clear();
+}

@@ -1,0 +1,54 @@
+import { errors } from "../core/errors.ts";
+
+export const SCOPES = ["read", "write", "delete", "admin"] as const;
+export type Scope = (typeof SCOPES)[number];
+
+/**
+ * Who is calling, as established by authentication. Built by the server, never from
+ * tool input: the organization in particular can only come from the credential.
+ */
+export interface Caller {
+  orgId: string;
+  userId: string;
+  /** Set when the credential is an API key; null for a dashboard JWT. */
+  apiKeyId: string | null;
+  scopes: ReadonlySet<Scope>;
+  /** A key restricted to one bucket sees and acts only on that bucket. */
+  bucketId: string | null;
+  /** Stable identity for rate limits and idempotency: "key:<id>" or "user:<id>". */
+  principal: string;
+}
+
+/** `admin` implies every scope (ARCHITECTURE.md). */
+export function hasScope(caller: Pick<Caller, "scopes">, scope: Scope): boolean {
+  return caller.scopes.has("admin") || caller.scopes.has(scope);
+}
+
+export function requireScope(caller: Caller, scope: Scope): void {
+  if (!hasScope(caller, scope)) throw errors.forbidden(`This operation needs the '${scope}' scope`);
+}
+
+/** Expand a stored scope list to what it grants, for display and comparison. */
+export function effectiveScopes(scopes: Iterable<Scope>): Set<Scope> {
+  const set = new Set(scopes);
+  return set.has("admin") ? new Set(SCOPES) : set;
+}
+
+/**
+ * A bucket-restricted key may only touch its own bucket. Call this after the bucket
+ * was resolved inside the caller's organization (so foreign ids already gave 404).
+ */
+export function assertBucketAllowed(caller: Caller, bucketId: string): void {
+  if (caller.bucketId !== null && caller.bucketId !== bucketId) {
+    throw errors.forbidden("This key is restricted to another bucket");
+  }
+}
+
+/**
+ * Billing is the whole organization's: its plan, capacity and invoices are not any one
+ * bucket's, so a key limited to one bucket may not see or change them (ARCHITECTURE.md: such a
+ * key "sees and acts only on its bucket").
+ */
+export function requireWholeOrganization(caller: Caller, what: string): void {
+  if (caller.bucketId !== null) throw errors.forbidden(`A bucket-restricted key cannot ${what}: billing belongs to the whole organization`);
+}

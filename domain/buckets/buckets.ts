@@ -1,0 +1,105 @@
+import { and, count, desc, eq, isNull, type SQL, sql } from "drizzle-orm";
+import { buckets, mediaObjects, uploadReservations } from "../../db/schema/index.ts";
+import { assertBucketAllowed, type Caller } from "../access/caller.ts";
+import type { Deps } from "../core/deps.ts";
+import { errors } from "../core/errors.ts";
+import { prepared } from "../core/prepared.ts";
+import { enqueueJob } from "../core/jobs.ts";
+import { type Page, page } from "../core/pagination.ts";
+import { objectPath } from "../media/storage-keys.ts";
+import { releaseReservation } from "../usage/counters.ts";
+
+export interface BucketView {
+  id: string;
+  name: string;
+  createdAt: string;
+}
+
+type BucketRow = typeof buckets.$inferSelect;
+
+const view = (b: BucketRow): BucketView => ({ id: b.id, name: b.name, createdAt: b.createdAt.toISOString() });
+
+function visibleTo(caller: Caller): SQL {
+  const org = eq(buckets.orgId, caller.orgId);
+  return caller.bucketId ? (and(org, eq(buckets.id, caller.bucketId)) as SQL) : org;
+}
+
+/**
+ * The bucket, if it belongs to the caller's organization (404 otherwise, even when it exists
+ * elsewhere), and the caller's key may use it (403). Every presign and media path starts here.
+ */
+export async function resolveBucket(deps: Deps, caller: Caller, bucketId: string): Promise<BucketRow> {
+  // Prepared (see prepared.ts): every presign and bucket-scoped call starts here.
+  const [bucket] = await prepared(deps.db, "bucket", (db) =>
+    db
+      .select()
+      .from(buckets)
+      .where(and(eq(buckets.id, sql.placeholder("id")), eq(buckets.orgId, sql.placeholder("orgId"))))
+      .limit(1)
+      .prepare("bucket"),
+  ).execute({ id: bucketId, orgId: caller.orgId });
+  if (!bucket) throw errors.notFound("Bucket");
+  assertBucketAllowed(caller, bucket.id);
+  return bucket;
+}
+
+export async function listBuckets(deps: Deps, caller: Caller, q: { limit: number; offset: number }): Promise<Page<BucketView>> {
+  const where = visibleTo(caller);
+  const [rows, [{ total } = { total: 0 }]] = await Promise.all([
+    deps.db.select().from(buckets).where(where).orderBy(desc(buckets.createdAt), desc(buckets.id)).limit(q.limit).offset(q.offset),
+    deps.db.select({ total: count() }).from(buckets).where(where),
+  ]);
+  return page(rows.map(view), total, q.offset);
+}
+
+export async function getBucket(deps: Deps, caller: Caller, id: string): Promise<BucketView> {
+  return view(await resolveBucket(deps, caller, id));
+}
+
+export async function createBucket(deps: Deps, caller: Caller, input: { name: string }): Promise<BucketView> {
+  if (caller.bucketId) throw errors.forbidden("A bucket-restricted key cannot create buckets");
+  const [row] = await deps.db
+    .insert(buckets)
+    .values({ orgId: caller.orgId, name: input.name, createdAt: deps.clock.now() })
+    .onConflictDoNothing()
+    .returning();
+  if (!row) throw errors.conflict(`A bucket named '${input.name}' already exists`);
+  return view(row);
+}
+
+/** Spec §4.2: 409 while the bucket holds live objects. */
+export async function deleteBucket(deps: Deps, caller: Caller, id: string): Promise<{ id: string; deleted: true }> {
+  if (caller.bucketId) {
+    await resolveBucket(deps, caller, id);
+    throw errors.forbidden("A bucket-restricted key cannot delete buckets");
+  }
+  const pending = await deps.db.transaction(async (tx) => {
+    // Lock the bucket row so no upload can be confirmed into it while we decide.
+    const [bucket] = await tx
+      .select()
+      .from(buckets)
+      .where(and(eq(buckets.id, id), eq(buckets.orgId, caller.orgId)))
+      .for("update");
+    if (!bucket) throw errors.notFound("Bucket");
+    const [{ live } = { live: 0 }] = await tx
+      .select({ live: count() })
+      .from(mediaObjects)
+      .where(and(eq(mediaObjects.bucketId, id), isNull(mediaObjects.deletedAt)));
+    if (live > 0) throw errors.conflict(`Bucket is not empty: it holds ${live} object(s)`, { objectCount: live });
+    // Unconfirmed uploads give their reservations back; soft-deleted objects' bytes and any
+    // derivatives are removed by the purge job once the bucket is gone.
+    const pending = await tx.delete(uploadReservations).where(eq(uploadReservations.bucketId, id)).returning();
+    await releaseReservation(tx, caller.orgId, pending.reduce((n, r) => n + r.bytes, 0));
+    await enqueueJob(tx, "buckets.purge", { orgId: caller.orgId, bucketId: id });
+    await tx.delete(buckets).where(eq(buckets.id, id));
+    return pending;
+  });
+  deps.jobs.kick();
+  // Keys restricted to the bucket were deleted with it (foreign key cascade).
+  await deps.credentials?.forget({ bucketId: id });
+  for (const r of pending) {
+    if (!r.uploadId) continue;
+    await deps.storage.abortMultipart(objectPath(id, r.key), r.uploadId).catch((err) => deps.log.warn("abort failed", { uploadId: r.uploadId, error: String(err) }));
+  }
+  return { id, deleted: true };
+}

@@ -1,0 +1,307 @@
+import { and, asc, count, desc, eq, isNull, or, type SQL, sql } from "drizzle-orm";
+import type { Db } from "../../db/client.ts";
+import { mediaObjects, mediaSetItems, mediaSets, type SetItemSource } from "../../db/schema/index.ts";
+import { assertBucketAllowed, type Caller } from "../access/caller.ts";
+import type { Deps } from "../core/deps.ts";
+import { errors } from "../core/errors.ts";
+import { enqueueJob } from "../core/jobs.ts";
+import { resolveLiveObject } from "../media/object-refs.ts";
+import { type Page, page } from "../core/pagination.ts";
+
+/** Limits of ours (the spec gives none). */
+export const MAX_SET_ITEMS = 100;
+export const MAX_RENDITION_SIDE = 16384;
+/** `W:H`, positive integers without leading zeros. */
+export const ASPECT_RATIO = /^([1-9][0-9]{0,4}):([1-9][0-9]{0,4})$/;
+/** How far width:height may stray from the aspect ratio (rounding, "21:9" at 2560x1080). */
+const RATIO_TOLERANCE = 0.02;
+
+export interface SetItemView {
+  id: string;
+  setId: string;
+  objectId: string | null;
+  objectDeleted: boolean;
+  source: SetItemSource;
+  aspectRatio: string;
+  width: number;
+  height: number;
+  role: string;
+  createdAt: string;
+}
+
+export interface SetSummary {
+  id: string;
+  name: string;
+  bucketId: string;
+  baseObjectId: string;
+  baseObjectDeleted: boolean;
+  itemCount: number;
+  generateRequestedAt: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface SetView extends SetSummary {
+  items: SetItemView[];
+}
+
+type SetRow = typeof mediaSets.$inferSelect;
+type ItemRow = typeof mediaSetItems.$inferSelect;
+
+const summary = (s: SetRow, baseObjectDeleted: boolean, itemCount: number): SetSummary => ({
+  id: s.id,
+  name: s.name,
+  bucketId: s.bucketId,
+  baseObjectId: s.baseObjectId,
+  baseObjectDeleted,
+  itemCount,
+  generateRequestedAt: s.generateRequestedAt?.toISOString() ?? null,
+  createdAt: s.createdAt.toISOString(),
+  updatedAt: s.updatedAt.toISOString(),
+});
+
+const itemView = (i: ItemRow, objectDeleted: boolean): SetItemView => ({
+  id: i.id,
+  setId: i.setId,
+  objectId: i.objectId,
+  objectDeleted,
+  source: i.source,
+  aspectRatio: i.aspectRatio,
+  width: i.width,
+  height: i.height,
+  role: i.role,
+  createdAt: i.createdAt.toISOString(),
+});
+
+/** A set lives in its base object's bucket; restricted keys see the sets of their bucket only. */
+function visibleTo(caller: Caller): SQL {
+  const org = eq(mediaSets.orgId, caller.orgId);
+  return caller.bucketId ? (and(org, eq(mediaSets.bucketId, caller.bucketId)) as SQL) : org;
+}
+
+/** The set in the caller's organization (404) and bucket (403), optionally locked for the transaction. */
+async function resolveSet(db: Db, caller: Caller, id: string, lock = false): Promise<SetRow> {
+  const query = db
+    .select()
+    .from(mediaSets)
+    .where(and(eq(mediaSets.id, id), eq(mediaSets.orgId, caller.orgId)))
+    .limit(1);
+  const [set] = lock ? await query.for("update") : await query;
+  if (!set) throw errors.notFound("Set");
+  assertBucketAllowed(caller, set.bucketId);
+  return set;
+}
+
+const itemCount = sql<number>`(select count(*) from ${mediaSetItems} where ${mediaSetItems.setId} = ${mediaSets.id} and ${mediaSetItems.orgId} = ${mediaSets.orgId})`.mapWith(Number);
+
+export async function listSets(deps: Deps, caller: Caller, q: { limit: number; offset: number }): Promise<Page<SetSummary>> {
+  const where = visibleTo(caller);
+  const [rows, [{ total } = { total: 0 }]] = await Promise.all([
+    deps.db
+      .select({ set: mediaSets, baseDeletedAt: mediaObjects.deletedAt, itemCount })
+      .from(mediaSets)
+      .leftJoin(mediaObjects, and(eq(mediaObjects.id, mediaSets.baseObjectId), eq(mediaObjects.orgId, mediaSets.orgId)))
+      .where(where)
+      .orderBy(desc(mediaSets.createdAt), desc(mediaSets.id))
+      .limit(q.limit)
+      .offset(q.offset),
+    deps.db.select({ total: count() }).from(mediaSets).where(where),
+  ]);
+  return page(rows.map((r) => summary(r.set, r.baseDeletedAt !== null, r.itemCount)), total, q.offset);
+}
+
+async function loadSetView(db: Db, set: SetRow): Promise<SetView> {
+  const [base, items] = await Promise.all([
+    db
+      .select({ deletedAt: mediaObjects.deletedAt })
+      .from(mediaObjects)
+      .where(and(eq(mediaObjects.id, set.baseObjectId), eq(mediaObjects.orgId, set.orgId))),
+    db
+      .select({ item: mediaSetItems, objectDeletedAt: mediaObjects.deletedAt })
+      .from(mediaSetItems)
+      .leftJoin(mediaObjects, and(eq(mediaObjects.id, mediaSetItems.objectId), eq(mediaObjects.orgId, mediaSetItems.orgId)))
+      .where(and(eq(mediaSetItems.setId, set.id), eq(mediaSetItems.orgId, set.orgId)))
+      .orderBy(asc(mediaSetItems.createdAt), asc(mediaSetItems.id)),
+  ]);
+  return {
+    ...summary(set, (base[0]?.deletedAt ?? null) !== null, items.length),
+    items: items.map((r) => itemView(r.item, r.objectDeletedAt !== null)),
+  };
+}
+
+export async function createSet(deps: Deps, caller: Caller, input: { name: string; baseObjectId: string }): Promise<SetView> {
+  const base = await resolveLiveObject(deps.db, caller, input.baseObjectId, { what: "Base object" });
+  const now = deps.clock.now();
+  const [row] = await deps.db
+    .insert(mediaSets)
+    .values({ orgId: caller.orgId, bucketId: base.bucketId, name: input.name, baseObjectId: base.id, createdAt: now, updatedAt: now })
+    .returning();
+  return { ...summary(row!, false, 0), items: [] };
+}
+
+export async function getSet(deps: Deps, caller: Caller, id: string): Promise<SetView> {
+  return loadSetView(deps.db, await resolveSet(deps.db, caller, id));
+}
+
+/** Deletes the set and its items; the media objects they point at stay. */
+export async function deleteSet(deps: Deps, caller: Caller, id: string): Promise<{ id: string; deleted: true }> {
+  return deps.db.transaction(async (tx) => {
+    await resolveSet(tx, caller, id, true);
+    await tx.delete(mediaSets).where(and(eq(mediaSets.id, id), eq(mediaSets.orgId, caller.orgId)));
+    return { id, deleted: true as const };
+  });
+}
+
+export interface NewSetItem {
+  objectId?: string | undefined;
+  aspectRatio: string;
+  width: number;
+  height: number;
+  role: string;
+}
+
+/**
+ * With `objectId`: an existing rendition is attached (a live object of the set's bucket) and
+ * `generate` leaves it alone. Without: the item describes a rendition for `generate` to render
+ * from the base object; its `objectId` stays null until the worker records the result.
+ */
+export async function addSetItem(deps: Deps, caller: Caller, setId: string, input: NewSetItem): Promise<SetItemView> {
+  checkRatio(input);
+  return deps.db.transaction(async (tx) => {
+    // Locked so that concurrent adds cannot overrun the item limit.
+    const set = await resolveSet(tx, caller, setId, true);
+    const [{ n } = { n: 0 }] = await tx
+      .select({ n: count() })
+      .from(mediaSetItems)
+      .where(and(eq(mediaSetItems.setId, set.id), eq(mediaSetItems.orgId, caller.orgId)));
+    if (n >= MAX_SET_ITEMS) throw errors.conflict(`A set holds at most ${MAX_SET_ITEMS} items`, { limit: MAX_SET_ITEMS });
+    let source: SetItemSource = "generated";
+    if (input.objectId) {
+      const object = await resolveLiveObject(tx, caller, input.objectId);
+      if (object.bucketId !== set.bucketId) {
+        throw errors.validation([{ path: "objectId", message: "The object must be in the same bucket as the set's base object" }]);
+      }
+      source = "attached";
+    }
+    const now = deps.clock.now();
+    const [row] = await tx
+      .insert(mediaSetItems)
+      .values({
+        orgId: caller.orgId,
+        setId: set.id,
+        objectId: input.objectId ?? null,
+        source,
+        aspectRatio: input.aspectRatio,
+        width: input.width,
+        height: input.height,
+        role: input.role,
+        createdAt: now,
+      })
+      .returning();
+    await tx.update(mediaSets).set({ updatedAt: now }).where(and(eq(mediaSets.id, set.id), eq(mediaSets.orgId, set.orgId)));
+    return itemView(row!, false);
+  });
+}
+
+/** Width and height must describe the aspect ratio (within 2%), so a renderer has one answer. */
+function checkRatio(input: Pick<NewSetItem, "aspectRatio" | "width" | "height">): void {
+  const m = ASPECT_RATIO.exec(input.aspectRatio);
+  if (!m) throw errors.validation([{ path: "aspectRatio", message: "Expected W:H with positive integers, e.g. 16:9" }]);
+  const ratio = Number(m[1]) / Number(m[2]);
+  const actual = input.width / input.height;
+  if (Math.abs(actual / ratio - 1) > RATIO_TOLERANCE) {
+    throw errors.validation([
+      { path: "height", message: `${input.width}x${input.height} does not match the aspect ratio ${input.aspectRatio}` },
+    ]);
+  }
+}
+
+/** Removes the item; an object it pointed at (attached or generated) stays. */
+export async function removeSetItem(deps: Deps, caller: Caller, setId: string, itemId: string): Promise<{ id: string; deleted: true }> {
+  return deps.db.transaction(async (tx) => {
+    const set = await resolveSet(tx, caller, setId, true);
+    const removed = await tx
+      .delete(mediaSetItems)
+      .where(and(eq(mediaSetItems.id, itemId), eq(mediaSetItems.setId, set.id), eq(mediaSetItems.orgId, caller.orgId)))
+      .returning({ id: mediaSetItems.id });
+    if (removed.length === 0) throw errors.notFound("Set item");
+    await tx.update(mediaSets).set({ updatedAt: deps.clock.now() }).where(and(eq(mediaSets.id, set.id), eq(mediaSets.orgId, set.orgId)));
+    return { id: itemId, deleted: true as const };
+  });
+}
+
+export interface GenerateAccepted {
+  setId: string;
+  jobId: string;
+  status: "queued";
+  items: number;
+}
+
+/**
+ * What `generate` renders: every "generated" item, whether it has a rendition yet or not
+ * (regenerating replaces the previous rendition), and any item left without an object (an
+ * attached object that was purged). Items with an attached object are never touched.
+ */
+const renderable = or(eq(mediaSetItems.source, "generated"), isNull(mediaSetItems.objectId));
+
+/** Spec §4.5: 202, the work runs in the worker. 409 when the base object was deleted. */
+export async function generateSet(deps: Deps, caller: Caller, setId: string): Promise<GenerateAccepted> {
+  const accepted = await deps.db.transaction(async (tx) => {
+    const set = await resolveSet(tx, caller, setId, true);
+    const [base] = await tx
+      .select({ deletedAt: mediaObjects.deletedAt, kind: mediaObjects.kind })
+      .from(mediaObjects)
+      .where(and(eq(mediaObjects.id, set.baseObjectId), eq(mediaObjects.orgId, set.orgId)));
+    if (!base || base.deletedAt) throw errors.conflict("The set's base object was deleted; there is nothing to render from");
+    if (!RENDERABLE_KINDS.has(base.kind)) {
+      throw errors.conflict(`Renditions are cut from images, videos (their poster frame) and PDFs (their first page), not from ${base.kind} files`);
+    }
+    const [{ n } = { n: 0 }] = await tx
+      .select({ n: count() })
+      .from(mediaSetItems)
+      .where(and(eq(mediaSetItems.setId, set.id), eq(mediaSetItems.orgId, caller.orgId), renderable));
+    const now = deps.clock.now();
+    await tx
+      .update(mediaSets)
+      .set({ generateRequestedAt: now, updatedAt: now })
+      .where(and(eq(mediaSets.id, set.id), eq(mediaSets.orgId, set.orgId)));
+    const jobId = await enqueueJob(tx, "sets.generate", { orgId: caller.orgId, setId: set.id });
+    return { setId: set.id, jobId, status: "queued" as const, items: n };
+  });
+  deps.jobs.kick();
+  return accepted;
+}
+
+/** Kinds renditions can be cut from: an image, a video's poster frame, a PDF's first page. */
+export const RENDERABLE_KINDS = new Set(["image", "video", "pdf"]);
+
+/**
+ * Where an item's rendition is stored in the base object's bucket: always the same key for
+ * the same item, so regenerating overwrites it (one media object per item, never duplicates).
+ */
+export function renditionKey(baseKey: string, item: { id: string; setId: string; role: string; width: number; height: number }): string {
+  const role = item.role.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "").slice(0, 40) || "item";
+  return `variants/${item.setId}/${role}-${item.width}x${item.height}-${item.id.slice(0, 8)}.webp`;
+}
+
+// For the worker: the items a `sets.generate` job renders, and how it records a result.
+export async function itemsToGenerate(db: Db, orgId: string, setId: string): Promise<ItemRow[]> {
+  return db
+    .select()
+    .from(mediaSetItems)
+    .where(and(eq(mediaSetItems.setId, setId), eq(mediaSetItems.orgId, orgId), renderable))
+    .orderBy(asc(mediaSetItems.createdAt), asc(mediaSetItems.id));
+}
+
+/**
+ * Records a rendered object on an item (which is "generated" from then on); false when the
+ * item is gone (removed meanwhile) or has an attached object again.
+ */
+export async function recordGeneratedItem(db: Db, orgId: string, itemId: string, objectId: string): Promise<boolean> {
+  const updated = await db
+    .update(mediaSetItems)
+    .set({ objectId, source: "generated" })
+    .where(and(eq(mediaSetItems.id, itemId), eq(mediaSetItems.orgId, orgId), renderable))
+    .returning({ id: mediaSetItems.id });
+  return updated.length > 0;
+}

@@ -1,0 +1,27 @@
+import type { Config } from "../../app/config.ts";
+import type { Db } from "../../db/client.ts";
+import type { Clock } from "./clock.ts";
+import type { CredentialCache } from "../ports/credentials.ts";
+import type { Logger } from "../ports/log.ts";
+import type { PaymentProvider } from "../ports/payments.ts";
+import type { SearchBackend } from "../ports/search.ts";
+import type { ObjectStorage } from "../ports/storage.ts";
+
+/**
+ * Everything domain code may use, chosen once at start from configuration.
+ * Domain functions take it as their first argument and never know which adapter is behind a port.
+ */
+export interface Deps {
+  db: Db;
+  clock: Clock;
+  log: Logger;
+  config: Config;
+  storage: ObjectStorage;
+  search: SearchBackend;
+  /** null when no provider is configured (STRIPE_SECRET_KEY unset): invoices and portal answer 501. */
+  payments: PaymentProvider | null;
+  /** Call after committing a transaction that enqueued jobs, so they start without waiting for the poll. */
+  jobs: { kick(): void };
+  /** API keys seen recently; absent means every request looks its key up. */
+  credentials?: CredentialCache;
+}

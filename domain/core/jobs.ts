@@ -1,0 +1,35 @@
+import { jobOutbox } from "../../db/schema/index.ts";
+import type { Db } from "../../db/client.ts";
+
+/**
+ * Every kind of background job and its payload. Producers call `enqueueJob` inside their
+ * transaction; processors live in worker/.
+ */
+export interface JobPayloads {
+  /** Thumbnails, posters and metadata for a confirmed upload. */
+  "derivatives.generate": { orgId: string; objectId: string };
+  /** Renditions for the items of a set. */
+  "sets.generate": { orgId: string; setId: string };
+  /** Bytes and derivatives of a soft-deleted object past retention. */
+  "media.purge": { orgId: string; objectId: string };
+  /** Push these objects' current state to an external search index. */
+  "search.sync": { orgId: string; objectIds: string[] };
+  /** Every stored byte of a deleted bucket. */
+  "buckets.purge": { orgId: string; bucketId: string };
+}
+
+export type JobName = keyof JobPayloads;
+
+/** Records the job in the caller's transaction; the dispatcher hands it to the queue after commit. */
+export async function enqueueJob<N extends JobName>(
+  tx: Db,
+  name: N,
+  payload: JobPayloads[N],
+  opts: { runAfter?: Date } = {},
+): Promise<string> {
+  const [row] = await tx
+    .insert(jobOutbox)
+    .values({ name, payload, ...(opts.runAfter ? { runAfter: opts.runAfter } : {}) })
+    .returning({ id: jobOutbox.id });
+  return row!.id;
+}

@@ -1,0 +1,306 @@
+import { and, eq, inArray, isNull, ne, sql } from "drizzle-orm";
+import { type Db, rowsOf } from "../../db/client.ts";
+import { type DerivativeState, derivatives, mediaObjects } from "../../db/schema/index.ts";
+import type { Caller } from "../access/caller.ts";
+import type { Deps } from "../core/deps.ts";
+import { AppError } from "../core/errors.ts";
+import { resolveLiveObject } from "../media/object-refs.ts";
+import { anyId, prepared } from "../core/prepared.ts";
+import type { MediaKind } from "../media/kind.ts";
+import type { MediaRow } from "../media/view.ts";
+import { derivativePrefix } from "../media/storage-keys.ts";
+
+export { DERIVATIVE_STATES, type DerivativeState } from "../../db/schema/index.ts";
+
+/** The variant GET /api/media/{id}/thumbnail serves: a WebP whose long edge is at most THUMBNAIL_EDGE. */
+export const THUMBNAIL = "thumbnail" as const;
+export const THUMBNAIL_EDGE = 320;
+
+/** Kinds the worker can draw a picture of; 3d and other files get no thumbnail. */
+const RENDERABLE: ReadonlySet<MediaKind> = new Set(["image", "video", "audio", "pdf"]);
+export const hasRenderer = (kind: MediaKind) => RENDERABLE.has(kind);
+
+export type DerivativeRow = typeof derivatives.$inferSelect;
+
+/** What the media object view says about its thumbnail. */
+export interface ThumbnailSummary {
+  state: DerivativeState;
+  width: number | null;
+  height: number | null;
+  contentType: string | null;
+  /** Changes whenever the thumbnail's bytes change; use it as `?v=` to cache the thumbnail URL for good. */
+  etag: string | null;
+}
+
+const EXTENSIONS: Record<string, string> = { "image/webp": "webp", "image/png": "png", "image/jpeg": "jpg" };
+
+/**
+ * Where a derivative's bytes live: under the object's derivative prefix, named by a hash of
+ * the bytes. Different bytes never share a key, so a slow job for an old version can never
+ * overwrite what a newer one wrote, and regenerating identical bytes writes the same key.
+ */
+export function derivativeKey(d: { bucketId: string; objectId: string; variant: string; etag: string; contentType: string }): string {
+  return `${derivativePrefix(d.bucketId, d.objectId)}${d.variant}-${d.etag}.${EXTENSIONS[d.contentType] ?? "bin"}`;
+}
+
+function summary(row: DerivativeRow): ThumbnailSummary {
+  const ready = row.state === "ready";
+  return {
+    state: row.state,
+    width: ready ? row.width : null,
+    height: ready ? row.height : null,
+    contentType: ready ? row.contentType : null,
+    etag: ready ? row.etag : null,
+  };
+}
+
+/**
+ * What the worker wrote about a page of objects: thumbnail state and `info`, in one query.
+ * Both are written by one statement, so reading them together never shows a ready thumbnail
+ * beside the empty `info` of the moment before.
+ */
+export async function workerFactsOf(db: Db, objectIds: string[]): Promise<Map<string, { thumbnail: ThumbnailSummary | null; info: Record<string, unknown> }>> {
+  if (objectIds.length === 0) return new Map();
+  // Prepared, the ids as one parameter (see prepared.ts): every media view comes through here.
+  const rows = await prepared(db, "worker_facts", (d) =>
+    d
+      .select({ id: mediaObjects.id, info: mediaObjects.info, d: derivatives })
+      .from(mediaObjects)
+      .leftJoin(derivatives, and(eq(derivatives.objectId, mediaObjects.id), eq(derivatives.variant, THUMBNAIL)))
+      .where(anyId(mediaObjects.id))
+      .prepare("worker_facts"),
+  ).execute({ ids: objectIds.join(",") });
+  return new Map(rows.map((r) => [r.id, { thumbnail: r.d ? summary(r.d) : null, info: r.info }]));
+}
+
+/**
+ * Called in confirm's transaction, so a thumbnail request right after confirm says
+ * "pending" (not "unavailable", not the previous version's picture). The previous
+ * version's storage key stays on the row: the job deletes those bytes once it replaces them.
+ */
+export async function markThumbnailPending(tx: Db, object: { id: string; kind: MediaKind; etag: string | null }, now: Date): Promise<void> {
+  const renderable = hasRenderer(object.kind);
+  const fields = {
+    state: (renderable ? "pending" : "unsupported") as DerivativeState,
+    sourceEtag: object.etag,
+    error: renderable ? null : unsupportedKind(object.kind),
+    contentType: null,
+    size: null,
+    width: null,
+    height: null,
+    etag: null,
+    attempts: 0,
+    updatedAt: now,
+  };
+  await tx
+    .insert(derivatives)
+    .values({ objectId: object.id, variant: THUMBNAIL, ...fields })
+    .onConflictDoUpdate({ target: [derivatives.objectId, derivatives.variant], set: fields });
+}
+
+export const unsupportedKind = (kind: MediaKind) => `No thumbnail is made for ${kind === "other" ? "this type of file" : `${kind} files`}`;
+
+export interface ThumbnailFile {
+  objectId: string;
+  bucketId: string;
+  variant: typeof THUMBNAIL;
+  contentType: string;
+  width: number;
+  height: number;
+  size: number;
+  etag: string;
+  updatedAt: string;
+}
+
+/**
+ * The thumbnail of a live object of the caller's organization. 404 with its own code while it
+ * is being made (`thumbnail_pending`) and when there is none (`thumbnail_unavailable`, with
+ * the reason).
+ */
+export async function getThumbnail(deps: Deps, caller: Caller, objectId: string): Promise<ThumbnailFile> {
+  const object = await resolveLiveObject(deps.db, caller, objectId);
+  const [row] = await deps.db
+    .select()
+    .from(derivatives)
+    .where(and(eq(derivatives.objectId, object.id), eq(derivatives.variant, THUMBNAIL)));
+  if (!row) throw new AppError("thumbnail_unavailable", "This object has no thumbnail", { state: null });
+  if (row.state === "pending") {
+    const details = { state: "pending", attempts: row.attempts, ...(row.error ? { lastError: row.error } : {}) };
+    throw new AppError("thumbnail_pending", "The thumbnail is being generated; try again in a few seconds", details);
+  }
+  if (row.state !== "ready" || !row.etag || !row.contentType) {
+    throw new AppError("thumbnail_unavailable", row.error ?? "This object has no thumbnail", { state: row.state, reason: row.error });
+  }
+  return {
+    objectId: object.id,
+    bucketId: object.bucketId,
+    variant: THUMBNAIL,
+    contentType: row.contentType,
+    width: row.width ?? 0,
+    height: row.height ?? 0,
+    size: row.size ?? 0,
+    etag: row.etag,
+    updatedAt: row.updatedAt.toISOString(),
+  };
+}
+
+/** The thumbnail's bytes; a regeneration that replaced them since `getThumbnail` reads as pending. */
+export async function readThumbnail(deps: Deps, file: ThumbnailFile): Promise<ReadableStream<Uint8Array>> {
+  const got = await deps.storage.get(derivativeKey(file));
+  if (!got) throw new AppError("thumbnail_pending", "The thumbnail was just replaced; try again", { state: "pending" });
+  return got.body;
+}
+
+// ---- The worker's side: every write checks that the object is still the version the job read.
+
+/** The live object a derivative job is about; null when it was deleted or purged meanwhile. */
+export async function liveObject(deps: Deps, objectId: string): Promise<MediaRow | null> {
+  const [row] = await deps.db.select().from(mediaObjects).where(and(eq(mediaObjects.id, objectId), isNull(mediaObjects.deletedAt)));
+  return row ?? null;
+}
+
+/**
+ * The object a derivatives job works on, as it is now; null when it was deleted meanwhile
+ * (nothing to do). An object confirmed before derivatives existed gets its pending row here.
+ */
+export async function beginDerivativeRun(deps: Deps, objectId: string): Promise<MediaRow | null> {
+  const [found] = await deps.db
+    .select({ object: mediaObjects, planned: derivatives.id })
+    .from(mediaObjects)
+    .leftJoin(derivatives, and(eq(derivatives.objectId, mediaObjects.id), eq(derivatives.variant, THUMBNAIL)))
+    .where(and(eq(mediaObjects.id, objectId), isNull(mediaObjects.deletedAt)));
+  if (!found) return null;
+  if (!found.planned) {
+    // Confirm writes this row in its own transaction; only objects older than that lack it.
+    await deps.db
+      .insert(derivatives)
+      .values({ objectId, variant: THUMBNAIL, state: "pending", sourceEtag: found.object.etag, updatedAt: deps.clock.now() })
+      .onConflictDoNothing();
+  }
+  return found.object;
+}
+
+export interface RenderedVariant {
+  variant: string;
+  bytes: Uint8Array;
+  contentType: string;
+  width: number;
+  height: number;
+  /** Hash of the bytes. */
+  etag: string;
+}
+
+/** Storage keys the caller deletes after the commit: bytes no row points at any more. */
+export interface Recorded {
+  recorded: boolean;
+  unreferencedKeys: string[];
+}
+
+/** Locks the object; false when it was deleted or overwritten since the job read it. */
+async function stillCurrent(tx: Db, object: MediaRow): Promise<boolean> {
+  const [now] = await tx
+    .select({ etag: mediaObjects.etag, deletedAt: mediaObjects.deletedAt })
+    .from(mediaObjects)
+    .where(eq(mediaObjects.id, object.id))
+    .for("update");
+  return !!now && now.deletedAt === null && now.etag === object.etag;
+}
+
+/**
+ * Records what the job made for `object` (the version it read) and the facts it extracted
+ * into `info`, counting the attempt. A job for a version that was overwritten or deleted
+ * meanwhile records nothing: its bytes are returned for deletion instead.
+ *
+ * One statement: it runs once per thumbnail, and on the embedded database every round trip
+ * costs CPU the thumbnails need (bench/RESULTS.md). The object row is locked first, so a
+ * confirm of a newer version waits for it or wins, never interleaves.
+ */
+export async function recordRendered(deps: Deps, object: MediaRow, variants: RenderedVariant[], info: Record<string, unknown>): Promise<Recorded> {
+  const keys = variants.map((v) => derivativeKey({ ...v, bucketId: object.bucketId, objectId: object.id }));
+  const made = sql.join(variants.map((v) => sql`${v.variant}`), sql`, `);
+  const rows = sql.join(
+    variants.map((v, i) => sql`(${v.variant}, ${keys[i]}, ${v.contentType}, ${v.bytes.byteLength}::bigint, ${v.width}::int, ${v.height}::int, ${v.etag})`),
+    sql`, `,
+  );
+  const result = await deps.db.execute(sql`
+    with target as (
+      select id from media_objects
+      where id = ${object.id} and deleted_at is null and etag is not distinct from ${object.etag}::text
+      for update
+    ),
+    previous as (
+      select variant, storage_key from derivatives where object_id = ${object.id}
+    ),
+    upserted as (
+      insert into derivatives (object_id, variant, state, source_etag, storage_key, content_type, size, width, height, etag, error, attempts, updated_at)
+      select t.id, v.variant, 'ready', ${object.etag}::text, v.storage_key, v.content_type, v.size, v.width, v.height, v.etag, null, 1, ${deps.clock.now().toISOString()}::timestamptz
+      from target t, (values ${rows}) as v(variant, storage_key, content_type, size, width, height, etag)
+      on conflict (object_id, variant) do update set
+        state = 'ready', source_etag = excluded.source_etag, storage_key = excluded.storage_key,
+        content_type = excluded.content_type, size = excluded.size, width = excluded.width,
+        height = excluded.height, etag = excluded.etag, error = null,
+        attempts = derivatives.attempts + 1, updated_at = excluded.updated_at
+      returning 1
+    ),
+    dropped as (
+      delete from derivatives where object_id in (select id from target) and variant not in (${made})
+      returning 1
+    ),
+    informed as (
+      update media_objects set info = info || ${JSON.stringify(info)}::jsonb where id in (select id from target)
+      returning 1
+    )
+    select (select count(*) from target)::int as current,
+           coalesce((select json_agg(storage_key) from previous where storage_key is not null), '[]'::json) as previous
+  `);
+  const [row] = rowsOf<{ current: number; previous: string[] | string }>(result);
+  const previous: string[] = typeof row?.previous === "string" ? JSON.parse(row.previous) : (row?.previous ?? []);
+  if (!row?.current) {
+    const inUse = new Set(previous);
+    return { recorded: false, unreferencedKeys: keys.filter((k) => !inUse.has(k)) };
+  }
+  const kept = new Set(keys);
+  return { recorded: true, unreferencedKeys: previous.filter((k) => !kept.has(k)) };
+}
+
+/**
+ * Records that no derivative exists for this version (failed for good, or unsupported) or,
+ * with state pending, why the last attempt failed. A final state drops the rows of every
+ * other variant and returns their bytes for deletion. A thumbnail already made for this very
+ * version stays: a later run that fails (a duplicate job during a storage outage, a worker
+ * without ffmpeg) does not undo it.
+ */
+export async function recordOutcome(deps: Deps, object: MediaRow, outcome: { state: Exclude<DerivativeState, "ready">; reason: string }): Promise<Recorded> {
+  return deps.db.transaction(async (tx) => {
+    if (!(await stillCurrent(tx, object))) return { recorded: false, unreferencedKeys: [] };
+    const now = deps.clock.now();
+    if (outcome.state === "pending") {
+      await tx
+        .update(derivatives)
+        .set({ error: outcome.reason, attempts: sql`${derivatives.attempts} + 1`, updatedAt: now })
+        .where(and(eq(derivatives.objectId, object.id), eq(derivatives.variant, THUMBNAIL), ne(derivatives.state, "ready")));
+      return { recorded: true, unreferencedKeys: [] };
+    }
+    const previous = await tx.select().from(derivatives).where(eq(derivatives.objectId, object.id));
+    const made = previous.find((r) => r.variant === THUMBNAIL && r.state === "ready" && r.sourceEtag === object.etag);
+    if (made) return { recorded: false, unreferencedKeys: [] };
+    await tx.delete(derivatives).where(and(eq(derivatives.objectId, object.id), ne(derivatives.variant, THUMBNAIL)));
+    const fields = {
+      state: outcome.state,
+      sourceEtag: object.etag,
+      storageKey: null,
+      contentType: null,
+      size: null,
+      width: null,
+      height: null,
+      etag: null,
+      error: outcome.reason,
+      updatedAt: now,
+    };
+    await tx
+      .insert(derivatives)
+      .values({ objectId: object.id, variant: THUMBNAIL, ...fields, attempts: 1 })
+      .onConflictDoUpdate({ target: [derivatives.objectId, derivatives.variant], set: { ...fields, attempts: sql`${derivatives.attempts} + 1` } });
+    return { recorded: true, unreferencedKeys: previous.flatMap((r) => (r.storageKey ? [r.storageKey] : [])) };
+  });
+}

@@ -1,0 +1,189 @@
+import { and, asc, count, eq, ilike, inArray, notInArray, or, type SQL, sql } from "drizzle-orm";
+import type { Db } from "../../db/client.ts";
+import { mediaObjects, objectTags, tags } from "../../db/schema/index.ts";
+import type { Caller } from "../access/caller.ts";
+import type { Deps } from "../core/deps.ts";
+import { AppError, errors } from "../core/errors.ts";
+import { type Label, labelsFor } from "./object-labels.ts";
+import { countedObjects, resolveLiveObject } from "../media/object-refs.ts";
+import { touchSearch } from "../search/search.ts";
+import { type Page, page } from "../core/pagination.ts";
+import { escapeLike, slugify } from "./slug.ts";
+
+/** Spec §2 allows upload labels of up to 128 characters; a tag name is held to the same. */
+export const MAX_TAG_NAME = 128;
+/** Most tags one object can carry (ours). */
+export const MAX_TAGS_PER_OBJECT = 100;
+
+export interface TagView {
+  id: string;
+  name: string;
+  slug: string;
+  objectCount: number;
+  createdAt: string;
+}
+
+type TagRow = typeof tags.$inferSelect;
+
+const view = (t: TagRow, objectCount: number): TagView => ({
+  id: t.id,
+  name: t.name,
+  slug: t.slug,
+  objectCount,
+  createdAt: t.createdAt.toISOString(),
+});
+
+export async function listTags(
+  deps: Deps,
+  caller: Caller,
+  q: { search?: string | undefined; limit: number; offset: number },
+): Promise<Page<TagView>> {
+  const conditions: SQL[] = [eq(tags.orgId, caller.orgId)];
+  const search = q.search?.trim();
+  if (search) {
+    const pattern = `%${escapeLike(search)}%`;
+    // The slug form matches too, so "new york" finds the tag "New-York".
+    const slugPattern = `%${escapeLike(slugify(search) || search)}%`;
+    conditions.push(or(ilike(tags.name, pattern), ilike(tags.slug, slugPattern)) as SQL);
+  }
+  const where = and(...conditions);
+  const [rows, [{ total } = { total: 0 }]] = await Promise.all([
+    deps.db
+      .select({ tag: tags, objectCount: count(mediaObjects.id) })
+      .from(tags)
+      .leftJoin(objectTags, and(eq(objectTags.tagId, tags.id), eq(objectTags.orgId, caller.orgId)))
+      .leftJoin(mediaObjects, countedObjects(caller, objectTags.objectId))
+      .where(where)
+      .groupBy(tags.id)
+      .orderBy(asc(tags.slug), asc(tags.id))
+      .limit(q.limit)
+      .offset(q.offset),
+    deps.db.select({ total: count() }).from(tags).where(where),
+  ]);
+  return page(rows.map((r) => view(r.tag, r.objectCount)), total, q.offset);
+}
+
+/** A tag is its slug: a second name with the same slug is 409 with the existing tag's id. */
+export async function createTag(deps: Deps, caller: Caller, input: { name: string }): Promise<TagView> {
+  const slug = slugOrThrow(input.name, "name");
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const [row] = await deps.db
+      .insert(tags)
+      .values({ orgId: caller.orgId, name: input.name, slug, createdAt: deps.clock.now() })
+      .onConflictDoNothing({ target: [tags.orgId, tags.slug] })
+      .returning();
+    if (row) return view(row, 0);
+    const [existing] = await deps.db
+      .select({ id: tags.id, name: tags.name })
+      .from(tags)
+      .where(and(eq(tags.orgId, caller.orgId), eq(tags.slug, slug)));
+    // Deleted between the two statements: try again.
+    if (!existing) continue;
+    throw errors.conflict(`A tag with slug '${slug}' already exists ('${existing.name}'); use its id`, { existingId: existing.id, slug });
+  }
+  throw errors.conflict(`The tag '${input.name}' is being changed concurrently; retry`);
+}
+
+/** Deleting a tag removes it from every object. Tags span buckets, so bucket-restricted keys cannot. */
+export async function deleteTag(deps: Deps, caller: Caller, id: string): Promise<{ id: string; deleted: true; unassignedObjects: number }> {
+  return deps.db.transaction(async (tx) => {
+    const [tag] = await tx
+      .select({ id: tags.id })
+      .from(tags)
+      .where(and(eq(tags.id, id), eq(tags.orgId, caller.orgId)))
+      .for("update");
+    if (!tag) throw errors.notFound("Tag");
+    if (caller.bucketId) throw errors.forbidden("A bucket-restricted key cannot delete tags: they are shared by every bucket");
+    const removed = await tx
+      .delete(objectTags)
+      .where(and(eq(objectTags.tagId, id), eq(objectTags.orgId, caller.orgId)))
+      .returning({ objectId: objectTags.objectId });
+    await tx.delete(tags).where(and(eq(tags.id, id), eq(tags.orgId, caller.orgId)));
+    await touchSearch(tx, deps, caller.orgId, removed.map((r) => r.objectId));
+    return { id, deleted: true as const, unassignedObjects: removed.length };
+  });
+}
+
+/** `PUT /api/objects/{id}/tags`: the object's tags become exactly `tagIds`, all or nothing. */
+export async function setObjectTags(
+  deps: Deps,
+  caller: Caller,
+  objectId: string,
+  tagIds: string[],
+): Promise<{ objectId: string; tags: Label[] }> {
+  return deps.db.transaction(async (tx) => {
+    await resolveLiveObject(tx, caller, objectId, { lock: true });
+    await replaceObjectTags(tx, caller.orgId, objectId, tagIds);
+    await touchSearch(tx, deps, caller.orgId, [objectId]);
+    const labels = await labelsFor(tx, caller.orgId, [objectId]);
+    return { objectId, tags: labels.get(objectId)!.tags };
+  });
+}
+
+/**
+ * Replaces an object's complete tag list (duplicates ignored). Every id must be a tag of the
+ * organization, else 404 with `details.missingIds` and nothing changes: run it inside the
+ * transaction that created or locked the object. Used by `PUT /api/objects/{id}/tags` and
+ * by the upload flow (with ids from `ensureTagsByName`).
+ */
+export async function replaceObjectTags(tx: Db, orgId: string, objectId: string, tagIds: string[]): Promise<void> {
+  const wanted = [...new Set(tagIds)];
+  if (wanted.length > 0) {
+    // Key-share locks keep the tags from being deleted before this transaction commits.
+    const found = await tx
+      .select({ id: tags.id })
+      .from(tags)
+      .where(and(eq(tags.orgId, orgId), inArray(tags.id, wanted)))
+      .for("key share");
+    const foundIds = new Set(found.map((t) => t.id));
+    const missingIds = wanted.filter((id) => !foundIds.has(id));
+    if (missingIds.length > 0) {
+      throw new AppError("not_found", `Tag not found: ${missingIds.join(", ")}`, { missingIds });
+    }
+  }
+  const mine = and(eq(objectTags.objectId, objectId), eq(objectTags.orgId, orgId));
+  await tx.delete(objectTags).where(wanted.length > 0 ? and(mine, notInArray(objectTags.tagId, wanted)) : mine);
+  if (wanted.length > 0) {
+    await tx
+      .insert(objectTags)
+      .values(wanted.map((tagId) => ({ orgId, objectId, tagId })))
+      .onConflictDoNothing();
+  }
+}
+
+/**
+ * Ids of the tags with these names, creating the missing ones (upload labels become tags on
+ * first use). Names are matched by slug, so "Summer Sale" and "summer-sale" are one tag; the
+ * first spelling seen names a new tag. Result: one id per distinct slug, in first-seen order.
+ * Safe under concurrency: `on conflict do update` returns the row whoever inserted it, and rows
+ * are inserted in slug order so that concurrent calls cannot deadlock.
+ * A name without any letter or digit is a validation error (path `tags.<index>`).
+ */
+export async function ensureTagsByName(tx: Db, orgId: string, names: string[]): Promise<string[]> {
+  const bySlug = new Map<string, string>();
+  names.forEach((raw, i) => {
+    const name = raw.trim();
+    const slug = slugify(name);
+    if (!slug || name.length > MAX_TAG_NAME) {
+      throw errors.validation([{ path: `tags.${i}`, message: `A tag needs a letter or digit and at most ${MAX_TAG_NAME} characters` }]);
+    }
+    if (!bySlug.has(slug)) bySlug.set(slug, name);
+  });
+  if (bySlug.size === 0) return [];
+  const rows = await tx
+    .insert(tags)
+    // Sorted, so concurrent calls take the slugs' index locks in one order and cannot deadlock.
+    .values([...bySlug].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([slug, name]) => ({ orgId, name, slug })))
+    // A no-op update (the slug is the conflict key) so that existing rows are returned too.
+    .onConflictDoUpdate({ target: [tags.orgId, tags.slug], set: { slug: sql`excluded.slug` } })
+    .returning({ id: tags.id, slug: tags.slug });
+  const idOf = new Map(rows.map((r) => [r.slug, r.id]));
+  return [...bySlug.keys()].map((slug) => idOf.get(slug)!);
+}
+
+/** The slug of a name, or a validation error on `path` when it has no letter or digit. */
+export function slugOrThrow(name: string, path: string): string {
+  const slug = slugify(name);
+  if (!slug) throw errors.validation([{ path, message: "The name needs at least one letter or digit" }]);
+  return slug;
+}

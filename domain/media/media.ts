@@ -1,0 +1,203 @@
+import { and, asc, count, desc, eq, ilike, isNotNull, isNull, lte, type SQL } from "drizzle-orm";
+import { buckets, mediaObjects, orgUsage } from "../../db/schema/index.ts";
+import { resolveBucket } from "../buckets/buckets.ts";
+import type { Caller } from "../access/caller.ts";
+import { labelsFor } from "../labels/object-labels.ts";
+import { resolveLiveObject } from "./object-refs.ts";
+import { touchSearch } from "../search/search.ts";
+import type { Deps } from "../core/deps.ts";
+import { workerFactsOf } from "../derivatives/derivatives.ts";
+import { errors } from "../core/errors.ts";
+import { enqueueJob } from "../core/jobs.ts";
+import type { MediaKind } from "./kind.ts";
+import { fileNameOf } from "./kind.ts";
+import { type MediaRow, type MediaView, toMediaView } from "./view.ts";
+import { type Page, page } from "../core/pagination.ts";
+import { derivativePrefix, objectPath } from "./storage-keys.ts";
+import { addStored, recordEgress } from "../usage/counters.ts";
+import { recordUsageEvent } from "../usage/events.ts";
+
+/** Soft-deleted bytes are kept this long before the purge job removes them. */
+export const RETENTION_DAYS = 7;
+
+export const MEDIA_SORTS = ["created_at", "size", "key"] as const;
+
+/** Media views of a page of rows: labels and worker facts, one query per kind (not per object). */
+export async function viewsOf(deps: Deps, orgId: string, rows: MediaRow[]): Promise<MediaView[]> {
+  const ids = rows.map((r) => r.id);
+  const [labels, facts] = await Promise.all([labelsFor(deps.db, orgId, ids), workerFactsOf(deps.db, ids)]);
+  return rows.map((r) => {
+    const f = facts.get(r.id);
+    return toMediaView(f ? { ...r, info: f.info } : r, labels.get(r.id), f?.thumbnail ?? null);
+  });
+}
+
+export async function loadMediaView(deps: Deps, caller: Caller, id: string): Promise<MediaView> {
+  const [view] = await viewsOf(deps, caller.orgId, [await resolveLiveObject(deps.db, caller, id)]);
+  return view!;
+}
+
+export interface MediaQuery {
+  bucketId?: string | undefined;
+  kind?: MediaKind | undefined;
+  search?: string | undefined;
+  sort: (typeof MEDIA_SORTS)[number];
+  order: "asc" | "desc";
+  limit: number;
+  offset: number;
+}
+
+/** Escapes LIKE wildcards so a search for "50%" means those characters. */
+function likeContaining(text: string): string {
+  return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+export async function listMedia(deps: Deps, caller: Caller, q: MediaQuery): Promise<Page<MediaView>> {
+  const where: SQL[] = [eq(mediaObjects.orgId, caller.orgId), isNull(mediaObjects.deletedAt)];
+  const bucketId = q.bucketId ? (await resolveBucket(deps, caller, q.bucketId)).id : caller.bucketId;
+  if (bucketId) where.push(eq(mediaObjects.bucketId, bucketId));
+  if (q.kind) where.push(eq(mediaObjects.kind, q.kind));
+  // The file name is the key's last segment, so matching the key covers both.
+  if (q.search) where.push(ilike(mediaObjects.key, likeContaining(q.search)));
+  const column = { created_at: mediaObjects.createdAt, size: mediaObjects.size, key: mediaObjects.key }[q.sort];
+  const dir = q.order === "asc" ? asc : desc;
+  const filter = and(...where);
+  const [rows, total] = await Promise.all([
+    deps.db.select().from(mediaObjects).where(filter).orderBy(dir(column), dir(mediaObjects.id)).limit(q.limit).offset(q.offset),
+    // Without kind or search filters the total is a kept counter: no count over a million rows.
+    q.kind || q.search ? countWhere(deps, filter) : liveObjectCount(deps, caller.orgId, bucketId),
+  ]);
+  return page(await viewsOf(deps, caller.orgId, rows), total, q.offset);
+}
+
+async function countWhere(deps: Deps, filter: SQL | undefined): Promise<number> {
+  const [{ total } = { total: 0 }] = await deps.db.select({ total: count() }).from(mediaObjects).where(filter);
+  return total;
+}
+
+/** Live objects of the organization or of one of its buckets, from the counters confirm and delete keep. */
+async function liveObjectCount(deps: Deps, orgId: string, bucketId: string | null): Promise<number> {
+  const [row] = bucketId
+    ? await deps.db.select({ n: buckets.objectCount }).from(buckets).where(and(eq(buckets.id, bucketId), eq(buckets.orgId, orgId)))
+    : await deps.db.select({ n: orgUsage.objectCount }).from(orgUsage).where(eq(orgUsage.orgId, orgId));
+  return row?.n ?? 0;
+}
+
+/**
+ * Soft delete: hidden from every list, search and get at once, and no longer counted in
+ * usage; the bytes stay for RETENTION_DAYS, then the purge job removes them.
+ */
+export async function deleteMedia(deps: Deps, caller: Caller, id: string): Promise<{ id: string; deleted: true }> {
+  await resolveLiveObject(deps.db, caller, id);
+  const now = deps.clock.now();
+  await deps.db.transaction(async (tx) => {
+    const [row] = await tx
+      .update(mediaObjects)
+      .set({ deletedAt: now })
+      .where(and(eq(mediaObjects.id, id), eq(mediaObjects.orgId, caller.orgId), isNull(mediaObjects.deletedAt)))
+      .returning();
+    if (!row) throw errors.notFound("Media object");
+    await addStored(tx, caller.orgId, { bytes: -row.size, objects: -1, bucketId: row.bucketId }, now);
+    await recordUsageEvent(tx, caller.orgId, { type: "object_deleted", at: now, objectId: row.id, bucketId: row.bucketId, key: row.key, bytes: row.size, delta: -row.size });
+    await touchSearch(tx, deps, caller.orgId, [id]);
+  });
+  deps.jobs.kick();
+  return { id, deleted: true };
+}
+
+export async function updateMetadata(
+  deps: Deps,
+  caller: Caller,
+  id: string,
+  metadata: Record<string, string | number | boolean | null>,
+): Promise<MediaView> {
+  await resolveLiveObject(deps.db, caller, id);
+  await deps.db.transaction(async (tx) => {
+    const changed = await tx
+      .update(mediaObjects)
+      .set({ metadata, updatedAt: deps.clock.now() })
+      .where(and(eq(mediaObjects.id, id), eq(mediaObjects.orgId, caller.orgId), isNull(mediaObjects.deletedAt)))
+      .returning({ id: mediaObjects.id });
+    if (changed.length === 0) throw errors.notFound("Media object");
+    await touchSearch(tx, deps, caller.orgId, [id]);
+  });
+  deps.jobs.kick();
+  return loadMediaView(deps, caller, id);
+}
+
+export interface DownloadResult {
+  url: string;
+  method: "GET";
+  objectId: string;
+  key: string;
+  expiresIn: number;
+  expiresAt: string;
+}
+
+/** A presigned GET for a live object; its size is counted as (estimated) egress. */
+export async function presignDownload(deps: Deps, caller: Caller, input: { objectId: string; expiresIn: number }): Promise<DownloadResult> {
+  const row = await resolveLiveObject(deps.db, caller, input.objectId);
+  const now = deps.clock.now();
+  const url = deps.storage.presignGet(objectPath(row.bucketId, row.key), { expiresIn: input.expiresIn, downloadName: fileNameOf(row.key), now });
+  await recordEgress(deps.db, caller.orgId, { kind: "download", bytes: row.size, at: now, objectId: row.id, bucketId: row.bucketId, key: row.key });
+  return {
+    url,
+    method: "GET",
+    objectId: row.id,
+    key: row.key,
+    expiresIn: input.expiresIn,
+    expiresAt: new Date(now.getTime() + input.expiresIn * 1000).toISOString(),
+  };
+}
+
+/** Like a download, but for playing in place: no attachment disposition. */
+export async function streamUrl(deps: Deps, caller: Caller, id: string, expiresIn = 3600): Promise<DownloadResult> {
+  const row = await resolveLiveObject(deps.db, caller, id);
+  const now = deps.clock.now();
+  const url = deps.storage.presignGet(objectPath(row.bucketId, row.key), { expiresIn, now });
+  await recordEgress(deps.db, caller.orgId, { kind: "stream", bytes: row.size, at: now, objectId: row.id, bucketId: row.bucketId, key: row.key });
+  return { url, method: "GET", objectId: row.id, key: row.key, expiresIn, expiresAt: new Date(now.getTime() + expiresIn * 1000).toISOString() };
+}
+
+/** Finds soft-deleted objects past retention and enqueues their purge (once each). */
+export async function schedulePurges(deps: Deps, limit = 500): Promise<number> {
+  const cutoff = new Date(deps.clock.now().getTime() - RETENTION_DAYS * 86_400_000);
+  const n = await deps.db.transaction(async (tx) => {
+    const due = await tx
+      .select({ id: mediaObjects.id, orgId: mediaObjects.orgId })
+      .from(mediaObjects)
+      .where(and(isNotNull(mediaObjects.deletedAt), lte(mediaObjects.deletedAt, cutoff), isNull(mediaObjects.purgeQueuedAt)))
+      .limit(limit)
+      .for("update", { skipLocked: true });
+    for (const row of due) {
+      await enqueueJob(tx, "media.purge", { orgId: row.orgId, objectId: row.id });
+      await tx.update(mediaObjects).set({ purgeQueuedAt: deps.clock.now() }).where(eq(mediaObjects.id, row.id));
+    }
+    return due.length;
+  });
+  if (n > 0) deps.jobs.kick();
+  return n;
+}
+
+/**
+ * The purge job: removes a soft-deleted object's bytes and derivatives, then its row.
+ * The bytes are left alone when a live object has since been uploaded at the same key.
+ */
+export async function purgeObject(deps: Deps, objectId: string): Promise<void> {
+  const [row] = await deps.db.select().from(mediaObjects).where(and(eq(mediaObjects.id, objectId), isNotNull(mediaObjects.deletedAt)));
+  if (!row) return;
+  const [live] = await deps.db
+    .select({ id: mediaObjects.id })
+    .from(mediaObjects)
+    .where(and(eq(mediaObjects.bucketId, row.bucketId), eq(mediaObjects.key, row.key), isNull(mediaObjects.deletedAt)));
+  if (!live) await deps.storage.delete(objectPath(row.bucketId, row.key));
+  await deps.storage.deletePrefix(derivativePrefix(row.bucketId, row.id));
+  // Usage already dropped at the soft delete; the ledger notes when the bytes went.
+  await deps.db.transaction(async (tx) => {
+    const gone = await tx.delete(mediaObjects).where(eq(mediaObjects.id, row.id)).returning({ id: mediaObjects.id });
+    if (gone.length === 0) return;
+    await recordUsageEvent(tx, row.orgId, { type: "object_purged", at: deps.clock.now(), objectId: row.id, bucketId: row.bucketId, key: row.key, bytes: row.size, delta: 0 });
+    await touchSearch(tx, deps, row.orgId, [row.id]);
+  });
+}
+

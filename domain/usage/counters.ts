@@ -1,0 +1,139 @@
+import { and, eq, sql } from "drizzle-orm";
+import type { Db } from "../../db/client.ts";
+import { buckets, orgUsage, usageDaily, usageMonthly } from "../../db/schema/index.ts";
+import { AppError } from "../core/errors.ts";
+import { recordUsageEvent } from "./events.ts";
+
+/** "2026-11-01": the key of the month a moment falls in (UTC). */
+export function monthOf(d: Date): string {
+  return `${d.toISOString().slice(0, 7)}-01`;
+}
+
+/** "2026-11-22": the key of the day a moment falls in (UTC). */
+export function dayOf(d: Date): string {
+  return d.toISOString().slice(0, 10);
+}
+
+export type UsageCounters = Pick<typeof orgUsage.$inferSelect, "usedStorage" | "allocatedStorage" | "objectCount">;
+
+/**
+ * The day's closing state follows every change of the storage counters, in the change's
+ * transaction (after its UPDATE of org_usage, so concurrent changes write in lock order).
+ */
+export async function snapshotDay(tx: Db, orgId: string, at: Date, c: UsageCounters): Promise<void> {
+  const state = { usedStorage: c.usedStorage, allocatedStorage: c.allocatedStorage, objectCount: c.objectCount };
+  await tx
+    .insert(usageDaily)
+    .values({ orgId, day: dayOf(at), ...state })
+    .onConflictDoUpdate({ target: [usageDaily.orgId, usageDaily.day], set: state });
+}
+
+/** Adds egress or API calls to a day; a day's first row starts from the counters as they stand. */
+async function addToDay(tx: Db, orgId: string, day: string, add: { egressBytes?: number; apiCalls?: number }): Promise<void> {
+  const egress = add.egressBytes ?? 0;
+  const calls = add.apiCalls ?? 0;
+  await tx.execute(sql`
+    insert into usage_daily (org_id, day, used_storage, allocated_storage, object_count, egress_bytes, api_calls)
+    select org_id, ${day}::date, used_storage, allocated_storage, object_count, ${egress}, ${calls}
+      from org_usage where org_id = ${orgId}
+    on conflict (org_id, day) do update
+      set egress_bytes = usage_daily.egress_bytes + excluded.egress_bytes,
+          api_calls = usage_daily.api_calls + excluded.api_calls`);
+}
+
+/**
+ * Reserves `bytes` of the organization's allocation for an upload, or refuses with 403
+ * quota_exceeded. One conditional UPDATE: concurrent reservations can never overshoot.
+ */
+export async function reserveStorage(tx: Db, orgId: string, bytes: number): Promise<void> {
+  const [ok] = await tx
+    .update(orgUsage)
+    .set({ reservedStorage: sql`${orgUsage.reservedStorage} + ${bytes}`, updatedAt: sql`now()` })
+    .where(and(eq(orgUsage.orgId, orgId), sql`${orgUsage.usedStorage} + ${orgUsage.reservedStorage} + ${bytes} <= ${orgUsage.allocatedStorage}`))
+    .returning({ orgId: orgUsage.orgId });
+  if (ok) return;
+  throw await quotaExceeded(tx, orgId, bytes);
+}
+
+/** The 403 for a refused reservation, with the counters as they are now. */
+export async function quotaExceeded(db: Db, orgId: string, bytes: number): Promise<AppError> {
+  const [u] = await db.select().from(orgUsage).where(eq(orgUsage.orgId, orgId));
+  return new AppError("quota_exceeded", "This upload would exceed the organization's allocated storage", {
+    requested: bytes,
+    usedStorage: u?.usedStorage ?? 0,
+    reservedStorage: u?.reservedStorage ?? 0,
+    allocatedStorage: u?.allocatedStorage ?? 0,
+  });
+}
+
+export async function releaseReservation(tx: Db, orgId: string, bytes: number): Promise<void> {
+  if (bytes === 0) return;
+  await tx
+    .update(orgUsage)
+    .set({ reservedStorage: sql`greatest(${orgUsage.reservedStorage} - ${bytes}, 0)`, updatedAt: sql`now()` })
+    .where(eq(orgUsage.orgId, orgId));
+}
+
+/**
+ * Stored bytes and object count change together with the objects they count; the day's
+ * snapshot follows. Returns the counters after the change (null when nothing changed). The
+ * UPDATE locks the organization's usage row until commit: concurrent changes queue here.
+ */
+export async function addStored(
+  tx: Db,
+  orgId: string,
+  delta: { bytes: number; objects: number; bucketId: string },
+  at: Date,
+): Promise<UsageCounters | null> {
+  if (delta.bytes === 0 && delta.objects === 0) return null;
+  if (delta.objects !== 0) {
+    await tx
+      .update(buckets)
+      .set({ objectCount: sql`${buckets.objectCount} + ${delta.objects}` })
+      .where(and(eq(buckets.id, delta.bucketId), eq(buckets.orgId, orgId)));
+  }
+  const [row] = await tx
+    .update(orgUsage)
+    .set({
+      usedStorage: sql`${orgUsage.usedStorage} + ${delta.bytes}`,
+      objectCount: sql`${orgUsage.objectCount} + ${delta.objects}`,
+      updatedAt: sql`now()`,
+    })
+    .where(eq(orgUsage.orgId, orgId))
+    .returning();
+  if (!row) return null;
+  await snapshotDay(tx, orgId, at, row);
+  return row;
+}
+
+/**
+ * Estimated egress of a download or stream: the object's size, counted when the URL is
+ * issued, into the month, the day and the ledger at once.
+ */
+export async function recordEgress(
+  db: Db,
+  orgId: string,
+  e: { kind: "download" | "stream"; bytes: number; at: Date; objectId: string; bucketId: string; key: string },
+): Promise<void> {
+  await db.transaction(async (tx) => {
+    await tx
+      .insert(usageMonthly)
+      .values({ orgId, month: monthOf(e.at), egressBytes: e.bytes })
+      .onConflictDoUpdate({
+        target: [usageMonthly.orgId, usageMonthly.month],
+        set: { egressBytes: sql`${usageMonthly.egressBytes} + ${e.bytes}` },
+      });
+    await addToDay(tx, orgId, dayOf(e.at), { egressBytes: e.bytes });
+    await recordUsageEvent(tx, orgId, { type: e.kind, at: e.at, objectId: e.objectId, bucketId: e.bucketId, key: e.key, bytes: e.bytes });
+  });
+}
+
+/** API calls counted in memory (usage-meter.ts), flushed per organization and day. */
+export async function addApiCalls(tx: Db, orgId: string, day: string, calls: number): Promise<void> {
+  // Through org_usage, so counts of an organization deleted meanwhile are dropped, not an error.
+  await tx.execute(sql`
+    insert into usage_monthly (org_id, month, api_calls)
+    select org_id, ${`${day.slice(0, 7)}-01`}::date, ${calls} from org_usage where org_id = ${orgId}
+    on conflict (org_id, month) do update set api_calls = usage_monthly.api_calls + excluded.api_calls`);
+  await addToDay(tx, orgId, day, { apiCalls: calls });
+}

@@ -1,0 +1,36 @@
+import type { Deps } from "../../domain/core/deps.ts";
+import type { Middleware } from "../pipeline.ts";
+import { FailOpen } from "./fail-open.ts";
+import { IdempotencyGuard } from "./idempotency.ts";
+import { limitByAddress, limitCallers, limitRefused, RateLimiter } from "./rate-limit.ts";
+import type { GuardStores } from "./stores/ports.ts";
+
+/** The guard lists createApp takes, in the order they run. */
+export interface Guards {
+  preAuthGuards: Middleware[];
+  guards: Middleware[];
+  mcpGuards: Middleware[];
+  publicGuards: Middleware[];
+}
+
+/**
+ * Rate limit and idempotency over the chosen stores (app/services.ts picks Redis or memory).
+ * Tool routes: [limitRefused] -> authentication -> limit per credential -> idempotency -> tool.
+ * /mcp: the same without idempotency (a JSON-RPC body is not a resource); each POST counts one.
+ */
+export function createGuards(deps: Pick<Deps, "clock" | "log" | "config">, stores: GuardStores): Guards {
+  const limiter = new RateLimiter(
+    stores,
+    { limit: deps.config.rateLimitPerMinute, windowMs: 60_000 },
+    deps.clock,
+    new FailOpen(deps.log, "rate limit"),
+  );
+  const idempotency = new IdempotencyGuard(stores.idempotency, deps.clock, deps.log, new FailOpen(deps.log, "idempotency"));
+  return {
+    preAuthGuards: [limitRefused(limiter)],
+    // One Redis round trip before the tool: the limit's count carries the idempotency claim.
+    guards: [limitCallers(limiter, idempotency), idempotency.middleware],
+    mcpGuards: [limitCallers(limiter)],
+    publicGuards: [limitByAddress(limiter)],
+  };
+}

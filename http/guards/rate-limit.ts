@@ -1,0 +1,93 @@
+import type { Clock } from "../../domain/core/clock.ts";
+import { AppError, isAppError } from "../../domain/core/errors.ts";
+import { gcraParams, type GcraParams, type RateDecision, type RatePolicy } from "../../domain/guards/rate-limit.ts";
+import { callerOf, type HttpContext, type Middleware } from "../pipeline.ts";
+import type { FailOpen } from "./fail-open.ts";
+import { rateLimit, rateLimitPolicy, retryAfter } from "./headers.ts";
+import type { IdempotencyGuard } from "./idempotency.ts";
+import type { GuardStores } from "./stores/ports.ts";
+
+/**
+ * Counts one request against a bucket, sets the RateLimit fields on whatever response the
+ * request ends with, and refuses with 429 when the bucket is empty. With the store
+ * unreachable the request is let through and only RateLimit-Policy is sent (a remaining
+ * count would be a guess).
+ */
+export class RateLimiter {
+  private readonly params: GcraParams;
+  private readonly policyHeader: string;
+
+  constructor(
+    private readonly stores: Pick<GuardStores, "rateLimit" | "takeAndBegin">,
+    policy: RatePolicy,
+    private readonly clock: Clock,
+    private readonly failOpen: FailOpen,
+  ) {
+    this.params = gcraParams(policy);
+    this.policyHeader = rateLimitPolicy(policy.limit, policy.windowMs);
+  }
+
+  /**
+   * With `idempotency`, a request that will claim an Idempotency-Key claims it in the same
+   * round trip, and only if it is allowed: the order (limit, then idempotency) is kept inside
+   * one atomic step.
+   */
+  async count(ctx: HttpContext, bucket: string, idempotency?: IdempotencyGuard): Promise<void> {
+    ctx.responseHeaders.set("ratelimit-policy", this.policyHeader);
+    const nowUs = this.clock.now().getTime() * 1000;
+    const claim = idempotency?.claimFor(ctx) ?? null;
+    let decision: RateDecision | undefined;
+    if (claim) {
+      const both = await this.failOpen.run(() => this.stores.takeAndBegin(bucket, nowUs, this.params, claim), ctx.requestId);
+      decision = both?.decision;
+      if (!both || both.begun) idempotency!.claimed(ctx, both?.begun ?? undefined);
+    } else {
+      decision = await this.failOpen.run(() => this.stores.rateLimit.take(bucket, nowUs, this.params), ctx.requestId);
+    }
+    if (!decision) return;
+    ctx.responseHeaders.set("ratelimit", rateLimit(decision.remaining, decision.resetUs));
+    if (!decision.allowed) {
+      ctx.responseHeaders.set("retry-after", retryAfter(decision.retryAfterUs));
+      throw new AppError("rate_limited", "Too many requests; retry after the number of seconds in Retry-After");
+    }
+  }
+}
+
+/**
+ * After authentication: one bucket per credential (API key or JWT user), REST and MCP alike.
+ * Given the idempotency guard that follows, makes its claim in the same round trip.
+ */
+export function limitCallers(limiter: RateLimiter, idempotency?: IdempotencyGuard): Middleware {
+  return async (ctx, next) => {
+    await limiter.count(ctx, `p:${callerOf(ctx).principal}`, idempotency);
+    return next();
+  };
+}
+
+/**
+ * Wraps authentication: a request it refuses counts against its client address, so a client
+ * sending bad credentials is slowed down like any other. Requests that authenticate are
+ * counted per credential by limitCallers instead, never here.
+ */
+export function limitRefused(limiter: RateLimiter): Middleware {
+  return async (ctx, next) => {
+    try {
+      return await next();
+    } catch (err) {
+      if (ctx.caller === null && isAppError(err) && err.code === "unauthorized") await limiter.count(ctx, addressBucket(ctx));
+      throw err;
+    }
+  };
+}
+
+/** Routes without credentials (OpenAPI document, docs, unknown /api paths): per client address. */
+export function limitByAddress(limiter: RateLimiter): Middleware {
+  return async (ctx, next) => {
+    await limiter.count(ctx, addressBucket(ctx));
+    return next();
+  };
+}
+
+function addressBucket(ctx: HttpContext): string {
+  return `a:${ctx.clientAddress ?? "unknown"}`;
+}

@@ -1,0 +1,54 @@
+import type { GcraParams, RateDecision } from "../../../domain/guards/rate-limit.ts";
+
+/**
+ * The stores behind the guards. Each has an in-process adapter (memory.ts) and a Redis
+ * adapter (redis.ts) shared by every instance; `now` always comes from the injected clock, so
+ * tests can move time in both. Every method may reject when the store is unreachable: the
+ * guards then fail open.
+ */
+
+export interface RateLimitStore {
+  /** Takes one unit from the bucket `key` if it holds one; one atomic step (one round trip). */
+  take(key: string, nowUs: number, params: GcraParams): Promise<RateDecision>;
+}
+
+/** A response as kept for replay, sealed by the guard: the store holds opaque text. */
+export type Sealed = string;
+
+export type BeginResult =
+  | { state: "acquired" }
+  | { state: "in_flight" }
+  | { state: "done"; response: Sealed };
+
+/** What a request with an Idempotency-Key asks of the store before it runs. */
+export interface Claim {
+  id: string;
+  owner: string;
+  nowMs: number;
+  leaseMs: number;
+}
+
+export interface IdempotencyStore {
+  /**
+   * Atomically: if `id` holds a live record (stored response, or a request still running
+   * whose lease has not run out), report it; otherwise claim `id` for `owner` until
+   * `now + leaseMs`.
+   */
+  begin(claim: Claim): Promise<BeginResult>;
+  /** Stores the response for `retentionMs`, unless another request has since taken the key over. */
+  complete(id: string, owner: string, response: Sealed, nowMs: number, retentionMs: number): Promise<void>;
+  /** Gives the key up (the request failed), if `owner` still holds it. */
+  release(id: string, owner: string): Promise<void>;
+}
+
+export interface GuardStores {
+  kind: "memory" | "redis";
+  rateLimit: RateLimitStore;
+  idempotency: IdempotencyStore;
+  /**
+   * `rateLimit.take`, then, only if the request is allowed, `idempotency.begin`: one atomic
+   * step and one round trip, so a keyed request costs no more Redis latency than any other.
+   */
+  takeAndBegin(key: string, nowUs: number, params: GcraParams, claim: Claim): Promise<{ decision: RateDecision; begun: BeginResult | null }>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,175 @@
+import type Redis from "ioredis";
+import { type GcraParams, type RateDecision, remainingAfter } from "../../../domain/guards/rate-limit.ts";
+import type { BeginResult, Claim, GuardStores, IdempotencyStore, RateLimitStore, Sealed } from "./ports.ts";
+
+/**
+ * The guard stores on Redis, shared by every instance. Each operation is one Lua script, so
+ * it is atomic and costs one round trip (EVALSHA; ioredis falls back to EVAL once per script
+ * after a Redis restart). Logical time comes from the caller's clock (ARGV), so expiry follows
+ * the injected clock in tests; Redis TTLs only collect garbage and are never shorter than
+ * the logical lifetime. The two keys of takeAndBegin are not hash-tagged: Redis Cluster
+ * would need that; a single Redis (or a primary with replicas) is assumed.
+ */
+
+// take(): the same steps as gcra() in domain/rate-limit.ts; keep them in step. Integers in
+// microseconds, stored with %.0f because Lua would print a 16-digit number in exponent form.
+//
+// begin(): an idempotency record is one string, "<state>\n<logical expiry, ms>\n<payload>":
+// state p (pending) with the owner as payload, or d (done) with the sealed response. One
+// string keeps every script to a GET and a SET (owners and sealed responses hold no newline).
+const FUNCTIONS = `
+local function take(key, now, interval, window)
+  local tat = tonumber(redis.call('GET', key)) or now
+  if tat < now or tat > now + window then tat = now end
+  local nxt = tat + interval
+  local allow_at = nxt - window
+  if now < allow_at then
+    return {0, tat - now, allow_at - now}
+  end
+  redis.call('SET', key, string.format('%.0f', nxt), 'PX', math.max(1, math.ceil((nxt - now) / 1000)))
+  return {1, nxt - now, 0}
+end
+
+local function record(key)
+  local v = redis.call('GET', key)
+  if not v then return nil end
+  local a = string.find(v, '\\n', 3, true)
+  return string.sub(v, 1, 1), tonumber(string.sub(v, 3, a - 1)), string.sub(v, a + 1)
+end
+
+local function begin(key, now, owner, until_ms, lease_ms)
+  local state, expiry, payload = record(key)
+  if state and expiry > tonumber(now) then
+    if state == 'd' then return {'done', payload} end
+    return {'in_flight'}
+  end
+  redis.call('SET', key, 'p\\n' .. until_ms .. '\\n' .. owner, 'PX', lease_ms)
+  return {'acquired'}
+end
+`;
+
+const GCRA_TAKE = `${FUNCTIONS}
+return take(KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]))`;
+
+const IDEM_BEGIN = `${FUNCTIONS}
+return begin(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4])`;
+
+// Returns the take result, followed by the begin result when the request was allowed.
+const TAKE_AND_BEGIN = `${FUNCTIONS}
+local d = take(KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]))
+if d[1] == 0 then return d end
+local b = begin(KEYS[2], ARGV[4], ARGV[5], ARGV[6], ARGV[7])
+return {d[1], d[2], d[3], b[1], b[2]}`;
+
+// Only the owner's pending claim may be completed or released; an absent record (its lease ran
+// out and nobody took over) may be completed.
+const IDEM_COMPLETE = `${FUNCTIONS}
+local state, _, owner = record(KEYS[1])
+if state and not (state == 'p' and owner == ARGV[1]) then return 0 end
+redis.call('SET', KEYS[1], 'd\\n' .. ARGV[2] .. '\\n' .. ARGV[3], 'PX', ARGV[4])
+return 1`;
+
+const IDEM_RELEASE = `${FUNCTIONS}
+local state, _, owner = record(KEYS[1])
+if state == 'p' and owner == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0`;
+
+type Take = [number, number, number];
+type Begin = [string, string?];
+
+interface GuardCommands {
+  guardGcraTake(key: string, now: number, interval: number, window: number): Promise<Take>;
+  guardIdemBegin(key: string, now: number, owner: string, until: number, leaseMs: number): Promise<Begin>;
+  guardTakeAndBegin(
+    rlKey: string,
+    idemKey: string,
+    nowUs: number,
+    interval: number,
+    window: number,
+    nowMs: number,
+    owner: string,
+    until: number,
+    leaseMs: number,
+  ): Promise<[...Take, ...Begin] | Take>;
+  guardIdemComplete(key: string, owner: string, until: number, response: string, retentionMs: number): Promise<number>;
+  guardIdemRelease(key: string, owner: string): Promise<number>;
+}
+
+type GuardRedis = Redis & GuardCommands;
+
+function withCommands(redis: Redis): GuardRedis {
+  // defineCommand is idempotent per name; the scripts are cached by SHA on the server.
+  redis.defineCommand("guardGcraTake", { numberOfKeys: 1, lua: GCRA_TAKE });
+  redis.defineCommand("guardIdemBegin", { numberOfKeys: 1, lua: IDEM_BEGIN });
+  redis.defineCommand("guardTakeAndBegin", { numberOfKeys: 2, lua: TAKE_AND_BEGIN });
+  redis.defineCommand("guardIdemComplete", { numberOfKeys: 1, lua: IDEM_COMPLETE });
+  redis.defineCommand("guardIdemRelease", { numberOfKeys: 1, lua: IDEM_RELEASE });
+  return redis as GuardRedis;
+}
+
+function decisionOf([allowed, aheadUs, retryAfterUs]: Take, params: GcraParams): RateDecision {
+  if (allowed === 1) return { allowed: true, ...remainingAfter(aheadUs, params), retryAfterUs: 0 };
+  return { allowed: false, remaining: 0, resetUs: aheadUs, retryAfterUs };
+}
+
+function beginOf([state, response]: Begin): BeginResult {
+  if (state === "done") return { state, response: response ?? "" };
+  return { state: state === "in_flight" ? "in_flight" : "acquired" };
+}
+
+class Keys {
+  constructor(private readonly prefix: string) {}
+  rateLimit(key: string): string {
+    return `${this.prefix}:rl:${key}`;
+  }
+  idempotency(id: string): string {
+    return `${this.prefix}:idem:${id}`;
+  }
+}
+
+export class RedisRateLimitStore implements RateLimitStore {
+  constructor(
+    private readonly redis: GuardRedis,
+    private readonly keys: Keys,
+  ) {}
+
+  async take(key: string, nowUs: number, params: GcraParams): Promise<RateDecision> {
+    return decisionOf(await this.redis.guardGcraTake(this.keys.rateLimit(key), nowUs, params.intervalUs, params.windowUs), params);
+  }
+}
+
+export class RedisIdempotencyStore implements IdempotencyStore {
+  constructor(
+    private readonly redis: GuardRedis,
+    private readonly keys: Keys,
+  ) {}
+
+  async begin({ id, owner, nowMs, leaseMs }: Claim): Promise<BeginResult> {
+    return beginOf(await this.redis.guardIdemBegin(this.keys.idempotency(id), nowMs, owner, nowMs + leaseMs, leaseMs));
+  }
+
+  async complete(id: string, owner: string, response: Sealed, nowMs: number, retentionMs: number): Promise<void> {
+    await this.redis.guardIdemComplete(this.keys.idempotency(id), owner, nowMs + retentionMs, response, retentionMs);
+  }
+
+  async release(id: string, owner: string): Promise<void> {
+    await this.redis.guardIdemRelease(this.keys.idempotency(id), owner);
+  }
+}
+
+/** Stores on a connection owned by the caller (app/services.ts closes it). */
+export function redisGuardStores(redis: Redis, prefix: string): GuardStores {
+  const r = withCommands(redis);
+  const keys = new Keys(prefix);
+  return {
+    kind: "redis",
+    rateLimit: new RedisRateLimitStore(r, keys),
+    idempotency: new RedisIdempotencyStore(r, keys),
+    takeAndBegin: async (key, nowUs, params, { id, owner, nowMs, leaseMs }) => {
+      const reply = await r.guardTakeAndBegin(keys.rateLimit(key), keys.idempotency(id), nowUs, params.intervalUs, params.windowUs, nowMs, owner, nowMs + leaseMs, leaseMs);
+      const decision = decisionOf(reply.slice(0, 3) as Take, params);
+      return { decision, begun: decision.allowed ? beginOf(reply.slice(3) as Begin) : null };
+    },
+    close: async () => {},
+  };
+}

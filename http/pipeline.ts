@@ -1,0 +1,28 @@
+import type { Caller } from "../domain/access/caller.ts";
+
+/** One HTTP request on its way through the guards to a tool. */
+export interface HttpContext {
+  request: Request;
+  url: URL;
+  requestId: string;
+  /** Set by authentication; every later step may rely on it. */
+  caller: Caller | null;
+  clientAddress: string | null;
+  /** Added to whatever response the request ends with, errors included (X-Request-Id, RateLimit). */
+  responseHeaders: Headers;
+}
+
+export type Middleware = (ctx: HttpContext, next: () => Promise<Response>) => Promise<Response>;
+
+/** Runs the steps in order, each deciding whether and how to call the next. */
+export function compose(steps: readonly Middleware[], last: (ctx: HttpContext) => Promise<Response>) {
+  return (ctx: HttpContext): Promise<Response> => {
+    const run = (i: number): Promise<Response> => (i < steps.length ? steps[i]!(ctx, () => run(i + 1)) : last(ctx));
+    return run(0);
+  };
+}
+
+export function callerOf(ctx: HttpContext): Caller {
+  if (!ctx.caller) throw new Error("pipeline order: caller read before authentication");
+  return ctx.caller;
+}

@@ -1,0 +1,141 @@
+import { Elysia } from "elysia";
+import type { Deps } from "../domain/core/deps.ts";
+import { AppError } from "../domain/core/errors.ts";
+import { mcpOverHttp } from "../mcp/http.ts";
+import { toAppError } from "../tools/failure.ts";
+import { registry } from "../tools/registry.ts";
+import { authentication } from "./auth.ts";
+import { docsPage, docsScript } from "../openapi/docs-page.ts";
+import { errorResponse, json } from "./respond.ts";
+import { openApiDocument } from "../openapi/document.ts";
+import { compose, type HttpContext, type Middleware } from "./pipeline.ts";
+import { securityPolicy } from "./security-headers.ts";
+import { routerPath, runToolOverHttp } from "../rest/routes.ts";
+
+export interface AppOptions {
+  deps: Deps;
+  /** Guards that run after authentication and before the tool, in order (rate limit, idempotency). */
+  guards?: Middleware[];
+  /** Guards for /mcp (idempotency keys do not apply to JSON-RPC). */
+  mcpGuards?: Middleware[];
+  /**
+   * Guards that run before authentication and wrap it, on tool routes and /mcp, so they see
+   * the requests it refuses (the per-address rate limit for bad credentials).
+   */
+  preAuthGuards?: Middleware[];
+  /** Guards for the routes that take no credential: OpenAPI document, docs, unknown /api paths. */
+  publicGuards?: Middleware[];
+  /** Routes that are not tools (the payment webhook); they handle their own authentication and pass through no guard. */
+  extraRoutes?: (app: Elysia) => void;
+}
+
+type Handler = (ctx: HttpContext) => Promise<Response>;
+
+/** The path of an absolute request URL, without parsing the whole URL on every request. */
+function pathOf(url: string): string {
+  const start = url.indexOf("/", url.indexOf("//") + 2);
+  if (start < 0) return "/";
+  const end = url.search(/[?#]/);
+  return end < 0 ? url.slice(start) : url.slice(start, end);
+}
+
+/**
+ * The HTTP server: every registry tool at its /api route, MCP at /mcp, the OpenAPI
+ * document and docs UI. Elysia routes; the tool pipeline does the rest, so REST and MCP
+ * share authentication and guards.
+ */
+export function createApp(opts: AppOptions) {
+  const { deps } = opts;
+  const auth = authentication(deps);
+  const preAuth = opts.preAuthGuards ?? [];
+  const toolSteps = [...preAuth, auth, ...(opts.guards ?? [])];
+  const mcpSteps = [...preAuth, auth, ...(opts.mcpGuards ?? opts.guards ?? [])];
+
+  const serve = async (request: Request, clientAddress: string | null, handler: Handler): Promise<Response> => {
+    const started = performance.now();
+    const ctx: HttpContext = {
+      request,
+      url: new URL(request.url),
+      requestId: crypto.randomUUID(),
+      caller: null,
+      clientAddress,
+      responseHeaders: new Headers(),
+    };
+    let response: Response;
+    try {
+      response = await handler(ctx);
+    } catch (err) {
+      response = errorResponse(toAppError(err, deps.log, ctx.requestId), ctx.requestId);
+    }
+    ctx.responseHeaders.set("x-request-id", ctx.requestId);
+    for (const [k, v] of ctx.responseHeaders) response.headers.set(k, v);
+    // The access log names the caller by key or user id and the path without its query:
+    // never the Authorization header, never a query string (which could carry a token).
+    deps.log.debug("request", {
+      requestId: ctx.requestId,
+      method: request.method,
+      path: ctx.url.pathname,
+      status: response.status,
+      principal: ctx.caller?.principal ?? null,
+      ms: Math.round((performance.now() - started) * 10) / 10,
+    });
+    return response;
+  };
+
+  const app = new Elysia({ serve: { maxRequestBodySize: Math.max(deps.config.maxBodyBytes * 4, 8 * 1024 * 1024) } });
+  // Security headers and CORS apply to every answer, errors and unknown routes included, so
+  // they are set before routing; a CORS preflight is answered here and reaches no route.
+  const security = securityPolicy(deps.config);
+  app.onRequest(({ request, set }) => {
+    const path = pathOf(request.url);
+    Object.assign(set.headers, security.headersFor(request, path));
+    return security.preflight(request, path) ?? undefined;
+  });
+  const address = (server: { requestIP(r: Request): { address: string } | null } | null, r: Request) => server?.requestIP(r)?.address ?? null;
+
+  for (const tool of registry) {
+    app.route(
+      tool.http.method,
+      routerPath(tool.http.path),
+      ({ request, params, server }) =>
+        serve(request, address(server, request), compose(toolSteps, runToolOverHttp(tool, deps, params as Record<string, string>))),
+      { parse: "none" },
+    );
+  }
+
+  const mcp = compose(mcpSteps, mcpOverHttp(deps));
+  app.all("/mcp", ({ request, server }) => serve(request, address(server, request), mcp), { parse: "none" });
+
+  const publicRoute = (handler: Handler) => {
+    const run = compose(opts.publicGuards ?? [], handler);
+    return ({ request, server }: { request: Request; server: Parameters<typeof address>[0] }) => serve(request, address(server, request), run);
+  };
+  let openapi: Record<string, unknown> | undefined;
+  app.get("/api/openapi.json", publicRoute(async () => json(200, (openapi ??= openApiDocument(registry, deps.config.publicUrl ?? undefined)))));
+  app.get("/api/docs", publicRoute(async () => docsPage()));
+  app.get("/api/docs/scalar.js", publicRoute(async () => docsScript()));
+  // Unknown /api paths are answered here rather than by onError, so they are counted and carry
+  // the RateLimit fields like every other API answer. Router precedence keeps real routes first.
+  app.all(
+    "/api/*",
+    publicRoute(async (ctx) => {
+      throw new AppError("not_found", `No route for ${ctx.request.method} ${ctx.url.pathname}`);
+    }),
+    { parse: "none" },
+  );
+  // Health checks are not API calls: never limited, so a probe cannot be refused.
+  app.get("/healthz", () => json(200, { status: "ok" }));
+
+  opts.extraRoutes?.(app as unknown as Elysia);
+
+  app.onError(({ code, request }) => {
+    const requestId = crypto.randomUUID();
+    const err =
+      code === "NOT_FOUND"
+        ? new AppError("not_found", `No route for ${request.method} ${new URL(request.url).pathname}`)
+        : toAppError(code === "PARSE" ? new AppError("bad_request", "Malformed request body") : new Error(String(code)), deps.log, requestId);
+    return errorResponse(err, requestId, { "x-request-id": requestId });
+  });
+
+  return app;
+}

@@ -1,0 +1,22 @@
+import type { Deps } from "../domain/core/deps.ts";
+import type { AnyTool } from "../tools/define.ts";
+import { invokeTool } from "../tools/invoke.ts";
+import { json } from "../http/respond.ts";
+import { gatherInput } from "./input.ts";
+import { callerOf, type HttpContext } from "../http/pipeline.ts";
+
+/** The last step of a REST request: gather the input, run the tool, render the result. */
+export function runToolOverHttp(tool: AnyTool, deps: Deps, params: Record<string, string>) {
+  return async (ctx: HttpContext): Promise<Response> => {
+    const input = await gatherInput(tool, ctx.request, ctx.url, params, deps.config.maxBodyBytes);
+    const toolCtx = { caller: callerOf(ctx), deps, requestId: ctx.requestId };
+    const output = await invokeTool(tool, input, toolCtx);
+    if (tool.restResponse) return tool.restResponse(output as never, ctx.request, toolCtx);
+    return json(tool.http.status ?? 200, output);
+  };
+}
+
+/** `/buckets/{id}` (OpenAPI style, used in definitions) to `/buckets/:id` (router style). */
+export function routerPath(path: string): string {
+  return `/api${path.replace(/\{(\w+)\}/g, ":$1")}`;
+}
