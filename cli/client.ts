@@ -53,6 +53,11 @@ export class RestClient {
     this.fetchImpl = opts.fetch ?? fetch;
   }
 
+  /** Headers every request of this client carries: the credential and who is asking. */
+  headers(): Record<string, string> {
+    return { authorization: `Bearer ${this.apiKey}`, "user-agent": `media-cli/${VERSION}` };
+  }
+
   /** Calls a tool over REST and returns its output, or throws ApiError. */
   async call<T = any>(tool: AnyTool, input: Record<string, unknown>): Promise<T> {
     const result = await this.callRaw(tool, input);
@@ -80,7 +85,7 @@ export class RestClient {
     opts: { query?: URLSearchParams; body?: unknown; retryServerErrors?: boolean } = {},
   ): Promise<Response> {
     const url = `${this.url}/api${path}${opts.query && [...opts.query].length > 0 ? `?${opts.query}` : ""}`;
-    const headers: Record<string, string> = { authorization: `Bearer ${this.apiKey}`, "user-agent": `media-cli/${VERSION}`, accept: "application/json" };
+    const headers: Record<string, string> = { ...this.headers(), accept: "application/json" };
     if (method !== "GET") headers["idempotency-key"] = crypto.randomUUID();
     let payload: string | undefined;
     if (opts.body !== undefined) {

@@ -2,7 +2,6 @@ import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/
 import type { Deps } from "../domain/core/deps.ts";
 import { readBody } from "../http/body.ts";
 import { callerOf, type HttpContext } from "../http/pipeline.ts";
-import { registry } from "../tools/registry.ts";
 import { createMcpServer } from "./server.ts";
 
 /**
@@ -22,7 +21,7 @@ export function mcpOverHttp(deps: Deps) {
     const text = await readBody(ctx.request, deps.config.maxBodyBytes);
     const request = new Request(ctx.request.url, { method: "POST", headers: ctx.request.headers, body: text });
     let n = 0;
-    const server = createMcpServer(registry, deps, callerOf(ctx), () => (n++ === 0 ? ctx.requestId : `${ctx.requestId}.${n}`));
+    const server = createMcpServer(deps, callerOf(ctx), () => (n++ === 0 ? ctx.requestId : `${ctx.requestId}.${n}`));
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     await server.connect(transport);
     try {

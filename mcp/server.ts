@@ -3,16 +3,12 @@ import { type CallToolRequest, type CallToolResult, ListToolsRequestSchema, type
 import { z } from "zod";
 import type { Caller } from "../domain/access/caller.ts";
 import type { Deps } from "../domain/core/deps.ts";
+import { toolsFor } from "../tools/access.ts";
 import type { AnyTool } from "../tools/define.ts";
 import { toAppError } from "../tools/failure.ts";
-import { invokeTool, toolAllowed } from "../tools/invoke.ts";
+import { invokeTool } from "../tools/invoke.ts";
 import { inputJsonSchema, outputJsonSchema } from "../tools/json-schema.ts";
-
-export const SERVER_INFO = { name: "media-storage", version: "0.1.0" };
-
-export const INSTRUCTIONS = `Media storage: buckets of media objects (images, video, audio, PDFs, 3D, other files) with tags, categories, sets, storyboards and search.
-Bytes never travel through tool arguments. To upload: call presign_upload (or the multipart tools for large files), PUT the bytes to the returned url with the returned headers, then call presign_confirm. To download: presign_download returns a short-lived URL.
-Tools you do not see need scopes your credential lacks.`;
+import { INSTRUCTIONS, registry, SERVER_INFO } from "../tools/registry.ts";
 
 export function describe(tool: AnyTool): Tool {
   return {
@@ -33,27 +29,27 @@ export function describe(tool: AnyTool): Tool {
 const LooseCallToolRequest = z.object({ method: z.literal("tools/call"), params: z.unknown() });
 
 /**
- * An MCP server over the registry for one authenticated caller. Stateless: a fresh server
- * per HTTP request, so nothing is kept between calls and the caller can never change mid-session.
- * The low-level Server is used because tools are data here: listing is filtered by scope,
- * and an empty list is still a list (McpServer answers "method not found" without tools).
+ * The MCP server over the registry for one authenticated caller: the only one there is. /mcp
+ * makes one per HTTP request (stateless, so nothing is kept between calls and the caller can
+ * never change mid-session), and the CLI's stdio bridge relays to /mcp, so both answer alike.
+ * The low-level Server is used because tools are data here: the listing is what the caller
+ * may use of `tools` (tools/access.ts), and an empty list is still a list (McpServer answers
+ * "method not found" without tools).
  */
-export function createMcpServer(tools: readonly AnyTool[], deps: Deps, caller: Caller, requestId: () => string): Server {
-  const permitted = tools.filter((t) => toolAllowed(t, caller));
+export function createMcpServer(deps: Deps, caller: Caller, requestId: () => string, tools: readonly AnyTool[] = registry): Server {
+  const listed = toolsFor(tools, caller).map(describe);
   const server = new Server(SERVER_INFO, { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS });
 
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: permitted.map(describe) }));
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listed }));
 
   server.setRequestHandler(LooseCallToolRequest, async (raw): Promise<CallToolResult> => {
     const request = raw as CallToolRequest;
     const id = requestId();
-    const tool = permitted.find((t) => t.name === request.params.name);
-    if (!tool) {
-      const exists = tools.some((t) => t.name === request.params.name);
-      return failure(exists ? "forbidden" : "not_found", exists ? "Your credential lacks the scope for this tool" : `Unknown tool '${request.params.name}'`, id);
-    }
+    const tool = tools.find((t) => t.name === request.params.name);
+    if (!tool) return failure("not_found", `Unknown tool '${request.params.name}'`, id);
     const ctx = { caller, deps, requestId: id };
     try {
+      // invokeTool refuses a tool the caller may not use (not listed) with the REST 403.
       const output = await invokeTool(tool, request.params.arguments ?? {}, ctx);
       const extra = tool.mcpContent ? await tool.mcpContent(output as never, ctx) : [];
       return {

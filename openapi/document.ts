@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { errorCatalogue, type ErrorCode } from "../domain/core/errors.ts";
-import { SERVER_INFO } from "../mcp/server.ts";
 import { type AnyTool, COMMON_ERRORS, inputLocation, pathParams } from "../tools/define.ts";
 import { inputJsonSchema, type JsonSchema, outputJsonSchema, toJsonSchema } from "../tools/json-schema.ts";
+import { SERVER_INFO } from "../tools/registry.ts";
 
 const errorEnvelope = z.object({
   error: z.object({

@@ -60,6 +60,7 @@ export const billingTools = [
     title: "Get the subscription",
     description: "The organization's plan, status, included and purchased storage, billing period, auto-capacity settings, this month's capacity spend, and the plans on offer.",
     scope: "admin",
+    reach: "organization",
     http: { method: "GET", path: "/billing/subscription" },
     input: z.object({}),
     output: subscription,
@@ -70,6 +71,7 @@ export const billingTools = [
     title: "Add storage capacity",
     description: `Buys gb GB (GiB) of storage on top of the plan, at the plan's capacity price: allocatedStorage grows at once and the charge is recorded. 1..${MAX_CAPACITY_GB} per call.`,
     scope: "admin",
+    reach: "organization",
     http: { method: "POST", path: "/billing/capacity/add" },
     input: z.object({ gb: z.number().int().min(1).max(MAX_CAPACITY_GB).describe(`GB (GiB) to add, 1..${MAX_CAPACITY_GB}`) }),
     output: z.object({
@@ -89,6 +91,7 @@ export const billingTools = [
       "Stores the auto-capacity settings (all four fields). When enabled, a confirmed upload that brings used storage to thresholdPct of allocated storage " +
       "buys incrementGb, unless this month's capacity charges plus its price would pass maxMonthlySpendCents.",
     scope: "admin",
+    reach: "organization",
     http: { method: "PUT", path: "/billing/capacity/auto" },
     input: autoCapacity,
     output: autoCapacity,
@@ -102,6 +105,7 @@ export const billingTools = [
       "(its included storage plus capacity already bought), or when the target costs more (upgrade through the billing portal). " +
       "Unknown tierKey: 400. The current plan: no change.",
     scope: "admin",
+    reach: "organization",
     http: { method: "POST", path: "/billing/downgrade" },
     input: z.object({ tierKey: z.string().min(1).max(40).describe("Key of the target plan (see billing_subscription_get plans)") }),
     output: subscription,
@@ -113,6 +117,7 @@ export const billingTools = [
     title: "List invoices",
     description: "The payment provider's invoices for the organization, newest first. 501 not_configured when no provider is configured.",
     scope: "admin",
+    reach: "organization",
     http: { method: "GET", path: "/billing/invoices" },
     annotations: { openWorldHint: true },
     input: z.object({ limit: z.number().int().min(1).max(100).default(20).describe("1..100, default 20") }),
@@ -127,6 +132,7 @@ export const billingTools = [
       "A short-lived URL of the payment provider's customer portal (payment methods, invoices, plan changes). The first call creates the organization's customer at the provider. " +
       "501 not_configured when no provider is configured.",
     scope: "admin",
+    reach: "organization",
     http: { method: "GET", path: "/billing/portal" },
     // A GET, but the first call creates the provider's customer.
     annotations: { readOnlyHint: false, idempotentHint: true, openWorldHint: true },

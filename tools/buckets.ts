@@ -11,6 +11,7 @@ export const bucketTools = [
     title: "List buckets",
     description: "Buckets of the organization, newest first. A bucket-restricted key sees only its bucket.",
     scope: "read",
+    reach: "bucket",
     http: { method: "GET", path: "/buckets" },
     input: z.object({ ...pageInput }),
     output: listOf(bucket),
@@ -21,6 +22,7 @@ export const bucketTools = [
     title: "Create a bucket",
     description: "Creates a bucket; names are unique within the organization.",
     scope: "write",
+    reach: "organization",
     http: { method: "POST", path: "/buckets", status: 201 },
     input: z.object({
       name: z
@@ -36,6 +38,7 @@ export const bucketTools = [
     title: "Get a bucket",
     description: "One bucket of the organization, by id.",
     scope: "read",
+    reach: "bucket",
     http: { method: "GET", path: "/buckets/{id}" },
     input: z.object({ id: id("Bucket") }),
     output: bucket,
@@ -47,6 +50,7 @@ export const bucketTools = [
     title: "Delete a bucket",
     description: "Deletes an empty bucket. Answers 409 conflict while it holds live objects: delete those first.",
     scope: "delete",
+    reach: "organization",
     http: { method: "DELETE", path: "/buckets/{id}" },
     input: z.object({ id: id("Bucket") }),
     output: deleted("Bucket"),

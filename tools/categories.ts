@@ -41,6 +41,7 @@ export const categoryTools = [
       "The organization's whole category tree: data holds the root categories, each with its children nested, siblings ordered by name; " +
       "total counts every category. Not paginated (hasMore is always false).",
     scope: "read",
+    reach: "bucket",
     http: { method: "GET", path: "/categories" },
     input: z.object({}),
     output: listOf(categoryNode),
@@ -53,6 +54,7 @@ export const categoryTools = [
       "Creates a category at the root, or under parentId (a category of the organization). The slug comes from the name; " +
       "when it is taken, the first free -2, -3 ... suffix is added. Categories cannot be moved later.",
     scope: "write",
+    reach: "bucket",
     http: { method: "POST", path: "/categories", status: 201 },
     input: z.object({
       name: labelName(MAX_CATEGORY_NAME).describe(`Category name, 1..${MAX_CATEGORY_NAME} characters with at least one letter or digit`),
@@ -69,6 +71,7 @@ export const categoryTools = [
       "Deletes one category: its children move to the root (they are not deleted) and it is removed from every media object, in one step. " +
       "Categories are shared by all buckets, so a bucket-restricted key cannot delete them.",
     scope: "delete",
+    reach: "organization",
     http: { method: "DELETE", path: "/categories/{id}" },
     input: z.object({ id: id("Category") }),
     output: deleted("Category").extend({
@@ -85,6 +88,7 @@ export const categoryTools = [
       "Replaces the categories of a media object with categoryIds (not appended: send all of them; [] removes all). " +
       "Any unknown category id is 404 with details.missingIds and nothing changes.",
     scope: "write",
+    reach: "bucket",
     http: { method: "PUT", path: "/objects/{id}/categories" },
     input: z.object({
       id: id("Media object"),

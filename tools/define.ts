@@ -3,6 +3,9 @@ import type { Caller, Scope } from "../domain/access/caller.ts";
 import type { Deps } from "../domain/core/deps.ts";
 import type { ErrorCode } from "../domain/core/errors.ts";
 
+/** See `reach` on ToolDefinition. */
+export type Reach = "bucket" | "organization";
+
 export type HttpMethod = "GET" | "POST" | "PUT" | "DELETE" | "PATCH";
 
 /** What a handler gets: built by the server from the credential, never from tool input. */
@@ -31,8 +34,15 @@ export interface ToolDefinition<I extends z.ZodObject = z.ZodObject, O extends z
   title: string;
   /** Written for an agent choosing a tool: what it does, when to use it, what comes next. */
   description: string;
-  /** Scope the caller needs; "any" means any valid credential. */
+  /** Scope the caller needs; "any" means any valid credential. `admin` implies every scope. */
   scope: Scope | "any";
+  /**
+   * How far the caller's credential must reach. "bucket": a key restricted to one bucket may
+   * use the tool and sees and acts only on its bucket (the domain filters by it).
+   * "organization": the tool acts on what every bucket shares (creating and deleting buckets,
+   * deleting tags and categories, billing), so a bucket-restricted key may not use it at all.
+   */
+  reach: Reach;
   input: I;
   output: O;
   /** `produces`: REST answers these bytes (e.g. "image/*") instead of JSON, with ETag and 304 support. */

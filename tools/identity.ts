@@ -28,6 +28,7 @@ export const identityTools = [
     description:
       "The current user, the organization this credential acts in, the user's memberships, and the credential's scopes, bucket restriction and expiry. Works with any valid credential.",
     scope: "any",
+    reach: "bucket",
     http: { method: "GET", path: "/me" },
     input: z.object({}),
     output: z.object({
@@ -50,6 +51,7 @@ export const identityTools = [
     title: "List API keys",
     description: "API keys of the organization (never their secrets), newest first.",
     scope: "admin",
+    reach: "bucket",
     http: { method: "GET", path: "/api-keys" },
     input: z.object({ ...pageInput }),
     output: listOf(apiKey),
@@ -62,6 +64,7 @@ export const identityTools = [
       "Creates a key and returns its secret once: the secret is the bearer value, the accessKeyId only names the key. " +
       "Scopes default to read; a key cannot grant scopes or buckets its creator lacks.",
     scope: "admin",
+    reach: "bucket",
     http: { method: "POST", path: "/api-keys", status: 201 },
     input: z.object({
       name: z.string().trim().min(1).max(100),
@@ -78,6 +81,7 @@ export const identityTools = [
     title: "Delete an API key",
     description: "Deletes a key; its secret stops working at once.",
     scope: "admin",
+    reach: "bucket",
     http: { method: "DELETE", path: "/api-keys/{id}" },
     input: z.object({ id: id("API key") }),
     output: deleted("API key"),
@@ -89,6 +93,7 @@ export const identityTools = [
     title: "Rotate an API key's secret",
     description: "Issues a new secret (returned once) and invalidates the old one immediately. Id, scopes and expiry stay.",
     scope: "admin",
+    reach: "bucket",
     http: { method: "PUT", path: "/api-keys/{id}/rotate" },
     // Not idempotent: every call issues a different secret.
     annotations: { idempotentHint: false },

@@ -1,6 +1,6 @@
 import type { z } from "zod";
-import { hasScope } from "../domain/access/caller.ts";
 import { AppError, type ErrorDetail, errors } from "../domain/core/errors.ts";
+import { assertMayUse } from "./access.ts";
 import type { AnyTool, ToolContext } from "./define.ts";
 
 /** Unknown keys are refused, so a misspelt optional field is an error, not silently ignored. */
@@ -9,10 +9,6 @@ export function strictInput(tool: AnyTool): z.ZodObject {
   let s = strictInputs.get(tool);
   if (!s) strictInputs.set(tool, (s = tool.input.strict()));
   return s;
-}
-
-export function toolAllowed(tool: AnyTool, caller: ToolContext["caller"]): boolean {
-  return tool.scope === "any" || hasScope(caller, tool.scope);
 }
 
 /**
@@ -55,11 +51,11 @@ function nulCharacterPaths(value: unknown, path: string[] = [], out: string[] = 
 }
 
 /**
- * The one way any surface runs a tool: scope, input validation, handler, and (when
+ * The one way any surface runs a tool: access (scope and reach), input validation, handler, and (when
  * configured) a check that the result matches the declared output schema.
  */
 export async function invokeTool(tool: AnyTool, rawInput: unknown, ctx: ToolContext): Promise<unknown> {
-  if (!toolAllowed(tool, ctx.caller)) throw errors.forbidden(`This operation needs the '${tool.scope}' scope`);
+  assertMayUse(tool, ctx.caller);
   const parsed = strictInput(tool).safeParse(rawInput ?? {});
   if (!parsed.success) throw errors.validation(zodDetails(parsed.error));
   const nul = nulCharacterPaths(parsed.data);

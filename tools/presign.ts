@@ -18,6 +18,7 @@ export const presignTools = [
       "Step 1 of an upload. Returns a short-lived URL: PUT the file's bytes to it with exactly the returned headers (never put bytes in a tool argument), " +
       "then call presign_confirm with the same bucketId and key. For files over ~100 MiB use the multipart tools. `size` reserves quota; `tags` become the object's tags.",
     scope: "write",
+    reach: "bucket",
     http: { method: "POST", path: "/presign/upload" },
     input: z.object({ ...target, contentType: contentType.optional(), size: size.optional(), tags: uploadTags.optional() }),
     output: z.object({
@@ -40,6 +41,7 @@ export const presignTools = [
       "For large files: starts a multipart upload and returns its uploadId. Then for each chunk (5 MiB or more, except the last) call presign_upload_part, " +
       "PUT the chunk to the URL and keep the ETag response header; then presign_complete_upload, then presign_confirm.",
     scope: "write",
+    reach: "bucket",
     http: { method: "POST", path: "/presign/create-multipart" },
     input: z.object({ ...target, contentType: contentType.optional(), size: size.optional(), tags: uploadTags.optional() }),
     output: z.object({ uploadId: z.string(), bucketId: id("Bucket"), key: z.string(), bucket: z.string(), contentType: z.string() }),
@@ -51,6 +53,7 @@ export const presignTools = [
     title: "Presign one part of a multipart upload",
     description: "Returns a URL for one part (partNumber 1..10000). PUT the chunk there and keep the ETag response header for presign_complete_upload.",
     scope: "write",
+    reach: "bucket",
     http: { method: "POST", path: "/presign/upload-part" },
     input: z.object({
       ...target,
@@ -69,6 +72,7 @@ export const presignTools = [
       "Assembles the uploaded parts into the object. `parts` is optional: without it the parts uploaded so far are used in order. " +
       "`tags` replace those given at the start. Then call presign_confirm.",
     scope: "write",
+    reach: "bucket",
     http: { method: "POST", path: "/presign/complete-upload" },
     input: z.object({
       ...target,
@@ -90,6 +94,7 @@ export const presignTools = [
     title: "Abort a multipart upload",
     description: "Abandons a multipart upload: storage discards its parts and the reserved quota is released.",
     scope: "write",
+    reach: "bucket",
     http: { method: "POST", path: "/presign/abort-multipart" },
     annotations: { destructiveHint: true, idempotentHint: false },
     input: z.object({ ...target, uploadId }),
@@ -104,6 +109,7 @@ export const presignTools = [
       "Last step of every upload: measures the stored object, records it as a media object (or updates the one at this key), " +
       "applies the upload's tags, settles the quota and starts thumbnail generation. Safe to repeat. Returns the media object.",
     scope: "write",
+    reach: "bucket",
     http: { method: "POST", path: "/presign/confirm" },
     annotations: { idempotentHint: true },
     input: z.object(target),
@@ -116,6 +122,7 @@ export const presignTools = [
     title: "Get a download URL",
     description: "Returns a short-lived URL to GET the object's bytes directly from storage (expiresIn 60..604800 seconds, default 3600).",
     scope: "read",
+    reach: "bucket",
     http: { method: "POST", path: "/presign/download" },
     annotations: { readOnlyHint: true, idempotentHint: true },
     input: z.object({

@@ -1,3 +1,4 @@
+import pkg from "../package.json" with { type: "json" };
 import type { AnyTool } from "./define.ts";
 import { billingTools } from "./billing.ts";
 import { bucketTools } from "./buckets.ts";
@@ -34,3 +35,11 @@ export const registry: readonly AnyTool[] = [
 export function findTool(name: string): AnyTool | undefined {
   return registry.find((t) => t.name === name);
 }
+
+/** The service's identity, as MCP's initialize and the OpenAPI document's info give it. */
+export const SERVER_INFO = { name: "media-storage", version: pkg.version };
+
+/** What an agent reads first (MCP initialize): how the tools fit together. */
+export const INSTRUCTIONS = `Media storage: buckets of media objects (images, video, audio, PDFs, 3D, other files) with tags, categories, sets, storyboards and search.
+Bytes never travel through tool arguments. To upload: call presign_upload (or the multipart tools for large files), PUT the bytes to the returned url with the returned headers, then call presign_confirm. To download: presign_download returns a short-lived URL.
+Tools you do not see need scopes your credential lacks, or act on the whole organization while your key is restricted to one bucket.`;

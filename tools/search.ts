@@ -19,6 +19,7 @@ export const searchTools = [
       'Query syntax: words must all match; "exact phrase"; -word or -"phrase" excludes; sun* matches a prefix; a OR b matches either. ' +
       "Filters narrow the match set; facets count tags, categories and kinds over the whole match set (not just the page).",
     scope: "read",
+    reach: "bucket",
     http: { method: "GET", path: "/search" },
     input: z.object({
       q: z.string().trim().min(1).max(500).describe("The full-text query"),

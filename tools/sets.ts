@@ -52,6 +52,7 @@ export const setTools = [
     title: "List sets",
     description: "Sets (renditions of a base media object) of the organization, newest first, without their items; sets_get shows the items. A bucket-restricted key sees the sets of its bucket.",
     scope: "read",
+    reach: "bucket",
     http: { method: "GET", path: "/sets" },
     input: z.object({ ...pageInput }),
     output: listOf(setSummary),
@@ -63,6 +64,7 @@ export const setTools = [
     description:
       "Creates an empty set of renditions around baseObjectId (a live media object). Then add items with sets_add_item and render them with sets_generate.",
     scope: "write",
+    reach: "bucket",
     http: { method: "POST", path: "/sets", status: 201 },
     input: z.object({
       name: z.string().trim().min(1).max(200),
@@ -77,6 +79,7 @@ export const setTools = [
     title: "Get a set",
     description: "One set with all its items. Items whose objectId is null are waiting for sets_generate; objectDeleted marks renditions that were deleted.",
     scope: "read",
+    reach: "bucket",
     http: { method: "GET", path: "/sets/{id}" },
     input: z.object({ id: id("Set") }),
     output: set,
@@ -88,6 +91,7 @@ export const setTools = [
     title: "Delete a set",
     description: "Deletes a set and its items. The media objects (base and renditions) are kept.",
     scope: "delete",
+    reach: "bucket",
     http: { method: "DELETE", path: "/sets/{id}" },
     input: z.object({ id: id("Set") }),
     output: deleted("Set"),
@@ -102,6 +106,7 @@ export const setTools = [
       "Omit objectId to have sets_generate render it from the base object; give objectId (a live object in the set's bucket) to attach an existing rendition, which generate never replaces. " +
       `At most ${MAX_SET_ITEMS} items per set.`,
     scope: "write",
+    reach: "bucket",
     http: { method: "POST", path: "/sets/{id}/items", status: 201 },
     input: z.object({
       id: id("Set"),
@@ -120,6 +125,7 @@ export const setTools = [
     title: "Remove an item from a set",
     description: "Removes one item from a set. Its media object, if any, is kept.",
     scope: "delete",
+    reach: "bucket",
     http: { method: "DELETE", path: "/sets/{id}/items/{itemId}" },
     input: z.object({ id: id("Set"), itemId: id("Set item") }),
     output: deleted("Set item"),
@@ -134,6 +140,7 @@ export const setTools = [
       "calling it again re-renders and replaces those renditions. Attached items are left alone. " +
       "Poll sets_get: an item's objectId is set when its rendition is ready. 409 when the base object was deleted.",
     scope: "write",
+    reach: "bucket",
     http: { method: "POST", path: "/sets/{id}/generate", status: 202 },
     input: z.object({ id: id("Set") }),
     output: z.object({

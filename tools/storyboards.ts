@@ -43,6 +43,7 @@ export const storyboardTools = [
     title: "List storyboards",
     description: "Storyboards of the organization, newest first, with their clip counts; storyboards_get shows the clips. A bucket-restricted key sees the storyboards bound to its bucket.",
     scope: "read",
+    reach: "bucket",
     http: { method: "GET", path: "/storyboards" },
     input: z.object({ ...pageInput }),
     output: listOf(storyboardSummary),
@@ -55,6 +56,7 @@ export const storyboardTools = [
       "Creates an empty storyboard (an ordered list of clips of media objects). bucketId binds it to one bucket (clips must then come from there); " +
       "a bucket-restricted key always creates storyboards bound to its bucket.",
     scope: "write",
+    reach: "bucket",
     http: { method: "POST", path: "/storyboards", status: 201 },
     input: z.object({
       name: z.string().trim().min(1).max(200),
@@ -69,6 +71,7 @@ export const storyboardTools = [
     title: "Get a storyboard",
     description: "One storyboard with its clips in order (positions 0..n-1).",
     scope: "read",
+    reach: "bucket",
     http: { method: "GET", path: "/storyboards/{id}" },
     input: z.object({ id: id("Storyboard") }),
     output: storyboard,
@@ -80,6 +83,7 @@ export const storyboardTools = [
     title: "Delete a storyboard",
     description: "Deletes a storyboard and its clips. The media objects are kept.",
     scope: "delete",
+    reach: "bucket",
     http: { method: "DELETE", path: "/storyboards/{id}" },
     input: z.object({ id: id("Storyboard") }),
     output: deleted("Storyboard"),
@@ -93,6 +97,7 @@ export const storyboardTools = [
       "Inserts a clip of a live media object at position (0-based, 0..n; omit to append); clips at and after it move down one. " +
       `A position past the end is 400. The same object may appear in several clips. At most ${MAX_CLIPS} clips.`,
     scope: "write",
+    reach: "bucket",
     http: { method: "POST", path: "/storyboards/{id}/clips", status: 201 },
     input: z.object({
       id: id("Storyboard"),
@@ -111,6 +116,7 @@ export const storyboardTools = [
       "Sets the order of all clips at once: clipIds must contain every clip id of the storyboard exactly once, in the new order. " +
       "A foreign, missing or repeated id is 400 validation_error (details say which) and nothing changes. Returns the reordered storyboard.",
     scope: "write",
+    reach: "bucket",
     http: { method: "PUT", path: "/storyboards/{id}/clips/reorder" },
     input: z.object({
       id: id("Storyboard"),
@@ -126,6 +132,7 @@ export const storyboardTools = [
     description:
       "Moves a clip to position (0-based, 0..n-1; the clips in between shift by one) and/or replaces its note. Give at least one of the two.",
     scope: "write",
+    reach: "bucket",
     http: { method: "PUT", path: "/storyboards/{id}/clips/{clipId}" },
     input: z.object({
       id: id("Storyboard"),
@@ -142,6 +149,7 @@ export const storyboardTools = [
     title: "Remove a clip from a storyboard",
     description: "Removes a clip; the clips after it move up one, so positions stay 0..n-1. The media object is kept.",
     scope: "delete",
+    reach: "bucket",
     http: { method: "DELETE", path: "/storyboards/{id}/clips/{clipId}" },
     input: z.object({ id: id("Storyboard"), clipId: id("Clip") }),
     output: deleted("Clip"),

@@ -31,6 +31,7 @@ export const tagTools = [
       "Tags of the organization ordered by slug, each with the number of live media objects carrying it. " +
       "`search` matches a part of the name or slug, case-insensitively. Use it to find tag ids before objects_set_tags.",
     scope: "read",
+    reach: "bucket",
     http: { method: "GET", path: "/tags" },
     input: z.object({
       search: z.string().max(MAX_TAG_NAME).optional().describe("Part of a tag name or slug"),
@@ -46,6 +47,7 @@ export const tagTools = [
       "Creates a tag; its slug is derived from the name (lower case, accents dropped, other characters become '-'). " +
       "A name whose slug already exists is 409 conflict with details.existingId: use that tag instead.",
     scope: "write",
+    reach: "bucket",
     http: { method: "POST", path: "/tags", status: 201 },
     input: z.object({ name: labelName(MAX_TAG_NAME).describe(`Tag name, 1..${MAX_TAG_NAME} characters with at least one letter or digit`) }),
     output: tag,
@@ -59,6 +61,7 @@ export const tagTools = [
       "Deletes a tag and removes it from every media object (reported as unassignedObjects). " +
       "Tags are shared by all buckets, so a bucket-restricted key cannot delete them.",
     scope: "delete",
+    reach: "organization",
     http: { method: "DELETE", path: "/tags/{id}" },
     input: z.object({ id: id("Tag") }),
     output: deleted("Tag").extend({ unassignedObjects: z.number().int().describe("Objects that carried the tag") }),
@@ -72,6 +75,7 @@ export const tagTools = [
       "Replaces the complete tag list of a media object with tagIds (it does not append: send every tag the object should keep; [] removes all). " +
       "Any unknown tag id is 404 with details.missingIds and nothing changes. Create missing tags with tags_create first.",
     scope: "write",
+    reach: "bucket",
     http: { method: "PUT", path: "/objects/{id}/tags" },
     input: z.object({
       id: id("Media object"),

@@ -34,6 +34,7 @@ export const usageTools = [
       "egress (bytes of downloads and streams issued) and API calls this calendar month (UTC), and the plan key. " +
       "API calls are written in batches every few seconds, so the newest calls may not show yet.",
     scope: "read",
+    reach: "bucket",
     http: { method: "GET", path: "/usage" },
     input: z.object({}),
     output: z.object({
@@ -55,6 +56,7 @@ export const usageTools = [
       "One point per UTC day, oldest first, ending today: storage used and allocated and object count as the day closed, and that day's egress and API calls. " +
       "Days without activity repeat the previous day's storage; days before the organization existed are left out.",
     scope: "read",
+    reach: "bucket",
     http: { method: "GET", path: "/usage/history" },
     input: z.object({ days }),
     output: z.object({
@@ -80,6 +82,7 @@ export const usageTools = [
       "The usage ledger, newest first: uploads confirmed (with the size change on overwrite), objects deleted and purged, downloads and streams (egress), " +
       "capacity added, auto-capacity fired, plan and subscription changes, invoices paid or failed.",
     scope: "read",
+    reach: "bucket",
     http: { method: "GET", path: "/usage/events" },
     input: z.object({ days, type: z.enum(USAGE_EVENT_TYPES).optional().describe("Only events of this type"), ...pageInput }),
     output: listOf(usageEvent),

@@ -1,6 +1,7 @@
 import { and, count, desc, eq, type SQL } from "drizzle-orm";
 import { apiKeys, buckets } from "../../db/schema/index.ts";
-import { assertBucketAllowed, type Caller, effectiveScopes, hasScope, type Scope } from "./caller.ts";
+import { type Caller, effectiveScopes, hasScope, type Scope } from "./caller.ts";
+import { assertBucketAllowed, visibleTo } from "./visibility.ts";
 import type { Deps } from "../core/deps.ts";
 import { errors } from "../core/errors.ts";
 import { type Page, page } from "../core/pagination.ts";
@@ -46,13 +47,10 @@ function view(row: KeyRow, now: Date): ApiKeyView {
 }
 
 /** A bucket-restricted caller manages only keys restricted to the same bucket. */
-function visibleTo(caller: Caller): SQL {
-  const org = eq(apiKeys.orgId, caller.orgId);
-  return caller.bucketId ? (and(org, eq(apiKeys.bucketId, caller.bucketId)) as SQL) : org;
-}
+const columns = { org: apiKeys.orgId, bucket: apiKeys.bucketId };
 
 export async function listApiKeys(deps: Deps, caller: Caller, q: { limit: number; offset: number }): Promise<Page<ApiKeyView>> {
-  const where = visibleTo(caller);
+  const where = visibleTo(caller, columns);
   const [rows, [{ total } = { total: 0 }]] = await Promise.all([
     deps.db.select().from(apiKeys).where(where).orderBy(desc(apiKeys.createdAt), desc(apiKeys.id)).limit(q.limit).offset(q.offset),
     deps.db.select({ total: count() }).from(apiKeys).where(where),
@@ -109,16 +107,14 @@ async function assertKeyManageable(deps: Deps, caller: Caller, id: string): Prom
     .from(apiKeys)
     .where(and(eq(apiKeys.id, id), eq(apiKeys.orgId, caller.orgId)));
   if (!row) throw errors.notFound("API key");
-  if (caller.bucketId !== null && row.bucketId !== caller.bucketId) {
-    throw errors.forbidden("This key may only manage keys restricted to its own bucket");
-  }
+  assertBucketAllowed(caller, row.bucketId, "The API key");
 }
 
 export async function deleteApiKey(deps: Deps, caller: Caller, id: string): Promise<{ id: string; deleted: true }> {
   await assertKeyManageable(deps, caller, id);
   const deleted = await deps.db
     .delete(apiKeys)
-    .where(and(eq(apiKeys.id, id), visibleTo(caller)))
+    .where(and(eq(apiKeys.id, id), visibleTo(caller, columns)))
     .returning({ id: apiKeys.id });
   if (deleted.length === 0) throw errors.notFound("API key");
   // Spec §5: the secret stops working at once, on every instance.
@@ -134,7 +130,7 @@ export async function rotateApiKey(deps: Deps, caller: Caller, id: string): Prom
   const [row] = await deps.db
     .update(apiKeys)
     .set({ secretHash: hashSecret(secret), rotatedAt: now })
-    .where(and(eq(apiKeys.id, id), visibleTo(caller)))
+    .where(and(eq(apiKeys.id, id), visibleTo(caller, columns)))
     .returning();
   if (!row) throw errors.notFound("API key");
   // Spec §5.5: rotation invalidates the old secret, on every instance.

@@ -33,22 +33,3 @@ export function effectiveScopes(scopes: Iterable<Scope>): Set<Scope> {
   const set = new Set(scopes);
   return set.has("admin") ? new Set(SCOPES) : set;
 }
-
-/**
- * A bucket-restricted key may only touch its own bucket. Call this after the bucket
- * was resolved inside the caller's organization (so foreign ids already gave 404).
- */
-export function assertBucketAllowed(caller: Caller, bucketId: string): void {
-  if (caller.bucketId !== null && caller.bucketId !== bucketId) {
-    throw errors.forbidden("This key is restricted to another bucket");
-  }
-}
-
-/**
- * Billing is the whole organization's: its plan, capacity and invoices are not any one
- * bucket's, so a key limited to one bucket may not see or change them (ARCHITECTURE.md: such a
- * key "sees and acts only on its bucket").
- */
-export function requireWholeOrganization(caller: Caller, what: string): void {
-  if (caller.bucketId !== null) throw errors.forbidden(`A bucket-restricted key cannot ${what}: billing belongs to the whole organization`);
-}

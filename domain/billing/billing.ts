@@ -1,7 +1,7 @@
 import { and, eq, gte, isNull, lt, sql } from "drizzle-orm";
 import type { Db } from "../../db/client.ts";
 import { billingAccounts, billingCharges, organizations, orgUsage } from "../../db/schema/index.ts";
-import { type Caller, requireWholeOrganization } from "../access/caller.ts";
+import type { Caller } from "../access/caller.ts";
 import type { Deps } from "../core/deps.ts";
 import { errors } from "../core/errors.ts";
 import { findPlan, freeTier, GB, type Plan } from "./plans.ts";
@@ -149,7 +149,6 @@ async function buyCapacity(
 }
 
 export async function addCapacity(deps: Deps, caller: Caller, input: { gb: number }) {
-  requireWholeOrganization(caller, "buy capacity");
   const now = deps.clock.now();
   return deps.db.transaction(async (tx) => buyCapacity(tx, deps, await lockBilling(tx, deps, caller.orgId), input.gb, "capacity", now));
 }
@@ -179,7 +178,6 @@ export async function applyAutoCapacity(deps: Pick<Deps, "config" | "log">, tx: 
 }
 
 export async function setAutoCapacity(deps: Deps, caller: Caller, s: AutoCapacitySettings): Promise<AutoCapacitySettings> {
-  requireWholeOrganization(caller, "change auto-capacity");
   await ensureAccount(deps.db, deps, caller.orgId);
   const [account] = await deps.db
     .update(billingAccounts)
@@ -196,7 +194,6 @@ export async function setAutoCapacity(deps: Deps, caller: Caller, s: AutoCapacit
 }
 
 export async function getSubscription(deps: Deps, caller: Caller): Promise<SubscriptionView> {
-  requireWholeOrganization(caller, "read the subscription");
   const now = deps.clock.now();
   const account = await ensureAccount(deps.db, deps, caller.orgId);
   const [[usage], spent] = await Promise.all([
@@ -254,7 +251,6 @@ export async function switchPlan(
  * are reachable here; upgrades go through the payment provider.
  */
 export async function downgrade(deps: Deps, caller: Caller, input: { tierKey: string }): Promise<SubscriptionView> {
-  requireWholeOrganization(caller, "change the plan");
   const target = findPlan(deps.config.plans, input.tierKey);
   if (!target) {
     throw errors.validation([{ path: "tierKey", message: `Unknown plan; one of: ${deps.config.plans.map((p) => p.key).join(", ")}` }]);
@@ -292,7 +288,6 @@ function provider(deps: Deps): PaymentProvider {
 
 /** The provider's invoices for the organization; none before it has a customer there. */
 export async function listInvoices(deps: Deps, caller: Caller, q: { limit: number }): Promise<Page<ProviderInvoice>> {
-  requireWholeOrganization(caller, "list invoices");
   const payments = provider(deps);
   const account = await ensureAccount(deps.db, deps, caller.orgId);
   if (!account.providerCustomerId) return page([], 0, 0);
@@ -320,7 +315,6 @@ async function ensureCustomer(deps: Deps, payments: PaymentProvider, orgId: stri
 }
 
 export async function portalUrl(deps: Deps, caller: Caller, input: { returnUrl?: string | undefined }): Promise<{ url: string; customerId: string }> {
-  requireWholeOrganization(caller, "open the billing portal");
   const payments = provider(deps);
   const customerId = await ensureCustomer(deps, payments, caller.orgId);
   const url = await payments.portalUrl(customerId, input.returnUrl ?? deps.config.publicUrl);

@@ -1,6 +1,7 @@
 import { and, count, desc, eq, isNull, type SQL, sql } from "drizzle-orm";
 import { buckets, mediaObjects, uploadReservations } from "../../db/schema/index.ts";
-import { assertBucketAllowed, type Caller } from "../access/caller.ts";
+import type { Caller } from "../access/caller.ts";
+import { assertBucketAllowed, visibleTo } from "../access/visibility.ts";
 import type { Deps } from "../core/deps.ts";
 import { errors } from "../core/errors.ts";
 import { prepared } from "../core/prepared.ts";
@@ -19,11 +20,6 @@ type BucketRow = typeof buckets.$inferSelect;
 
 const view = (b: BucketRow): BucketView => ({ id: b.id, name: b.name, createdAt: b.createdAt.toISOString() });
 
-function visibleTo(caller: Caller): SQL {
-  const org = eq(buckets.orgId, caller.orgId);
-  return caller.bucketId ? (and(org, eq(buckets.id, caller.bucketId)) as SQL) : org;
-}
-
 /**
  * The bucket, if it belongs to the caller's organization (404 otherwise, even when it exists
  * elsewhere), and the caller's key may use it (403). Every presign and media path starts here.
@@ -39,12 +35,12 @@ export async function resolveBucket(deps: Deps, caller: Caller, bucketId: string
       .prepare("bucket"),
   ).execute({ id: bucketId, orgId: caller.orgId });
   if (!bucket) throw errors.notFound("Bucket");
-  assertBucketAllowed(caller, bucket.id);
+  assertBucketAllowed(caller, bucket.id, "The bucket");
   return bucket;
 }
 
 export async function listBuckets(deps: Deps, caller: Caller, q: { limit: number; offset: number }): Promise<Page<BucketView>> {
-  const where = visibleTo(caller);
+  const where = visibleTo(caller, { org: buckets.orgId, bucket: buckets.id });
   const [rows, [{ total } = { total: 0 }]] = await Promise.all([
     deps.db.select().from(buckets).where(where).orderBy(desc(buckets.createdAt), desc(buckets.id)).limit(q.limit).offset(q.offset),
     deps.db.select({ total: count() }).from(buckets).where(where),
@@ -57,7 +53,6 @@ export async function getBucket(deps: Deps, caller: Caller, id: string): Promise
 }
 
 export async function createBucket(deps: Deps, caller: Caller, input: { name: string }): Promise<BucketView> {
-  if (caller.bucketId) throw errors.forbidden("A bucket-restricted key cannot create buckets");
   const [row] = await deps.db
     .insert(buckets)
     .values({ orgId: caller.orgId, name: input.name, createdAt: deps.clock.now() })
@@ -69,10 +64,6 @@ export async function createBucket(deps: Deps, caller: Caller, input: { name: st
 
 /** Spec §4.2: 409 while the bucket holds live objects. */
 export async function deleteBucket(deps: Deps, caller: Caller, id: string): Promise<{ id: string; deleted: true }> {
-  if (caller.bucketId) {
-    await resolveBucket(deps, caller, id);
-    throw errors.forbidden("A bucket-restricted key cannot delete buckets");
-  }
   const pending = await deps.db.transaction(async (tx) => {
     // Lock the bucket row so no upload can be confirmed into it while we decide.
     const [bucket] = await tx

@@ -1,7 +1,8 @@
 import { and, asc, count, desc, eq, isNull, or, type SQL, sql } from "drizzle-orm";
 import type { Db } from "../../db/client.ts";
 import { mediaObjects, mediaSetItems, mediaSets, type SetItemSource } from "../../db/schema/index.ts";
-import { assertBucketAllowed, type Caller } from "../access/caller.ts";
+import type { Caller } from "../access/caller.ts";
+import { assertBucketAllowed, visibleTo } from "../access/visibility.ts";
 import type { Deps } from "../core/deps.ts";
 import { errors } from "../core/errors.ts";
 import { enqueueJob } from "../core/jobs.ts";
@@ -74,10 +75,7 @@ const itemView = (i: ItemRow, objectDeleted: boolean): SetItemView => ({
 });
 
 /** A set lives in its base object's bucket; restricted keys see the sets of their bucket only. */
-function visibleTo(caller: Caller): SQL {
-  const org = eq(mediaSets.orgId, caller.orgId);
-  return caller.bucketId ? (and(org, eq(mediaSets.bucketId, caller.bucketId)) as SQL) : org;
-}
+const columns = { org: mediaSets.orgId, bucket: mediaSets.bucketId };
 
 /** The set in the caller's organization (404) and bucket (403), optionally locked for the transaction. */
 async function resolveSet(db: Db, caller: Caller, id: string, lock = false): Promise<SetRow> {
@@ -88,14 +86,14 @@ async function resolveSet(db: Db, caller: Caller, id: string, lock = false): Pro
     .limit(1);
   const [set] = lock ? await query.for("update") : await query;
   if (!set) throw errors.notFound("Set");
-  assertBucketAllowed(caller, set.bucketId);
+  assertBucketAllowed(caller, set.bucketId, "The set");
   return set;
 }
 
 const itemCount = sql<number>`(select count(*) from ${mediaSetItems} where ${mediaSetItems.setId} = ${mediaSets.id} and ${mediaSetItems.orgId} = ${mediaSets.orgId})`.mapWith(Number);
 
 export async function listSets(deps: Deps, caller: Caller, q: { limit: number; offset: number }): Promise<Page<SetSummary>> {
-  const where = visibleTo(caller);
+  const where = visibleTo(caller, columns);
   const [rows, [{ total } = { total: 0 }]] = await Promise.all([
     deps.db
       .select({ set: mediaSets, baseDeletedAt: mediaObjects.deletedAt, itemCount })

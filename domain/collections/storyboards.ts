@@ -3,6 +3,7 @@ import type { Db } from "../../db/client.ts";
 import { mediaObjects, storyboardClips, storyboards } from "../../db/schema/index.ts";
 import { resolveBucket } from "../buckets/buckets.ts";
 import type { Caller } from "../access/caller.ts";
+import { assertBucketAllowed, visibleTo } from "../access/visibility.ts";
 import type { Deps } from "../core/deps.ts";
 import { type ErrorDetail, errors } from "../core/errors.ts";
 import { resolveLiveObject } from "../media/object-refs.ts";
@@ -61,10 +62,7 @@ const clipView = (c: ClipRow, position: number): ClipView => ({
 });
 
 /** A bucket-restricted key sees only storyboards bound to its bucket. */
-function visibleTo(caller: Caller): SQL {
-  const org = eq(storyboards.orgId, caller.orgId);
-  return caller.bucketId ? (and(org, eq(storyboards.bucketId, caller.bucketId)) as SQL) : org;
-}
+const columns = { org: storyboards.orgId, bucket: storyboards.bucketId };
 
 /**
  * The storyboard in the caller's organization (404), usable by the caller's key (403).
@@ -79,9 +77,7 @@ async function resolveStoryboard(db: Db, caller: Caller, id: string, lock = fals
     .limit(1);
   const [row] = lock ? await query.for("update") : await query;
   if (!row) throw errors.notFound("Storyboard");
-  if (caller.bucketId !== null && row.bucketId !== caller.bucketId) {
-    throw errors.forbidden("This key is restricted to a bucket; the storyboard is not bound to it");
-  }
+  assertBucketAllowed(caller, row.bucketId, "The storyboard");
   return row;
 }
 
@@ -141,7 +137,7 @@ async function touch(tx: Db, deps: Deps, sb: StoryboardRow): Promise<StoryboardR
 const clipCount = sql<number>`(select count(*) from ${storyboardClips} where ${storyboardClips.storyboardId} = ${storyboards.id} and ${storyboardClips.orgId} = ${storyboards.orgId})`.mapWith(Number);
 
 export async function listStoryboards(deps: Deps, caller: Caller, q: { limit: number; offset: number }): Promise<Page<StoryboardSummary>> {
-  const where = visibleTo(caller);
+  const where = visibleTo(caller, columns);
   const [rows, [{ total } = { total: 0 }]] = await Promise.all([
     deps.db
       .select({ sb: storyboards, clipCount })

@@ -111,7 +111,7 @@ function firstFreeSlug(base: string, taken: Set<string>): string {
 
 /**
  * Spec §4.4: the children move to the root and the object assignments go, in one
- * transaction. Categories span buckets, so bucket-restricted keys cannot delete them.
+ * transaction. Categories span buckets: the tool's reach is the organization.
  */
 export async function deleteCategory(
   deps: Deps,
@@ -125,7 +125,6 @@ export async function deleteCategory(
       .where(and(eq(categories.id, id), eq(categories.orgId, caller.orgId)))
       .for("update");
     if (!category) throw errors.notFound("Category");
-    if (caller.bucketId) throw errors.forbidden("A bucket-restricted key cannot delete categories: they are shared by every bucket");
     const moved = await tx
       .update(categories)
       .set({ parentId: null })

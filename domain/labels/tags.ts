@@ -84,7 +84,7 @@ export async function createTag(deps: Deps, caller: Caller, input: { name: strin
   throw errors.conflict(`The tag '${input.name}' is being changed concurrently; retry`);
 }
 
-/** Deleting a tag removes it from every object. Tags span buckets, so bucket-restricted keys cannot. */
+/** Deleting a tag removes it from every object (tags span buckets: the tool's reach is the organization). */
 export async function deleteTag(deps: Deps, caller: Caller, id: string): Promise<{ id: string; deleted: true; unassignedObjects: number }> {
   return deps.db.transaction(async (tx) => {
     const [tag] = await tx
@@ -93,7 +93,6 @@ export async function deleteTag(deps: Deps, caller: Caller, id: string): Promise
       .where(and(eq(tags.id, id), eq(tags.orgId, caller.orgId)))
       .for("update");
     if (!tag) throw errors.notFound("Tag");
-    if (caller.bucketId) throw errors.forbidden("A bucket-restricted key cannot delete tags: they are shared by every bucket");
     const removed = await tx
       .delete(objectTags)
       .where(and(eq(objectTags.tagId, id), eq(objectTags.orgId, caller.orgId)))

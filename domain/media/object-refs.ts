@@ -2,7 +2,8 @@ import { and, eq, isNull, type SQL, sql } from "drizzle-orm";
 import type { AnyPgColumn } from "drizzle-orm/pg-core";
 import type { Db } from "../../db/client.ts";
 import { mediaObjects } from "../../db/schema/index.ts";
-import { assertBucketAllowed, type Caller } from "../access/caller.ts";
+import type { Caller } from "../access/caller.ts";
+import { assertBucketAllowed } from "../access/visibility.ts";
 import { errors } from "../core/errors.ts";
 import { prepared } from "../core/prepared.ts";
 
@@ -36,7 +37,7 @@ export async function resolveLiveObject(
           .prepare("live_object"),
       ).execute({ id: objectId, orgId: caller.orgId });
   if (!row) throw errors.notFound(opts.what ?? "Media object");
-  assertBucketAllowed(caller, row.bucketId);
+  assertBucketAllowed(caller, row.bucketId, opts.what ?? "The media object");
   return row;
 }
 

@@ -105,7 +105,7 @@ describe("MCP over Streamable HTTP", () => {
   test("a caller with no permitted tools gets an empty list, not 'method not found'", async () => {
     const me = await org.admin.get("/api/me");
     const caller = { orgId: org.orgId, userId: me.body.user.id, apiKeyId: null, scopes: new Set<never>(), bucketId: null, principal: "test" };
-    const mcp = createMcpServer([], server.services.deps, caller, () => "r");
+    const mcp = createMcpServer(server.services.deps, caller, () => "r", []);
     const [a, b] = InMemoryTransport.createLinkedPair();
     await mcp.connect(a);
     const client = new Client({ name: "empty", version: "1" });

@@ -1,12 +1,13 @@
 import { expect } from "bun:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { sql } from "drizzle-orm";
 import { rowsOf } from "../../db/client.ts";
-import type { Scope } from "../../domain/access/caller.ts";
 import { objectPath } from "../../domain/media/storage-keys.ts";
 import { type AnyTool, inputLocation, pathParams } from "../../tools/define.ts";
 import { registry } from "../../tools/registry.ts";
+import { CLI, cliEnv } from "../support/cli.ts";
 import { eventually } from "../support/eventually.ts";
 import type { Api, ApiResponse } from "../support/http.ts";
 import type { TestOrg, TestServer } from "../support/server.ts";
@@ -177,6 +178,13 @@ export async function callMcp(client: Client, tool: AnyTool, input: Input): Prom
   return { error: null, body: result.structuredContent ?? result.content };
 }
 
+/** `media mcp`, the CLI's stdio bridge, as a desktop agent launches it. */
+export async function connectStdioBridge(server: TestServer, secret: string): Promise<Client> {
+  const client = new Client({ name: "matrix-stdio", version: "1" });
+  await client.connect(new StdioClientTransport({ command: process.execPath, args: [CLI, "mcp"], env: cliEnv({ url: server.url, key: secret }), stderr: "pipe" }));
+  return client;
+}
+
 export async function connectMcp(server: TestServer, secret: string): Promise<Client> {
   const client = new Client({ name: "matrix", version: "1" });
   await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${secret}` } } }));
@@ -215,15 +223,6 @@ export async function orgDigest(server: TestServer, f: Fixture): Promise<Record<
   }
   put("storage", stored);
   return digest;
-}
-
-/** What the test table says about one tool; `scope` is the expected one, checked against the registry. */
-export interface ToolScope {
-  scope: Scope | "any";
-}
-
-export function allowedFor(toolScope: Scope | "any", keyScopes: readonly Scope[]): boolean {
-  return toolScope === "any" || keyScopes.includes("admin") || keyScopes.includes(toolScope);
 }
 
 /** Fails when the table and the registry disagree on which tools exist. */

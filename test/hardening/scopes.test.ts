@@ -1,17 +1,18 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { SCOPES, type Scope } from "../../domain/access/caller.ts";
-import type { AnyTool } from "../../tools/define.ts";
+import type { AnyTool, Reach } from "../../tools/define.ts";
 import { registry } from "../../tools/registry.ts";
 import type { Api } from "../support/http.ts";
 import { newOrg, startServer, type TestServer } from "../support/server.ts";
+import { mayUse } from "../../tools/access.ts";
 import {
-  allowedFor,
   type BucketData,
   buildFixture,
   callMcp,
   callRest,
   connectMcp,
+  connectStdioBridge,
   expectCoversRegistry,
   type Fixture,
   type Input,
@@ -33,8 +34,10 @@ type Restricted =
   | { kind: "allowed"; input: (f: Fixture) => Input; status?: number[]; mcpError?: string };
 
 interface Entry {
-  /** The scope ARCHITECTURE.md's table gives the tool. */
+  /** The scope the conventions give the tool (docs/conventions.md). */
   scope: Scope | "any";
+  /** "organization": a bucket-restricted key may not use the tool at all (the entry's restricted cases are all refused). */
+  reach?: Reach;
   /** A call that would succeed for a caller with the scope (refused calls must be refused despite that). */
   input: (f: Fixture) => Input;
   restricted: Restricted[];
@@ -58,12 +61,12 @@ const table: Record<string, Entry> = {
   api_keys_rotate: { scope: "admin", input: (f) => ({ id: f.readKeyId }), restricted: [refused((f) => ({ id: f.otherKeyId })), refused((f) => ({ id: f.readKeyId }))] },
 
   buckets_list: { scope: "read", input: none, restricted: [allowed(none)] },
-  buckets_create: { scope: "write", input: () => ({ name: unique("bucket") }), restricted: [refused(() => ({ name: unique("bucket") }))] },
+  buckets_create: { scope: "write", reach: "organization", input: () => ({ name: unique("bucket") }), restricted: [refused(() => ({ name: unique("bucket") }))] },
   buckets_get: { scope: "read", input: (f) => ({ id: f.main.bucketId }), restricted: [refused((f) => ({ id: f.other.bucketId })), allowed((f) => ({ id: f.main.bucketId }))] },
   buckets_delete: {
-    scope: "delete",
+    scope: "delete", reach: "organization",
     input: (f) => ({ id: f.emptyBucketId }),
-    // ARCHITECTURE.md: deleting buckets with a restricted key is 403, its own included.
+    // Deleting buckets with a restricted key is 403, its own included (reach: organization).
     restricted: [refused((f) => ({ id: f.emptyBucketId })), refused((f) => ({ id: f.main.bucketId }))],
   },
 
@@ -104,12 +107,12 @@ const table: Record<string, Entry> = {
   tags_list: { scope: "read", input: none, restricted: [allowed(none)] },
   tags_create: { scope: "write", input: () => ({ name: unique("tag") }), restricted: [allowed(() => ({ name: unique("tag") }))] },
   // Tags and categories are shared by every bucket: a restricted key may not delete them.
-  tags_delete: { scope: "delete", input: (f) => ({ id: f.tag2Id }), restricted: [refused((f) => ({ id: f.tag2Id }))] },
+  tags_delete: { scope: "delete", reach: "organization", input: (f) => ({ id: f.tag2Id }), restricted: [refused((f) => ({ id: f.tag2Id }))] },
   objects_set_tags: { scope: "write", input: (f) => ({ id: f.main.objectId, tagIds: [] }), restricted: [refused((f) => ({ id: f.other.objectId, tagIds: [] }))] },
 
   categories_list: { scope: "read", input: none, restricted: [allowed(none)] },
   categories_create: { scope: "write", input: () => ({ name: unique("category") }), restricted: [allowed(() => ({ name: unique("category") }))] },
-  categories_delete: { scope: "delete", input: (f) => ({ id: f.childCategoryId }), restricted: [refused((f) => ({ id: f.childCategoryId }))] },
+  categories_delete: { scope: "delete", reach: "organization", input: (f) => ({ id: f.childCategoryId }), restricted: [refused((f) => ({ id: f.childCategoryId }))] },
   objects_set_categories: {
     scope: "write",
     input: (f) => ({ id: f.main.objectId, categoryIds: [] }),
@@ -170,13 +173,13 @@ const table: Record<string, Entry> = {
   usage_events_list: { scope: "read", input: none, restricted: [allowed(none)] },
 
   // Billing belongs to the whole organization: a key limited to one bucket is refused all of it.
-  billing_subscription_get: { scope: "admin", input: none, restricted: [refused(none)] },
-  billing_capacity_add: { scope: "admin", input: () => ({ gb: 1 }), restricted: [refused(() => ({ gb: 1 }))] },
-  billing_capacity_auto_set: { scope: "admin", input: () => autoCapacity, restricted: [refused(() => autoCapacity)] },
-  billing_downgrade: { scope: "admin", input: () => ({ tierKey: "free" }), restricted: [refused(() => ({ tierKey: "free" }))] },
+  billing_subscription_get: { scope: "admin", reach: "organization", input: none, restricted: [refused(none)] },
+  billing_capacity_add: { scope: "admin", reach: "organization", input: () => ({ gb: 1 }), restricted: [refused(() => ({ gb: 1 }))] },
+  billing_capacity_auto_set: { scope: "admin", reach: "organization", input: () => autoCapacity, restricted: [refused(() => autoCapacity)] },
+  billing_downgrade: { scope: "admin", reach: "organization", input: () => ({ tierKey: "free" }), restricted: [refused(() => ({ tierKey: "free" }))] },
   // No payment provider in tests: 501 once past the scope check, but the restriction comes first.
-  billing_invoices_list: { scope: "admin", input: none, restricted: [refused(none)] },
-  billing_portal_get: { scope: "admin", input: none, restricted: [refused(none)] },
+  billing_invoices_list: { scope: "admin", reach: "organization", input: none, restricted: [refused(none)] },
+  billing_portal_get: { scope: "admin", reach: "organization", input: none, restricted: [refused(none)] },
 };
 
 const autoCapacity = { enabled: false, incrementGb: 1, thresholdPct: 90, maxMonthlySpendCents: 0 };
@@ -185,7 +188,7 @@ function multipart(b: BucketData, extra: Input = {}): Input {
   return { bucketId: b.bucketId, key: b.uploadKey, uploadId: b.uploadId, ...extra };
 }
 
-/** ARCHITECTURE.md: GET read, POST/PUT write, DELETE delete; keys and billing admin; /me any. */
+/** The conventions' rule: GET read, POST/PUT write, DELETE delete; keys and billing admin; /me any. */
 function scopeByRule(tool: AnyTool): Scope | "any" {
   if (tool.http.path === "/me") return "any";
   if (tool.http.path.startsWith("/api-keys") || tool.http.path.startsWith("/billing")) return "admin";
@@ -201,6 +204,18 @@ function withUnknownIds(value: unknown, known: Set<string>): unknown {
   return value;
 }
 
+const reachOf = (entry: Entry): Reach => entry.reach ?? "bucket";
+
+/** What the table says a key may use, decided by the service's one access function. */
+const allows = (entry: Entry, scopes: Scope[], bucketId: string | null = null) =>
+  mayUse({ scope: entry.scope, reach: reachOf(entry) }, { scopes: new Set(scopes), bucketId });
+const expectedFor = (scopes: Scope[], bucketId: string | null = null) =>
+  registry.filter((t) => allows(table[t.name]!, scopes, bucketId)).map((t) => t.name).sort();
+
+/** Every id of the fixture's data. */
+const knownIds = () =>
+  new Set([...idsOf(S.main), ...idsOf(S.other), S.emptyBucketId, S.tagId, S.tag2Id, S.categoryId, S.childCategoryId, S.readKeyId, S.mainKeyId, S.otherKeyId]);
+
 function idsOf(b: BucketData): string[] {
   return [b.bucketId, b.objectId, b.object2Id, b.setId, b.generatedItemId, b.attachedItemId, b.storyboardId, ...b.clipIds, b.uploadId];
 }
@@ -208,7 +223,7 @@ function idsOf(b: BucketData): string[] {
 let server: TestServer;
 let S: Fixture;
 const keys = new Map<Scope, { api: Api; secret: string; mcp: Client }>();
-let restricted: { api: Api; keyId: string; mcp: Client };
+let restricted: { api: Api; keyId: string; secret: string; mcp: Client };
 
 beforeAll(async () => {
   server = await startServer();
@@ -218,7 +233,7 @@ beforeAll(async () => {
     keys.set(scope, { api, secret: api.secret, mcp: await connectMcp(server, api.secret) });
   }
   const r = await S.org.keyClient(["admin"], { bucketId: S.main.bucketId });
-  restricted = { api: r, keyId: r.keyId, mcp: await connectMcp(server, r.secret) };
+  restricted = { api: r, keyId: r.keyId, secret: r.secret, mcp: await connectMcp(server, r.secret) };
 }, 120_000);
 afterAll(async () => {
   for (const k of keys.values()) await k.mcp.close();
@@ -231,18 +246,19 @@ describe("scope matrix", () => {
     expectCoversRegistry(table);
   });
 
-  test("the table's scopes are ARCHITECTURE.md's rule and the registry's", () => {
+  test("the table's scopes follow the conventions' rule, and its scopes and reach are the registry's", () => {
     for (const tool of registry) {
       const entry = table[tool.name];
       if (!entry) continue;
       const rule = scopeByRule(tool);
       expect({ tool: tool.name, rule: RULE_EXCEPTIONS[tool.name] ? "exception" : entry.scope }).toEqual({ tool: tool.name, rule: RULE_EXCEPTIONS[tool.name] ? "exception" : rule });
-      expect({ tool: tool.name, registry: tool.scope }).toEqual({ tool: tool.name, registry: entry.scope });
+      expect({ tool: tool.name, scope: tool.scope, reach: tool.reach }).toEqual({ tool: tool.name, scope: entry.scope, reach: reachOf(entry) });
+      // An organization-wide tool has nothing a restricted key may do with it.
+      if (reachOf(entry) === "organization") expect({ tool: tool.name, allowed: entry.restricted.filter((c) => c.kind === "allowed").length }).toEqual({ tool: tool.name, allowed: 0 });
     }
   });
 
-  test("MCP tools/list shows exactly the tools each key's scopes allow", async () => {
-    const expectedFor = (scopes: Scope[]) => registry.filter((t) => allowedFor(table[t.name]?.scope ?? t.scope, scopes)).map((t) => t.name).sort();
+  test("MCP tools/list shows exactly the tools each key may use (the table's scope and reach)", async () => {
     for (const [scope, key] of keys) {
       const { tools } = await key.mcp.listTools();
       expect({ scope, tools: tools.map((t) => t.name).sort() }).toEqual({ scope, tools: expectedFor([scope]) });
@@ -254,9 +270,50 @@ describe("scope matrix", () => {
       await mcp.close();
       expect({ scopes, tools: tools.map((t) => t.name).sort() }).toEqual({ scopes, tools: expectedFor(scopes) });
     }
-    // A bucket restriction narrows data, not tools.
+    // A bucket restriction takes away the organization-wide tools, and narrows data in the rest.
     const { tools } = await restricted.mcp.listTools();
-    expect(tools.map((t) => t.name).sort()).toEqual(expectedFor(["admin"]));
+    expect(tools.map((t) => t.name).sort()).toEqual(expectedFor(["admin"], S.main.bucketId));
+    expect(tools.length).toBeLessThan(registry.length);
+  });
+
+  test("the stdio bridge lists exactly what /mcp lists, tool by tool, for a restricted and an unrestricted key", async () => {
+    for (const [label, secret] of [["restricted admin", restricted.secret], ["read", keys.get("read")!.secret]] as const) {
+      const http = await connectMcp(server, secret);
+      const stdio = await connectStdioBridge(server, secret);
+      try {
+        const [viaHttp, viaStdio] = [(await http.listTools()).tools, (await stdio.listTools()).tools];
+        expect({ label, names: viaStdio.map((t) => t.name) }).toEqual({ label, names: viaHttp.map((t) => t.name) });
+        for (const [i, tool] of viaHttp.entries()) expect({ label, tool: viaStdio[i] }).toEqual({ label, tool });
+        expect(stdio.getServerVersion()).toEqual(http.getServerVersion());
+        expect(stdio.getInstructions()).toBe(http.getInstructions()!);
+      } finally {
+        await http.close();
+        await stdio.close();
+      }
+    }
+  });
+
+  test("a restricted admin key: every tool it is shown answers valid input without a 403, over REST, /mcp and stdio", async () => {
+    const stdio = await connectStdioBridge(server, restricted.secret);
+    try {
+      const { tools } = await restricted.mcp.listTools();
+      for (const listed of tools) {
+        const tool = registry.find((t) => t.name === listed.name)!;
+        const entry = table[tool.name]!;
+        // Valid for this key: what the table allows it, else the tool's usual input. Reads aim at
+        // the key's own bucket; changes at unknown ids, so the fixture survives (404, never 403).
+        const valid = entry.restricted.find((c) => c.kind === "allowed")?.input ?? entry.input;
+        const input = () => (tool.annotations.readOnlyHint ? valid(S) : (withUnknownIds(valid(S), knownIds()) as Input));
+        const rest = await callRest(restricted.api, tool, input());
+        expect({ tool: tool.name, status: rest.status === 403 ? rest.body : "not 403" }).toEqual({ tool: tool.name, status: "not 403" });
+        for (const client of [restricted.mcp, stdio]) {
+          const mcp = await callMcp(client, tool, input());
+          expect({ tool: tool.name, code: mcp.error?.code === "forbidden" ? mcp.error : "not forbidden" }).toEqual({ tool: tool.name, code: "not forbidden" });
+        }
+      }
+    } finally {
+      await stdio.close();
+    }
   });
 
   for (const tool of registry) {
@@ -265,7 +322,7 @@ describe("scope matrix", () => {
       if (!entry) throw new Error(`${tool.name} has no scope entry: add one to the table in test/hardening/scopes.test.ts`);
       const before = await orgDigest(server, S);
       for (const [scope, key] of keys) {
-        if (allowedFor(entry.scope, [scope])) continue;
+        if (allows(entry, [scope])) continue;
         const input = entry.input(S);
         const rest = await callRest(key.api, tool, input);
         expect({ scope, status: rest.status, code: rest.body?.error?.code }).toEqual({ scope, status: 403, code: "forbidden" });
@@ -274,10 +331,9 @@ describe("scope matrix", () => {
       expect(await orgDigest(server, S)).toEqual(before);
 
       // Allowed: past the scope check. Changes aim at unknown ids so the fixture survives.
-      const known = new Set([...idsOf(S.main), ...idsOf(S.other), S.emptyBucketId, S.tagId, S.tag2Id, S.categoryId, S.childCategoryId, S.readKeyId, S.mainKeyId, S.otherKeyId]);
       for (const [scope, key] of keys) {
-        if (!allowedFor(entry.scope, [scope])) continue;
-        const probe = () => (tool.annotations.readOnlyHint ? entry.input(S) : (withUnknownIds(entry.input(S), known) as Input));
+        if (!allows(entry, [scope])) continue;
+        const probe = () => (tool.annotations.readOnlyHint ? entry.input(S) : (withUnknownIds(entry.input(S), knownIds()) as Input));
         const rest = await callRest(key.api, tool, probe());
         expect({ scope, status: rest.status }).not.toEqual({ scope, status: 403 });
         expect(rest.status).not.toBe(401);
