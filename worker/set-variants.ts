@@ -6,7 +6,7 @@ import { itemsToGenerate, recordGeneratedItem, renditionKey } from "../domain/co
 import { objectPath } from "../domain/media/storage-keys.ts";
 import { recordStoredObject } from "../domain/media/uploads.ts";
 import { MediaError } from "./derivatives/errors.ts";
-import { findTool, runTool } from "./derivatives/exec.ts";
+import { findExecutable, runTool } from "./derivatives/exec.ts";
 import { probe } from "./derivatives/probe.ts";
 import { type ImageInput, renderCover } from "./derivatives/render.ts";
 import { downloadTo, withTempDir } from "./derivatives/source.ts";
@@ -53,7 +53,7 @@ async function sourceImage(deps: Deps, kind: string, file: string, dir: string, 
   const w = deps.config.worker;
   const opts = { timeoutMs: w.toolTimeoutMs, redact: dir };
   const tool = (name: string) => {
-    const path = findTool(name, w.toolsDir);
+    const path = findExecutable(name, w.toolsDir);
     if (!path) throw new MediaError(`${name} is not installed on the worker, so renditions cannot be made from ${kind} files`);
     return path;
   };
