@@ -1,6 +1,7 @@
 import { z } from "zod";
+import { id, listOf } from "../contract/common.ts";
+import { category, categoryDeleted, categoryNode, objectCategories } from "../contract/labels.ts";
 import {
-  type CategoryNode,
   createCategory,
   deleteCategory,
   listCategoryTree,
@@ -9,29 +10,7 @@ import {
   setObjectCategories,
 } from "../domain/labels/categories.ts";
 import { defineTool } from "./define.ts";
-import { deleted, id, listOf, timestamp } from "./schemas.ts";
-import { label, labelName } from "./tags.ts";
-
-const categoryFields = {
-  id: id("Category"),
-  name: z.string(),
-  slug: z.string().describe("Unique in the organization (a repeated name gets a -2, -3 ... suffix); search filters use it"),
-  parentId: id("Parent category").nullable().describe("null for a root category"),
-  createdAt: timestamp("Creation time"),
-};
-
-export const category = z.object(categoryFields);
-
-// Recursive: OpenAPI gets it as the component CategoryNode.
-export const categoryNode: z.ZodType<CategoryNode> = z
-  .object({
-    ...categoryFields,
-    objectCount: z.number().int().describe("Live media objects directly in this category (a bucket-restricted key counts only its bucket)"),
-    get children() {
-      return z.array(categoryNode).describe("Child categories, ordered by name");
-    },
-  })
-  .meta({ id: "CategoryNode" });
+import { labelName } from "./inputs.ts";
 
 export const categoryTools = [
   defineTool({
@@ -74,10 +53,7 @@ export const categoryTools = [
     reach: "organization",
     http: { method: "DELETE", path: "/categories/{id}" },
     input: z.object({ id: id("Category") }),
-    output: deleted("Category").extend({
-      childrenMovedToRoot: z.number().int().describe("Direct children now at the root"),
-      unassignedObjects: z.number().int().describe("Objects that were in the category"),
-    }),
+    output: categoryDeleted,
     errors: ["not_found"],
     handler: (input, { deps, caller }) => deleteCategory(deps, caller, input.id),
   }),
@@ -94,7 +70,7 @@ export const categoryTools = [
       id: id("Media object"),
       categoryIds: z.array(id("Category")).max(MAX_CATEGORIES_PER_OBJECT).describe(`The object's categories after the call, at most ${MAX_CATEGORIES_PER_OBJECT}`),
     }),
-    output: z.object({ objectId: id("Media object"), categories: z.array(label("Category")).describe("The object's categories now, by slug") }),
+    output: objectCategories,
     errors: ["not_found"],
     handler: (input, { deps, caller }) => setObjectCategories(deps, caller, input.id, input.categoryIds),
   }),

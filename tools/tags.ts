@@ -1,27 +1,9 @@
 import { z } from "zod";
 import { MAX_TAG_NAME, MAX_TAGS_PER_OBJECT, createTag, deleteTag, listTags, setObjectTags } from "../domain/labels/tags.ts";
+import { id, listOf, pageInput } from "../contract/common.ts";
+import { objectTags, tag, tagDeleted } from "../contract/labels.ts";
 import { defineTool } from "./define.ts";
-import { deleted, id, listOf, pageInput, timestamp } from "./schemas.ts";
-
-/** A tag or category as attached to a media object. */
-export const label = (what: string) => z.object({ id: id(what), name: z.string(), slug: z.string() });
-
-/** Names of tags and categories: trimmed, 1..128 characters, no control characters. */
-export const labelName = (max: number) =>
-  z
-    .string()
-    .trim()
-    .min(1)
-    .max(max)
-    .refine((s) => !/\p{Cc}/u.test(s), "Control characters are not allowed");
-
-export const tag = z.object({
-  id: id("Tag"),
-  name: z.string(),
-  slug: z.string().describe("Derived from the name, unique in the organization; search filters use it"),
-  objectCount: z.number().int().describe("Live media objects carrying the tag (a bucket-restricted key counts only its bucket)"),
-  createdAt: timestamp("Creation time"),
-});
+import { labelName } from "./inputs.ts";
 
 export const tagTools = [
   defineTool({
@@ -64,7 +46,7 @@ export const tagTools = [
     reach: "organization",
     http: { method: "DELETE", path: "/tags/{id}" },
     input: z.object({ id: id("Tag") }),
-    output: deleted("Tag").extend({ unassignedObjects: z.number().int().describe("Objects that carried the tag") }),
+    output: tagDeleted,
     errors: ["not_found"],
     handler: (input, { deps, caller }) => deleteTag(deps, caller, input.id),
   }),
@@ -81,7 +63,7 @@ export const tagTools = [
       id: id("Media object"),
       tagIds: z.array(id("Tag")).max(MAX_TAGS_PER_OBJECT).describe(`The object's tags after the call, at most ${MAX_TAGS_PER_OBJECT}`),
     }),
-    output: z.object({ objectId: id("Media object"), tags: z.array(label("Tag")).describe("The object's tags now, by slug") }),
+    output: objectTags,
     errors: ["not_found"],
     handler: (input, { deps, caller }) => setObjectTags(deps, caller, input.id, input.tagIds),
   }),

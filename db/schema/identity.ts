@@ -1,4 +1,5 @@
 import { index, pgTable, primaryKey, text, timestamp, uuid } from "drizzle-orm/pg-core";
+import { MEMBERSHIP_ROLES } from "../../contract/identity.ts";
 
 const createdAt = () => timestamp("created_at", { withTimezone: true }).notNull().defaultNow();
 
@@ -19,7 +20,7 @@ export const memberships = pgTable(
   {
     orgId: uuid("org_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
     userId: uuid("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
-    role: text("role", { enum: ["owner", "member"] }).notNull(),
+    role: text("role", { enum: MEMBERSHIP_ROLES }).notNull(),
     createdAt: createdAt(),
   },
   (t) => [primaryKey({ columns: [t.orgId, t.userId] }), index("memberships_user_idx").on(t.userId)],

@@ -1,10 +1,8 @@
 import { sql } from "drizzle-orm";
 import { bigint, index, jsonb, pgTable, text, timestamp, uniqueIndex, uuid } from "drizzle-orm/pg-core";
+import { MEDIA_KINDS } from "../../contract/media.ts";
 import { buckets } from "./buckets.ts";
 import { organizations } from "./identity.ts";
-
-export const MEDIA_KINDS = ["image", "video", "audio", "pdf", "3d", "other"] as const;
-export type MediaKind = (typeof MEDIA_KINDS)[number];
 
 export const mediaObjects = pgTable(
   "media_objects",

@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
 import { bigint, customType, index, pgTable, text, timestamp, uuid } from "drizzle-orm/pg-core";
-import { MEDIA_KINDS } from "./media.ts";
+import { MEDIA_KINDS } from "../../contract/media.ts";
 import { organizations } from "./identity.ts";
 import { mediaObjects } from "./media.ts";
 

@@ -1,4 +1,5 @@
 import { index, integer, pgTable, text, timestamp, uuid } from "drizzle-orm/pg-core";
+import { SET_ITEM_SOURCES } from "../../contract/sets.ts";
 import { buckets } from "./buckets.ts";
 import { organizations } from "./identity.ts";
 import { mediaObjects } from "./media.ts";
@@ -22,9 +23,6 @@ export const mediaSets = pgTable(
   },
   (t) => [index("media_sets_org_created_idx").on(t.orgId, t.createdAt), index("media_sets_base_idx").on(t.baseObjectId)],
 );
-
-export const SET_ITEM_SOURCES = ["attached", "generated"] as const;
-export type SetItemSource = (typeof SET_ITEM_SOURCES)[number];
 
 export const mediaSetItems = pgTable(
   "media_set_items",

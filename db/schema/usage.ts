@@ -1,4 +1,5 @@
 import { bigint, date, index, jsonb, pgTable, primaryKey, text, timestamp, uuid } from "drizzle-orm/pg-core";
+import { USAGE_EVENT_TYPES } from "../../contract/usage.ts";
 import { buckets } from "./buckets.ts";
 import { organizations } from "./identity.ts";
 
@@ -83,20 +84,6 @@ export const usageDaily = pgTable(
   (t) => [primaryKey({ columns: [t.orgId, t.day] })],
 );
 
-export const USAGE_EVENT_TYPES = [
-  "upload_confirmed",
-  "object_deleted",
-  "object_purged",
-  "download",
-  "stream",
-  "capacity_added",
-  "auto_capacity",
-  "plan_changed",
-  "subscription_updated",
-  "invoice_paid",
-  "invoice_payment_failed",
-] as const;
-export type UsageEventType = (typeof USAGE_EVENT_TYPES)[number];
 
 /**
  * The usage ledger: one row per change that matters to usage or billing, written in the same

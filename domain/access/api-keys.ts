@@ -1,4 +1,6 @@
-import { and, count, desc, eq, type SQL } from "drizzle-orm";
+import { and, count, desc, eq } from "drizzle-orm";
+import type { Deleted } from "../../contract/common.ts";
+import type { ApiKey, ApiKeyWithSecret } from "../../contract/identity.ts";
 import { apiKeys, buckets } from "../../db/schema/index.ts";
 import { type Caller, effectiveScopes, hasScope, type Scope } from "./caller.ts";
 import { assertBucketAllowed, visibleTo } from "./visibility.ts";
@@ -13,26 +15,9 @@ export const MAX_KEY_DAYS = 365;
 
 const SECRET_NOTE = "Store this secret now: it is shown only once. Send it as 'Authorization: Bearer <secret>'; the accessKeyId only identifies the key.";
 
-export interface ApiKeyView {
-  id: string;
-  name: string;
-  accessKeyId: string;
-  scopes: Scope[];
-  bucketId: string | null;
-  expiresAt: string;
-  createdAt: string;
-  rotatedAt: string | null;
-  expired: boolean;
-}
-
-export interface ApiKeyWithSecret extends ApiKeyView {
-  secret: string;
-  note: string;
-}
-
 type KeyRow = typeof apiKeys.$inferSelect;
 
-function view(row: KeyRow, now: Date): ApiKeyView {
+function view(row: KeyRow, now: Date): ApiKey {
   return {
     id: row.id,
     name: row.name,
@@ -49,7 +34,7 @@ function view(row: KeyRow, now: Date): ApiKeyView {
 /** A bucket-restricted caller manages only keys restricted to the same bucket. */
 const columns = { org: apiKeys.orgId, bucket: apiKeys.bucketId };
 
-export async function listApiKeys(deps: Deps, caller: Caller, q: { limit: number; offset: number }): Promise<Page<ApiKeyView>> {
+export async function listApiKeys(deps: Deps, caller: Caller, q: { limit: number; offset: number }): Promise<Page<ApiKey>> {
   const where = visibleTo(caller, columns);
   const [rows, [{ total } = { total: 0 }]] = await Promise.all([
     deps.db.select().from(apiKeys).where(where).orderBy(desc(apiKeys.createdAt), desc(apiKeys.id)).limit(q.limit).offset(q.offset),
@@ -110,7 +95,7 @@ async function assertKeyManageable(deps: Deps, caller: Caller, id: string): Prom
   assertBucketAllowed(caller, row.bucketId, "The API key");
 }
 
-export async function deleteApiKey(deps: Deps, caller: Caller, id: string): Promise<{ id: string; deleted: true }> {
+export async function deleteApiKey(deps: Deps, caller: Caller, id: string): Promise<Deleted> {
   await assertKeyManageable(deps, caller, id);
   const deleted = await deps.db
     .delete(apiKeys)

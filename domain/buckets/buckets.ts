@@ -1,4 +1,6 @@
-import { and, count, desc, eq, isNull, type SQL, sql } from "drizzle-orm";
+import { and, count, desc, eq, isNull, sql } from "drizzle-orm";
+import type { Bucket } from "../../contract/buckets.ts";
+import type { Deleted } from "../../contract/common.ts";
 import { buckets, mediaObjects, uploadReservations } from "../../db/schema/index.ts";
 import type { Caller } from "../access/caller.ts";
 import { assertBucketAllowed, visibleTo } from "../access/visibility.ts";
@@ -10,15 +12,9 @@ import { type Page, page } from "../core/pagination.ts";
 import { objectPath } from "../media/storage-keys.ts";
 import { releaseReservation } from "../usage/counters.ts";
 
-export interface BucketView {
-  id: string;
-  name: string;
-  createdAt: string;
-}
-
 type BucketRow = typeof buckets.$inferSelect;
 
-const view = (b: BucketRow): BucketView => ({ id: b.id, name: b.name, createdAt: b.createdAt.toISOString() });
+const view = (b: BucketRow): Bucket => ({ id: b.id, name: b.name, createdAt: b.createdAt.toISOString() });
 
 /**
  * The bucket, if it belongs to the caller's organization (404 otherwise, even when it exists
@@ -39,7 +35,7 @@ export async function resolveBucket(deps: Deps, caller: Caller, bucketId: string
   return bucket;
 }
 
-export async function listBuckets(deps: Deps, caller: Caller, q: { limit: number; offset: number }): Promise<Page<BucketView>> {
+export async function listBuckets(deps: Deps, caller: Caller, q: { limit: number; offset: number }): Promise<Page<Bucket>> {
   const where = visibleTo(caller, { org: buckets.orgId, bucket: buckets.id });
   const [rows, [{ total } = { total: 0 }]] = await Promise.all([
     deps.db.select().from(buckets).where(where).orderBy(desc(buckets.createdAt), desc(buckets.id)).limit(q.limit).offset(q.offset),
@@ -48,11 +44,11 @@ export async function listBuckets(deps: Deps, caller: Caller, q: { limit: number
   return page(rows.map(view), total, q.offset);
 }
 
-export async function getBucket(deps: Deps, caller: Caller, id: string): Promise<BucketView> {
+export async function getBucket(deps: Deps, caller: Caller, id: string): Promise<Bucket> {
   return view(await resolveBucket(deps, caller, id));
 }
 
-export async function createBucket(deps: Deps, caller: Caller, input: { name: string }): Promise<BucketView> {
+export async function createBucket(deps: Deps, caller: Caller, input: { name: string }): Promise<Bucket> {
   const [row] = await deps.db
     .insert(buckets)
     .values({ orgId: caller.orgId, name: input.name, createdAt: deps.clock.now() })
@@ -63,7 +59,7 @@ export async function createBucket(deps: Deps, caller: Caller, input: { name: st
 }
 
 /** Spec §4.2: 409 while the bucket holds live objects. */
-export async function deleteBucket(deps: Deps, caller: Caller, id: string): Promise<{ id: string; deleted: true }> {
+export async function deleteBucket(deps: Deps, caller: Caller, id: string): Promise<Deleted> {
   const pending = await deps.db.transaction(async (tx) => {
     // Lock the bucket row so no upload can be confirmed into it while we decide.
     const [bucket] = await tx

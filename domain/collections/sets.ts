@@ -1,6 +1,8 @@
-import { and, asc, count, desc, eq, isNull, or, type SQL, sql } from "drizzle-orm";
+import { and, asc, count, desc, eq, isNull, or, sql } from "drizzle-orm";
 import type { Db } from "../../db/client.ts";
-import { mediaObjects, mediaSetItems, mediaSets, type SetItemSource } from "../../db/schema/index.ts";
+import type { Deleted } from "../../contract/common.ts";
+import type { MediaSet, SetGeneration, SetItem, SetItemSource, SetSummary } from "../../contract/sets.ts";
+import { mediaObjects, mediaSetItems, mediaSets } from "../../db/schema/index.ts";
 import type { Caller } from "../access/caller.ts";
 import { assertBucketAllowed, visibleTo } from "../access/visibility.ts";
 import type { Deps } from "../core/deps.ts";
@@ -17,35 +19,6 @@ export const ASPECT_RATIO = /^([1-9][0-9]{0,4}):([1-9][0-9]{0,4})$/;
 /** How far width:height may stray from the aspect ratio (rounding, "21:9" at 2560x1080). */
 const RATIO_TOLERANCE = 0.02;
 
-export interface SetItemView {
-  id: string;
-  setId: string;
-  objectId: string | null;
-  objectDeleted: boolean;
-  source: SetItemSource;
-  aspectRatio: string;
-  width: number;
-  height: number;
-  role: string;
-  createdAt: string;
-}
-
-export interface SetSummary {
-  id: string;
-  name: string;
-  bucketId: string;
-  baseObjectId: string;
-  baseObjectDeleted: boolean;
-  itemCount: number;
-  generateRequestedAt: string | null;
-  createdAt: string;
-  updatedAt: string;
-}
-
-export interface SetView extends SetSummary {
-  items: SetItemView[];
-}
-
 type SetRow = typeof mediaSets.$inferSelect;
 type ItemRow = typeof mediaSetItems.$inferSelect;
 
@@ -61,7 +34,7 @@ const summary = (s: SetRow, baseObjectDeleted: boolean, itemCount: number): SetS
   updatedAt: s.updatedAt.toISOString(),
 });
 
-const itemView = (i: ItemRow, objectDeleted: boolean): SetItemView => ({
+const itemView = (i: ItemRow, objectDeleted: boolean): SetItem => ({
   id: i.id,
   setId: i.setId,
   objectId: i.objectId,
@@ -108,7 +81,7 @@ export async function listSets(deps: Deps, caller: Caller, q: { limit: number; o
   return page(rows.map((r) => summary(r.set, r.baseDeletedAt !== null, r.itemCount)), total, q.offset);
 }
 
-async function loadSetView(db: Db, set: SetRow): Promise<SetView> {
+async function loadSetView(db: Db, set: SetRow): Promise<MediaSet> {
   const [base, items] = await Promise.all([
     db
       .select({ deletedAt: mediaObjects.deletedAt })
@@ -127,7 +100,7 @@ async function loadSetView(db: Db, set: SetRow): Promise<SetView> {
   };
 }
 
-export async function createSet(deps: Deps, caller: Caller, input: { name: string; baseObjectId: string }): Promise<SetView> {
+export async function createSet(deps: Deps, caller: Caller, input: { name: string; baseObjectId: string }): Promise<MediaSet> {
   const base = await resolveLiveObject(deps.db, caller, input.baseObjectId, { what: "Base object" });
   const now = deps.clock.now();
   const [row] = await deps.db
@@ -137,12 +110,12 @@ export async function createSet(deps: Deps, caller: Caller, input: { name: strin
   return { ...summary(row!, false, 0), items: [] };
 }
 
-export async function getSet(deps: Deps, caller: Caller, id: string): Promise<SetView> {
+export async function getSet(deps: Deps, caller: Caller, id: string): Promise<MediaSet> {
   return loadSetView(deps.db, await resolveSet(deps.db, caller, id));
 }
 
 /** Deletes the set and its items; the media objects they point at stay. */
-export async function deleteSet(deps: Deps, caller: Caller, id: string): Promise<{ id: string; deleted: true }> {
+export async function deleteSet(deps: Deps, caller: Caller, id: string): Promise<Deleted> {
   return deps.db.transaction(async (tx) => {
     await resolveSet(tx, caller, id, true);
     await tx.delete(mediaSets).where(and(eq(mediaSets.id, id), eq(mediaSets.orgId, caller.orgId)));
@@ -163,7 +136,7 @@ export interface NewSetItem {
  * `generate` leaves it alone. Without: the item describes a rendition for `generate` to render
  * from the base object; its `objectId` stays null until the worker records the result.
  */
-export async function addSetItem(deps: Deps, caller: Caller, setId: string, input: NewSetItem): Promise<SetItemView> {
+export async function addSetItem(deps: Deps, caller: Caller, setId: string, input: NewSetItem): Promise<SetItem> {
   checkRatio(input);
   return deps.db.transaction(async (tx) => {
     // Locked so that concurrent adds cannot overrun the item limit.
@@ -215,7 +188,7 @@ function checkRatio(input: Pick<NewSetItem, "aspectRatio" | "width" | "height">)
 }
 
 /** Removes the item; an object it pointed at (attached or generated) stays. */
-export async function removeSetItem(deps: Deps, caller: Caller, setId: string, itemId: string): Promise<{ id: string; deleted: true }> {
+export async function removeSetItem(deps: Deps, caller: Caller, setId: string, itemId: string): Promise<Deleted> {
   return deps.db.transaction(async (tx) => {
     const set = await resolveSet(tx, caller, setId, true);
     const removed = await tx
@@ -228,13 +201,6 @@ export async function removeSetItem(deps: Deps, caller: Caller, setId: string, i
   });
 }
 
-export interface GenerateAccepted {
-  setId: string;
-  jobId: string;
-  status: "queued";
-  items: number;
-}
-
 /**
  * What `generate` renders: every "generated" item, whether it has a rendition yet or not
  * (regenerating replaces the previous rendition), and any item left without an object (an
@@ -243,7 +209,7 @@ export interface GenerateAccepted {
 const renderable = or(eq(mediaSetItems.source, "generated"), isNull(mediaSetItems.objectId));
 
 /** Spec §4.5: 202, the work runs in the worker. 409 when the base object was deleted. */
-export async function generateSet(deps: Deps, caller: Caller, setId: string): Promise<GenerateAccepted> {
+export async function generateSet(deps: Deps, caller: Caller, setId: string): Promise<SetGeneration> {
   const accepted = await deps.db.transaction(async (tx) => {
     const set = await resolveSet(tx, caller, setId, true);
     const [base] = await tx

@@ -1,5 +1,7 @@
-import { and, asc, count, desc, eq, inArray, type SQL, sql } from "drizzle-orm";
+import { and, asc, count, desc, eq, inArray, sql } from "drizzle-orm";
 import type { Db } from "../../db/client.ts";
+import type { Deleted } from "../../contract/common.ts";
+import type { Clip, Storyboard, StoryboardSummary } from "../../contract/storyboards.ts";
 import { mediaObjects, storyboardClips, storyboards } from "../../db/schema/index.ts";
 import { resolveBucket } from "../buckets/buckets.ts";
 import type { Caller } from "../access/caller.ts";
@@ -12,30 +14,6 @@ import { type Page, page } from "../core/pagination.ts";
 /** Limits of ours (the spec gives none). */
 export const MAX_CLIPS = 1000;
 export const MAX_NOTE = 2000;
-
-export interface ClipView {
-  id: string;
-  storyboardId: string;
-  objectId: string;
-  /** 0-based and dense: the clips of a storyboard are at 0..n-1. */
-  position: number;
-  note: string;
-  objectDeleted: boolean;
-  createdAt: string;
-}
-
-export interface StoryboardSummary {
-  id: string;
-  name: string;
-  bucketId: string | null;
-  clipCount: number;
-  createdAt: string;
-  updatedAt: string;
-}
-
-export interface StoryboardView extends StoryboardSummary {
-  clips: ClipView[];
-}
 
 type StoryboardRow = typeof storyboards.$inferSelect;
 type ClipRow = typeof storyboardClips.$inferSelect & { objectDeletedAt: Date | null };
@@ -51,7 +29,7 @@ const summary = (s: StoryboardRow, clipCount: number): StoryboardSummary => ({
 
 // The position shown is the index in stored order, so the view stays dense even if a purged
 // object took its clip with it (foreign-key cascade) and left a gap the next mutation closes.
-const clipView = (c: ClipRow, position: number): ClipView => ({
+const clipView = (c: ClipRow, position: number): Clip => ({
   id: c.id,
   storyboardId: c.storyboardId,
   objectId: c.objectId,
@@ -91,7 +69,7 @@ async function loadClips(db: Db, sb: StoryboardRow): Promise<ClipRow[]> {
   return rows.map((r) => ({ ...r.clip, objectDeletedAt: r.objectDeletedAt }));
 }
 
-async function loadView(db: Db, sb: StoryboardRow): Promise<StoryboardView> {
+async function loadView(db: Db, sb: StoryboardRow): Promise<Storyboard> {
   const clips = await loadClips(db, sb);
   return { ...summary(sb, clips.length), clips: clips.map(clipView) };
 }
@@ -160,7 +138,7 @@ export async function createStoryboard(
   deps: Deps,
   caller: Caller,
   input: { name: string; bucketId?: string | undefined },
-): Promise<StoryboardView> {
+): Promise<Storyboard> {
   const bucketId = input.bucketId ?? caller.bucketId;
   if (bucketId) await resolveBucket(deps, caller, bucketId);
   const now = deps.clock.now();
@@ -171,12 +149,12 @@ export async function createStoryboard(
   return { ...summary(row!, 0), clips: [] };
 }
 
-export async function getStoryboard(deps: Deps, caller: Caller, id: string): Promise<StoryboardView> {
+export async function getStoryboard(deps: Deps, caller: Caller, id: string): Promise<Storyboard> {
   return loadView(deps.db, await resolveStoryboard(deps.db, caller, id));
 }
 
 /** Deletes the storyboard and its clips; the media objects stay. */
-export async function deleteStoryboard(deps: Deps, caller: Caller, id: string): Promise<{ id: string; deleted: true }> {
+export async function deleteStoryboard(deps: Deps, caller: Caller, id: string): Promise<Deleted> {
   return deps.db.transaction(async (tx) => {
     await resolveStoryboard(tx, caller, id, true);
     await tx.delete(storyboards).where(and(eq(storyboards.id, id), eq(storyboards.orgId, caller.orgId)));
@@ -190,7 +168,7 @@ export async function addClip(
   caller: Caller,
   storyboardId: string,
   input: { objectId: string; position?: number | undefined; note?: string | undefined },
-): Promise<ClipView> {
+): Promise<Clip> {
   return deps.db.transaction(async (tx) => {
     const sb = await resolveStoryboard(tx, caller, storyboardId, true);
     const object = await resolveLiveObject(tx, caller, input.objectId);
@@ -220,7 +198,7 @@ export async function addClip(
  * Spec §4.6: `clipIds` must be exactly the storyboard's clips, each once. Anything else is
  * 400 with one detail per problem, and nothing changes. Answers the reordered storyboard.
  */
-export async function reorderClips(deps: Deps, caller: Caller, storyboardId: string, clipIds: string[]): Promise<StoryboardView> {
+export async function reorderClips(deps: Deps, caller: Caller, storyboardId: string, clipIds: string[]): Promise<Storyboard> {
   return deps.db.transaction(async (tx) => {
     const sb = await resolveStoryboard(tx, caller, storyboardId, true);
     const clips = await loadClips(tx, sb);
@@ -246,7 +224,7 @@ export async function updateClip(
   storyboardId: string,
   clipId: string,
   input: { position?: number | undefined; note?: string | undefined },
-): Promise<ClipView> {
+): Promise<Clip> {
   if (input.position === undefined && input.note === undefined) {
     throw errors.validation([{ path: "", message: "Give position, note or both" }]);
   }
@@ -281,7 +259,7 @@ export async function updateClip(
 }
 
 /** Removes the clip; the clips after it move up one, so positions stay dense. */
-export async function removeClip(deps: Deps, caller: Caller, storyboardId: string, clipId: string): Promise<{ id: string; deleted: true }> {
+export async function removeClip(deps: Deps, caller: Caller, storyboardId: string, clipId: string): Promise<Deleted> {
   return deps.db.transaction(async (tx) => {
     const sb = await resolveStoryboard(tx, caller, storyboardId, true);
     const clips = await loadClips(tx, sb);

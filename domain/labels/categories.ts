@@ -1,10 +1,11 @@
 import { and, asc, count, eq, inArray, like, notInArray, or, sql } from "drizzle-orm";
 import type { Db } from "../../db/client.ts";
+import type { Category, CategoryDeleted, CategoryNode, ObjectCategories } from "../../contract/labels.ts";
 import { categories, mediaObjects, objectCategories } from "../../db/schema/index.ts";
 import type { Caller } from "../access/caller.ts";
 import type { Deps } from "../core/deps.ts";
 import { AppError, errors } from "../core/errors.ts";
-import { type Label, labelsFor } from "./object-labels.ts";
+import { labelsFor } from "./object-labels.ts";
 import { countedObjects, resolveLiveObject } from "../media/object-refs.ts";
 import { touchSearch } from "../search/index-rows.ts";
 import type { Page } from "../core/pagination.ts";
@@ -15,22 +16,9 @@ export const MAX_CATEGORY_NAME = 128;
 /** Most categories one object can be in (ours). */
 export const MAX_CATEGORIES_PER_OBJECT = 100;
 
-export interface CategoryView {
-  id: string;
-  name: string;
-  slug: string;
-  parentId: string | null;
-  createdAt: string;
-}
-
-export interface CategoryNode extends CategoryView {
-  objectCount: number;
-  children: CategoryNode[];
-}
-
 type CategoryRow = typeof categories.$inferSelect;
 
-const view = (c: CategoryRow): CategoryView => ({
+const view = (c: CategoryRow): Category => ({
   id: c.id,
   name: c.name,
   slug: c.slug,
@@ -71,7 +59,7 @@ export async function createCategory(
   deps: Deps,
   caller: Caller,
   input: { name: string; parentId?: string | undefined },
-): Promise<CategoryView> {
+): Promise<Category> {
   const base = slugOrThrow(input.name, "name");
   return deps.db.transaction(async (tx) => {
     if (input.parentId) {
@@ -117,7 +105,7 @@ export async function deleteCategory(
   deps: Deps,
   caller: Caller,
   id: string,
-): Promise<{ id: string; deleted: true; childrenMovedToRoot: number; unassignedObjects: number }> {
+): Promise<CategoryDeleted> {
   return deps.db.transaction(async (tx) => {
     const [category] = await tx
       .select({ id: categories.id })
@@ -146,7 +134,7 @@ export async function setObjectCategories(
   caller: Caller,
   objectId: string,
   categoryIds: string[],
-): Promise<{ objectId: string; categories: Label[] }> {
+): Promise<ObjectCategories> {
   return deps.db.transaction(async (tx) => {
     await resolveLiveObject(tx, caller, objectId, { lock: true });
     await replaceObjectCategories(tx, caller.orgId, objectId, categoryIds);

@@ -2,12 +2,7 @@ import { and, asc, eq, sql } from "drizzle-orm";
 import type { Db } from "../../db/client.ts";
 import { categories, objectCategories, objectTags, tags } from "../../db/schema/index.ts";
 import { anyId, prepared } from "../core/prepared.ts";
-
-export interface Label {
-  id: string;
-  name: string;
-  slug: string;
-}
+import type { Label } from "../../contract/labels.ts";
 
 export interface ObjectLabels {
   tags: Label[];

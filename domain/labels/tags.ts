@@ -1,10 +1,11 @@
 import { and, asc, count, eq, ilike, inArray, notInArray, or, type SQL, sql } from "drizzle-orm";
 import type { Db } from "../../db/client.ts";
+import type { ObjectTags, Tag, TagDeleted } from "../../contract/labels.ts";
 import { mediaObjects, objectTags, tags } from "../../db/schema/index.ts";
 import type { Caller } from "../access/caller.ts";
 import type { Deps } from "../core/deps.ts";
 import { AppError, errors } from "../core/errors.ts";
-import { type Label, labelsFor } from "./object-labels.ts";
+import { labelsFor } from "./object-labels.ts";
 import { countedObjects, resolveLiveObject } from "../media/object-refs.ts";
 import type { ObjectStored } from "../media/lifecycle.ts";
 import { touchSearch } from "../search/index-rows.ts";
@@ -16,17 +17,9 @@ export const MAX_TAG_NAME = 128;
 /** Most tags one object can carry (ours). */
 export const MAX_TAGS_PER_OBJECT = 100;
 
-export interface TagView {
-  id: string;
-  name: string;
-  slug: string;
-  objectCount: number;
-  createdAt: string;
-}
-
 type TagRow = typeof tags.$inferSelect;
 
-const view = (t: TagRow, objectCount: number): TagView => ({
+const view = (t: TagRow, objectCount: number): Tag => ({
   id: t.id,
   name: t.name,
   slug: t.slug,
@@ -38,7 +31,7 @@ export async function listTags(
   deps: Deps,
   caller: Caller,
   q: { search?: string | undefined; limit: number; offset: number },
-): Promise<Page<TagView>> {
+): Promise<Page<Tag>> {
   const conditions: SQL[] = [eq(tags.orgId, caller.orgId)];
   const search = q.search?.trim();
   if (search) {
@@ -65,7 +58,7 @@ export async function listTags(
 }
 
 /** A tag is its slug: a second name with the same slug is 409 with the existing tag's id. */
-export async function createTag(deps: Deps, caller: Caller, input: { name: string }): Promise<TagView> {
+export async function createTag(deps: Deps, caller: Caller, input: { name: string }): Promise<Tag> {
   const slug = slugOrThrow(input.name, "name");
   for (let attempt = 0; attempt < 3; attempt++) {
     const [row] = await deps.db
@@ -86,7 +79,7 @@ export async function createTag(deps: Deps, caller: Caller, input: { name: strin
 }
 
 /** Deleting a tag removes it from every object (tags span buckets: the tool's reach is the organization). */
-export async function deleteTag(deps: Deps, caller: Caller, id: string): Promise<{ id: string; deleted: true; unassignedObjects: number }> {
+export async function deleteTag(deps: Deps, caller: Caller, id: string): Promise<TagDeleted> {
   return deps.db.transaction(async (tx) => {
     const [tag] = await tx
       .select({ id: tags.id })
@@ -110,7 +103,7 @@ export async function setObjectTags(
   caller: Caller,
   objectId: string,
   tagIds: string[],
-): Promise<{ objectId: string; tags: Label[] }> {
+): Promise<ObjectTags> {
   return deps.db.transaction(async (tx) => {
     await resolveLiveObject(tx, caller, objectId, { lock: true });
     await replaceObjectTags(tx, caller.orgId, objectId, tagIds);

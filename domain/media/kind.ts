@@ -1,5 +1,5 @@
 import mime from "mime";
-import { MEDIA_KINDS, type MediaKind } from "../../db/schema/media.ts";
+import { MEDIA_KINDS, type MediaKind } from "../../contract/media.ts";
 
 export { MEDIA_KINDS, type MediaKind };
 

@@ -1,5 +1,6 @@
-import { and, eq, inArray, isNull, type SQL, sql } from "drizzle-orm";
+import { and, eq, inArray, isNull, sql } from "drizzle-orm";
 import { type Db, rowsOf } from "../../db/client.ts";
+import type { SearchResult } from "../../contract/search.ts";
 import { categories, mediaObjects, tags } from "../../db/schema/index.ts";
 import { resolveBucket } from "../buckets/buckets.ts";
 import type { Caller } from "../access/caller.ts";
@@ -7,10 +8,7 @@ import type { Deps } from "../core/deps.ts";
 import { errors } from "../core/errors.ts";
 import { viewsOf } from "../media/media.ts";
 import type { MediaKind } from "../media/kind.ts";
-import type { MediaView } from "../media/view.ts";
-import type { Facets } from "../ports/search.ts";
 import { hasPositiveClause, parseQuery } from "./query.ts";
-
 
 export interface SearchInput {
   q: string;
@@ -24,12 +22,6 @@ export interface SearchInput {
   dateTo?: string | undefined;
   limit: number;
   offset: number;
-}
-
-export interface SearchResult {
-  media: MediaView[];
-  total: number;
-  facets: Facets;
 }
 
 const EMPTY: SearchResult = { media: [], total: 0, facets: { tags: [], categories: [], kinds: [] } };
