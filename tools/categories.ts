@@ -2,15 +2,16 @@ import { z } from "zod";
 import { id, listOf } from "../contract/common.ts";
 import { category, categoryDeleted, categoryNode, objectCategories } from "../contract/labels.ts";
 import {
+  categoryKind,
   createCategory,
   deleteCategory,
   listCategoryTree,
   MAX_CATEGORIES_PER_OBJECT,
   MAX_CATEGORY_NAME,
-  setObjectCategories,
 } from "../domain/labels/categories.ts";
 import { defineTool } from "./define.ts";
 import { labelName } from "./inputs.ts";
+import { deleteLabelTool, setObjectLabelsTool } from "./labels.ts";
 
 export const categoryTools = [
   defineTool({
@@ -43,35 +44,18 @@ export const categoryTools = [
     errors: ["not_found", "conflict"],
     handler: (input, { deps, caller }) => createCategory(deps, caller, input),
   }),
-  defineTool({
-    name: "categories_delete",
-    title: "Delete a category",
+  deleteLabelTool(categoryKind, {
     description:
       "Deletes one category: its children move to the root (they are not deleted) and it is removed from every media object, in one step. " +
       "Categories are shared by all buckets, so a bucket-restricted key cannot delete them.",
-    scope: "delete",
-    reach: "organization",
-    http: { method: "DELETE", path: "/categories/{id}" },
-    input: z.object({ id: id("Category") }),
     output: categoryDeleted,
-    errors: ["not_found"],
-    handler: (input, { deps, caller }) => deleteCategory(deps, caller, input.id),
+    remove: deleteCategory,
   }),
-  defineTool({
-    name: "objects_set_categories",
-    title: "Set a media object's categories",
+  setObjectLabelsTool(categoryKind, {
     description:
       "Replaces the categories of a media object with categoryIds (not appended: send all of them; [] removes all). " +
       "Any unknown category id is 404 with details.missingIds and nothing changes.",
-    scope: "write",
-    reach: "bucket",
-    http: { method: "PUT", path: "/objects/{id}/categories" },
-    input: z.object({
-      id: id("Media object"),
-      categoryIds: z.array(id("Category")).max(MAX_CATEGORIES_PER_OBJECT).describe(`The object's categories after the call, at most ${MAX_CATEGORIES_PER_OBJECT}`),
-    }),
+    max: MAX_CATEGORIES_PER_OBJECT,
     output: objectCategories,
-    errors: ["not_found"],
-    handler: (input, { deps, caller }) => setObjectCategories(deps, caller, input.id, input.categoryIds),
   }),
 ];

@@ -1,9 +1,11 @@
 import { z } from "zod";
-import { MAX_TAG_NAME, MAX_TAGS_PER_OBJECT, createTag, deleteTag, listTags, setObjectTags } from "../domain/labels/tags.ts";
-import { id, listOf, pageInput } from "../contract/common.ts";
+import { listOf, pageInput } from "../contract/common.ts";
 import { objectTags, tag, tagDeleted } from "../contract/labels.ts";
+import { deleteLabel } from "../domain/labels/label-kind.ts";
+import { createTag, listTags, MAX_TAG_NAME, MAX_TAGS_PER_OBJECT, tagKind } from "../domain/labels/tags.ts";
 import { defineTool } from "./define.ts";
 import { labelName } from "./inputs.ts";
+import { deleteLabelTool, setObjectLabelsTool } from "./labels.ts";
 
 export const tagTools = [
   defineTool({
@@ -36,35 +38,18 @@ export const tagTools = [
     errors: ["conflict"],
     handler: (input, { deps, caller }) => createTag(deps, caller, input),
   }),
-  defineTool({
-    name: "tags_delete",
-    title: "Delete a tag",
+  deleteLabelTool(tagKind, {
     description:
       "Deletes a tag and removes it from every media object (reported as unassignedObjects). " +
       "Tags are shared by all buckets, so a bucket-restricted key cannot delete them.",
-    scope: "delete",
-    reach: "organization",
-    http: { method: "DELETE", path: "/tags/{id}" },
-    input: z.object({ id: id("Tag") }),
     output: tagDeleted,
-    errors: ["not_found"],
-    handler: (input, { deps, caller }) => deleteTag(deps, caller, input.id),
+    remove: (deps, caller, id) => deleteLabel(deps, caller, tagKind, id),
   }),
-  defineTool({
-    name: "objects_set_tags",
-    title: "Set a media object's tags",
+  setObjectLabelsTool(tagKind, {
     description:
       "Replaces the complete tag list of a media object with tagIds (it does not append: send every tag the object should keep; [] removes all). " +
       "Any unknown tag id is 404 with details.missingIds and nothing changes. Create missing tags with tags_create first.",
-    scope: "write",
-    reach: "bucket",
-    http: { method: "PUT", path: "/objects/{id}/tags" },
-    input: z.object({
-      id: id("Media object"),
-      tagIds: z.array(id("Tag")).max(MAX_TAGS_PER_OBJECT).describe(`The object's tags after the call, at most ${MAX_TAGS_PER_OBJECT}`),
-    }),
+    max: MAX_TAGS_PER_OBJECT,
     output: objectTags,
-    errors: ["not_found"],
-    handler: (input, { deps, caller }) => setObjectTags(deps, caller, input.id, input.tagIds),
   }),
 ];
