@@ -1,9 +1,9 @@
-import { and, count, desc, eq, isNull, sql } from "drizzle-orm";
+import { and, count, eq, isNull, sql } from "drizzle-orm";
 import type { Bucket } from "../../contract/buckets.ts";
 import type { Deleted } from "../../contract/common.ts";
 import { buckets, mediaObjects, uploadReservations } from "../../db/schema/index.ts";
 import type { Caller } from "../access/caller.ts";
-import { assertBucketAllowed, visibleTo } from "../access/visibility.ts";
+import { assertBucketAllowed, type Owned, visiblePage } from "../access/visibility.ts";
 import type { Deps } from "../core/deps.ts";
 import { errors } from "../core/errors.ts";
 import { prepared } from "../core/prepared.ts";
@@ -35,12 +35,11 @@ export async function resolveBucket(deps: Deps, caller: Caller, bucketId: string
   return bucket;
 }
 
+/** A restricted key sees its own bucket only. */
+const owned: Owned = { table: buckets, id: buckets.id, org: buckets.orgId, bucket: buckets.id, createdAt: buckets.createdAt, noun: "Bucket", what: "The bucket" };
+
 export async function listBuckets(deps: Deps, caller: Caller, q: { limit: number; offset: number }): Promise<Page<Bucket>> {
-  const where = visibleTo(caller, { org: buckets.orgId, bucket: buckets.id });
-  const [rows, [{ total } = { total: 0 }]] = await Promise.all([
-    deps.db.select().from(buckets).where(where).orderBy(desc(buckets.createdAt), desc(buckets.id)).limit(q.limit).offset(q.offset),
-    deps.db.select({ total: count() }).from(buckets).where(where),
-  ]);
+  const { rows, total } = await visiblePage(deps.db, caller, owned, deps.db.select().from(buckets).$dynamic(), q);
   return page(rows.map(view), total, q.offset);
 }
 

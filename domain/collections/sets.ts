@@ -1,10 +1,10 @@
-import { and, asc, count, desc, eq, isNull, or, sql } from "drizzle-orm";
+import { and, asc, count, eq, isNull, or, sql } from "drizzle-orm";
 import type { Db } from "../../db/client.ts";
 import type { Deleted } from "../../contract/common.ts";
 import type { MediaSet, SetGeneration, SetItem, SetItemSource, SetSummary } from "../../contract/sets.ts";
 import { mediaObjects, mediaSetItems, mediaSets } from "../../db/schema/index.ts";
 import type { Caller } from "../access/caller.ts";
-import { assertBucketAllowed, visibleTo } from "../access/visibility.ts";
+import { findOwned, type Owned, visiblePage } from "../access/visibility.ts";
 import type { Deps } from "../core/deps.ts";
 import { errors } from "../core/errors.ts";
 import { enqueueJob } from "../core/jobs.ts";
@@ -48,36 +48,25 @@ const itemView = (i: ItemRow, objectDeleted: boolean): SetItem => ({
 });
 
 /** A set lives in its base object's bucket; restricted keys see the sets of their bucket only. */
-const columns = { org: mediaSets.orgId, bucket: mediaSets.bucketId };
+const owned: Owned = { table: mediaSets, id: mediaSets.id, org: mediaSets.orgId, bucket: mediaSets.bucketId, createdAt: mediaSets.createdAt, noun: "Set", what: "The set" };
 
 /** The set in the caller's organization (404) and bucket (403), optionally locked for the transaction. */
-async function resolveSet(db: Db, caller: Caller, id: string, lock = false): Promise<SetRow> {
-  const query = db
-    .select()
-    .from(mediaSets)
-    .where(and(eq(mediaSets.id, id), eq(mediaSets.orgId, caller.orgId)))
-    .limit(1);
-  const [set] = lock ? await query.for("update") : await query;
-  if (!set) throw errors.notFound("Set");
-  assertBucketAllowed(caller, set.bucketId, "The set");
-  return set;
-}
+const resolveSet = (db: Db, caller: Caller, id: string, lock = false) => findOwned<SetRow>(db, caller, owned, id, lock);
 
 const itemCount = sql<number>`(select count(*) from ${mediaSetItems} where ${mediaSetItems.setId} = ${mediaSets.id} and ${mediaSetItems.orgId} = ${mediaSets.orgId})`.mapWith(Number);
 
 export async function listSets(deps: Deps, caller: Caller, q: { limit: number; offset: number }): Promise<Page<SetSummary>> {
-  const where = visibleTo(caller, columns);
-  const [rows, [{ total } = { total: 0 }]] = await Promise.all([
+  const { rows, total } = await visiblePage(
+    deps.db,
+    caller,
+    owned,
     deps.db
       .select({ set: mediaSets, baseDeletedAt: mediaObjects.deletedAt, itemCount })
       .from(mediaSets)
       .leftJoin(mediaObjects, and(eq(mediaObjects.id, mediaSets.baseObjectId), eq(mediaObjects.orgId, mediaSets.orgId)))
-      .where(where)
-      .orderBy(desc(mediaSets.createdAt), desc(mediaSets.id))
-      .limit(q.limit)
-      .offset(q.offset),
-    deps.db.select({ total: count() }).from(mediaSets).where(where),
-  ]);
+      .$dynamic(),
+    q,
+  );
   return page(rows.map((r) => summary(r.set, r.baseDeletedAt !== null, r.itemCount)), total, q.offset);
 }
 

@@ -1,11 +1,11 @@
-import { and, asc, count, desc, eq, inArray, sql } from "drizzle-orm";
+import { and, asc, eq, inArray, sql } from "drizzle-orm";
 import type { Db } from "../../db/client.ts";
 import type { Deleted } from "../../contract/common.ts";
 import type { Clip, Storyboard, StoryboardSummary } from "../../contract/storyboards.ts";
 import { mediaObjects, storyboardClips, storyboards } from "../../db/schema/index.ts";
 import { resolveBucket } from "../buckets/buckets.ts";
 import type { Caller } from "../access/caller.ts";
-import { assertBucketAllowed, visibleTo } from "../access/visibility.ts";
+import { findOwned, type Owned, visiblePage } from "../access/visibility.ts";
 import type { Deps } from "../core/deps.ts";
 import { type ErrorDetail, errors } from "../core/errors.ts";
 import { resolveLiveObject } from "../media/object-refs.ts";
@@ -40,24 +40,14 @@ const clipView = (c: ClipRow, position: number): Clip => ({
 });
 
 /** A bucket-restricted key sees only storyboards bound to its bucket. */
-const columns = { org: storyboards.orgId, bucket: storyboards.bucketId };
+const owned: Owned = { table: storyboards, id: storyboards.id, org: storyboards.orgId, bucket: storyboards.bucketId, createdAt: storyboards.createdAt, noun: "Storyboard", what: "The storyboard" };
 
 /**
  * The storyboard in the caller's organization (404), usable by the caller's key (403).
  * `lock`: every mutation takes the row lock first, so changes to one storyboard's clips run
  * one after another and positions can be computed from what is read.
  */
-async function resolveStoryboard(db: Db, caller: Caller, id: string, lock = false): Promise<StoryboardRow> {
-  const query = db
-    .select()
-    .from(storyboards)
-    .where(and(eq(storyboards.id, id), eq(storyboards.orgId, caller.orgId)))
-    .limit(1);
-  const [row] = lock ? await query.for("update") : await query;
-  if (!row) throw errors.notFound("Storyboard");
-  assertBucketAllowed(caller, row.bucketId, "The storyboard");
-  return row;
-}
+const resolveStoryboard = (db: Db, caller: Caller, id: string, lock = false) => findOwned<StoryboardRow>(db, caller, owned, id, lock);
 
 async function loadClips(db: Db, sb: StoryboardRow): Promise<ClipRow[]> {
   const rows = await db
@@ -115,17 +105,7 @@ async function touch(tx: Db, deps: Deps, sb: StoryboardRow): Promise<StoryboardR
 const clipCount = sql<number>`(select count(*) from ${storyboardClips} where ${storyboardClips.storyboardId} = ${storyboards.id} and ${storyboardClips.orgId} = ${storyboards.orgId})`.mapWith(Number);
 
 export async function listStoryboards(deps: Deps, caller: Caller, q: { limit: number; offset: number }): Promise<Page<StoryboardSummary>> {
-  const where = visibleTo(caller, columns);
-  const [rows, [{ total } = { total: 0 }]] = await Promise.all([
-    deps.db
-      .select({ sb: storyboards, clipCount })
-      .from(storyboards)
-      .where(where)
-      .orderBy(desc(storyboards.createdAt), desc(storyboards.id))
-      .limit(q.limit)
-      .offset(q.offset),
-    deps.db.select({ total: count() }).from(storyboards).where(where),
-  ]);
+  const { rows, total } = await visiblePage(deps.db, caller, owned, deps.db.select({ sb: storyboards, clipCount }).from(storyboards).$dynamic(), q);
   return page(rows.map((r) => summary(r.sb, r.clipCount)), total, q.offset);
 }
 
