@@ -1,11 +1,12 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { objectTags, tags } from "../../db/schema/index.ts";
 import { labelsFor } from "../../domain/labels/object-labels.ts";
 import { replaceObjectLabels } from "../../domain/labels/label-kind.ts";
 import { ensureTagsByName, tagKind } from "../../domain/labels/tags.ts";
 import { insertObject, newBucket, softDeleteObject } from "../support/objects.ts";
-import { newOrg, startServer, type TestOrg, type TestServer } from "../support/server.ts";
+import { withTwoOrgs } from "../support/fixtures.ts";
+import { newOrg, type TestOrg, type TestServer } from "../support/server.ts";
 
 let server: TestServer;
 let org: TestOrg;
@@ -13,14 +14,7 @@ let other: TestOrg;
 let bucket: { id: string };
 let otherBucket: { id: string };
 
-beforeAll(async () => {
-  server = await startServer();
-  org = await newOrg(server);
-  other = await newOrg(server);
-  bucket = await newBucket(org);
-  otherBucket = await newBucket(other);
-}, 120_000);
-afterAll(() => server.stop(), 60_000);
+withTwoOrgs({ ready: (made) => void ({ server, org, other, bucket, otherBucket } = made) });
 
 const uuid = /^[0-9a-f-]{36}$/;
 const createTag = async (name: string, who: TestOrg = org) => {
