@@ -2,6 +2,7 @@ import { bootstrap } from "../domain/access/identity.ts";
 import { createHttpApp } from "./http.ts";
 import { loadConfig } from "./config.ts";
 import { createServices } from "./services.ts";
+import { stopOnSignal } from "./signals.ts";
 
 /** `npm start`: the REST API, MCP endpoint and docs on one port, on embedded backends unless configured. */
 const config = loadConfig();
@@ -35,14 +36,8 @@ deps.log.info("media storage service started", {
   guards: services.backends.guards,
 });
 
-let stopping = false;
-async function shutdown(signal: string) {
-  if (stopping) return;
-  stopping = true;
+stopOnSignal(async (signal) => {
   deps.log.info("shutting down", { signal });
   await app.stop();
   await services.close();
-  process.exit(0);
-}
-process.on("SIGINT", () => void shutdown("SIGINT"));
-process.on("SIGTERM", () => void shutdown("SIGTERM"));
+});

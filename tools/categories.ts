@@ -1,14 +1,8 @@
 import { z } from "zod";
 import { id, listOf } from "../contract/common.ts";
 import { category, categoryDeleted, categoryNode, objectCategories } from "../contract/labels.ts";
-import {
-  categoryKind,
-  createCategory,
-  deleteCategory,
-  listCategoryTree,
-  MAX_CATEGORIES_PER_OBJECT,
-  MAX_CATEGORY_NAME,
-} from "../domain/labels/categories.ts";
+import { createCategory, deleteCategory, listCategoryTree, MAX_CATEGORIES_PER_OBJECT, MAX_CATEGORY_NAME } from "../domain/labels/categories.ts";
+import { categoryKind } from "../domain/labels/kinds.ts";
 import { defineTool } from "./define.ts";
 import { labelName } from "./inputs.ts";
 import { deleteLabelTool, setObjectLabelsTool } from "./labels.ts";

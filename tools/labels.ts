@@ -2,7 +2,8 @@ import { z } from "zod";
 import { id } from "../contract/common.ts";
 import type { Caller } from "../domain/access/caller.ts";
 import type { Deps } from "../domain/core/deps.ts";
-import { type LabelKind, setObjectLabels } from "../domain/labels/label-kind.ts";
+import type { LabelKind } from "../domain/labels/kinds.ts";
+import { setObjectLabels } from "../domain/labels/labels.ts";
 import { defineTool } from "./define.ts";
 
 /**
@@ -10,11 +11,10 @@ import { defineTool } from "./define.ts";
  * (`tags_delete`, `categories_delete`) and setting an object's list (`objects_set_tags`,
  * `objects_set_categories`). What is said to the agent stays each kind's own.
  */
-type Kind = LabelKind<"tags" | "categories">;
-const singular = (kind: Kind) => kind.noun.toLowerCase();
+const singular = (kind: LabelKind) => kind.noun.toLowerCase();
 
 export function deleteLabelTool<O extends z.ZodObject>(
-  kind: Kind,
+  kind: LabelKind,
   spec: { description: string; output: O; remove: (deps: Deps, caller: Caller, id: string) => Promise<z.input<O>> },
 ) {
   return defineTool({
@@ -31,7 +31,7 @@ export function deleteLabelTool<O extends z.ZodObject>(
   });
 }
 
-export function setObjectLabelsTool(kind: Kind, spec: { description: string; max: number; output: z.ZodObject }) {
+export function setObjectLabelsTool(kind: LabelKind, spec: { description: string; max: number; output: z.ZodObject }) {
   const field = `${singular(kind)}Ids`;
   return defineTool({
     name: `objects_set_${kind.key}`,

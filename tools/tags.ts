@@ -1,8 +1,9 @@
 import { z } from "zod";
 import { listOf, pageInput } from "../contract/common.ts";
 import { objectTags, tag, tagDeleted } from "../contract/labels.ts";
-import { deleteLabel } from "../domain/labels/label-kind.ts";
-import { createTag, listTags, MAX_TAG_NAME, MAX_TAGS_PER_OBJECT, tagKind } from "../domain/labels/tags.ts";
+import { tagKind } from "../domain/labels/kinds.ts";
+import { deleteLabel } from "../domain/labels/labels.ts";
+import { createTag, listTags, MAX_TAG_NAME, MAX_TAGS_PER_OBJECT } from "../domain/labels/tags.ts";
 import { defineTool } from "./define.ts";
 import { labelName } from "./inputs.ts";
 import { deleteLabelTool, setObjectLabelsTool } from "./labels.ts";

@@ -1,5 +1,6 @@
 import { loadConfig } from "../app/config.ts";
 import { createServices } from "../app/services.ts";
+import { stopOnSignal } from "../app/signals.ts";
 
 /**
  * `npm run worker`: runs background jobs from the BullMQ queue (REDIS_URL), with the same
@@ -20,14 +21,8 @@ deps.log.info("worker started", {
   storage: services.backends.storage,
 });
 
-let stopping = false;
-async function shutdown(signal: string) {
-  if (stopping) return;
-  stopping = true;
+stopOnSignal(async (signal) => {
   deps.log.info("worker stopping: finishing the jobs in hand", { signal });
   await services.close();
   deps.log.info("worker stopped");
-  process.exit(0);
-}
-process.on("SIGINT", () => void shutdown("SIGINT"));
-process.on("SIGTERM", () => void shutdown("SIGTERM"));
+});

@@ -4,7 +4,7 @@ import type { Deleted } from "../../contract/common.ts";
 import type { MediaSet, SetGeneration, SetItem, SetItemSource, SetSummary } from "../../contract/sets.ts";
 import { mediaObjects, mediaSetItems, mediaSets } from "../../db/schema/index.ts";
 import type { Caller } from "../access/caller.ts";
-import { findOwned, type Owned, visiblePage } from "../access/visibility.ts";
+import { deleteOwned, findOwned, type Owned, visiblePage } from "../access/owned-rows.ts";
 import type { Deps } from "../core/deps.ts";
 import { errors } from "../core/errors.ts";
 import { enqueueJob } from "../core/jobs.ts";
@@ -105,11 +105,7 @@ export async function getSet(deps: Deps, caller: Caller, id: string): Promise<Me
 
 /** Deletes the set and its items; the media objects they point at stay. */
 export async function deleteSet(deps: Deps, caller: Caller, id: string): Promise<Deleted> {
-  return deps.db.transaction(async (tx) => {
-    await resolveSet(tx, caller, id, true);
-    await tx.delete(mediaSets).where(and(eq(mediaSets.id, id), eq(mediaSets.orgId, caller.orgId)));
-    return { id, deleted: true as const };
-  });
+  return deleteOwned(deps.db, caller, owned, id);
 }
 
 export interface NewSetItem {

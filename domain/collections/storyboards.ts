@@ -5,7 +5,7 @@ import type { Clip, Storyboard, StoryboardSummary } from "../../contract/storybo
 import { mediaObjects, storyboardClips, storyboards } from "../../db/schema/index.ts";
 import { resolveBucket } from "../buckets/buckets.ts";
 import type { Caller } from "../access/caller.ts";
-import { findOwned, type Owned, visiblePage } from "../access/visibility.ts";
+import { deleteOwned, findOwned, type Owned, visiblePage } from "../access/owned-rows.ts";
 import type { Deps } from "../core/deps.ts";
 import { type ErrorDetail, errors } from "../core/errors.ts";
 import { resolveLiveObject } from "../media/object-refs.ts";
@@ -135,11 +135,7 @@ export async function getStoryboard(deps: Deps, caller: Caller, id: string): Pro
 
 /** Deletes the storyboard and its clips; the media objects stay. */
 export async function deleteStoryboard(deps: Deps, caller: Caller, id: string): Promise<Deleted> {
-  return deps.db.transaction(async (tx) => {
-    await resolveStoryboard(tx, caller, id, true);
-    await tx.delete(storyboards).where(and(eq(storyboards.id, id), eq(storyboards.orgId, caller.orgId)));
-    return { id, deleted: true as const };
-  });
+  return deleteOwned(deps.db, caller, owned, id);
 }
 
 /** Inserts at `position` (0..n, default n = append); the clips from there on move down one. */

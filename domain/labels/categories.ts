@@ -4,7 +4,8 @@ import { categories, mediaObjects, objectCategories } from "../../db/schema/inde
 import type { Caller } from "../access/caller.ts";
 import type { Deps } from "../core/deps.ts";
 import { errors } from "../core/errors.ts";
-import { deleteLabel, type LabelKind } from "./label-kind.ts";
+import { categoryKind } from "./kinds.ts";
+import { deleteLabel } from "./labels.ts";
 import { countedObjects } from "../media/object-refs.ts";
 import type { Page } from "../core/pagination.ts";
 import { escapeLike, slugOrThrow } from "./slug.ts";
@@ -14,19 +15,6 @@ export const MAX_CATEGORY_NAME = 128;
 export const MAX_CATEGORIES_PER_OBJECT = 100;
 
 type CategoryRow = typeof categories.$inferSelect;
-
-export const categoryKind: LabelKind<"categories"> = {
-  noun: "Category",
-  key: "categories",
-  labels: { table: categories, id: categories.id, orgId: categories.orgId },
-  links: {
-    table: objectCategories,
-    orgId: objectCategories.orgId,
-    objectId: objectCategories.objectId,
-    labelId: objectCategories.categoryId,
-    row: (orgId, objectId, categoryId) => ({ orgId, objectId, categoryId }),
-  },
-};
 
 const view = (c: CategoryRow): Category => ({
   id: c.id,

@@ -5,7 +5,8 @@ import { mediaObjects, objectTags, tags } from "../../db/schema/index.ts";
 import type { Caller } from "../access/caller.ts";
 import type { Deps } from "../core/deps.ts";
 import { errors } from "../core/errors.ts";
-import { type LabelKind, replaceObjectLabels } from "./label-kind.ts";
+import { tagKind } from "./kinds.ts";
+import { replaceObjectLabels } from "./labels.ts";
 import { countedObjects } from "../media/object-refs.ts";
 import type { ObjectStored } from "../media/lifecycle.ts";
 import { type Page, page } from "../core/pagination.ts";
@@ -17,13 +18,6 @@ export const MAX_TAG_NAME = 128;
 export const MAX_TAGS_PER_OBJECT = 100;
 
 type TagRow = typeof tags.$inferSelect;
-
-export const tagKind: LabelKind<"tags"> = {
-  noun: "Tag",
-  key: "tags",
-  labels: { table: tags, id: tags.id, orgId: tags.orgId },
-  links: { table: objectTags, orgId: objectTags.orgId, objectId: objectTags.objectId, labelId: objectTags.tagId, row: (orgId, objectId, tagId) => ({ orgId, objectId, tagId }) },
-};
 
 const view = (t: TagRow, objectCount: number): Tag => ({
   id: t.id,

@@ -1,5 +1,4 @@
 import { and, eq, inArray, notInArray } from "drizzle-orm";
-import type { AnyPgColumn, PgTable } from "drizzle-orm/pg-core";
 import type { Deleted } from "../../contract/common.ts";
 import type { Label } from "../../contract/labels.ts";
 import type { Db } from "../../db/client.ts";
@@ -8,28 +7,8 @@ import type { Deps } from "../core/deps.ts";
 import { AppError, errors } from "../core/errors.ts";
 import { resolveLiveObject } from "../media/object-refs.ts";
 import { touchSearch } from "../search/index-rows.ts";
+import type { LabelKind } from "./kinds.ts";
 import { labelsFor } from "./object-labels.ts";
-
-/**
- * Tags and categories are two kinds of label: a table of the organization's labels and a
- * join table to media objects. Deleting one, and setting an object's labels, is the same
- * work for both with the tables swapped; this describes what differs.
- */
-export interface LabelKind<K extends "tags" | "categories"> {
-  /** Names the label in errors: "Tag", "Category". */
-  noun: string;
-  /** Where an object's labels of this kind appear in its view and in results. */
-  key: K;
-  labels: { table: PgTable; id: AnyPgColumn; orgId: AnyPgColumn };
-  links: {
-    table: PgTable;
-    orgId: AnyPgColumn;
-    objectId: AnyPgColumn;
-    labelId: AnyPgColumn;
-    /** The join row for an insert (the label column's name differs). */
-    row: (orgId: string, objectId: string, labelId: string) => Record<string, string>;
-  };
-}
 
 /**
  * Deletes a label and takes it off every object, in one transaction; `alsoRemoving` runs in
@@ -39,7 +18,7 @@ export interface LabelKind<K extends "tags" | "categories"> {
 export async function deleteLabel<E extends Record<string, number>>(
   deps: Deps,
   caller: Caller,
-  kind: LabelKind<"tags" | "categories">,
+  kind: LabelKind,
   id: string,
   alsoRemoving?: (tx: Db) => Promise<E>,
 ): Promise<Deleted & E & { unassignedObjects: number }> {
@@ -47,17 +26,17 @@ export async function deleteLabel<E extends Record<string, number>>(
   return deps.db.transaction(async (tx) => {
     const [label] = await tx
       .select({ id: labels.id })
-      .from(labels.table)
+      .from(labels)
       .where(and(eq(labels.id, id), eq(labels.orgId, caller.orgId)))
       .for("update");
     if (!label) throw errors.notFound(kind.noun);
     const extra = alsoRemoving ? await alsoRemoving(tx) : ({} as E);
     const removed = await tx
-      .delete(links.table)
-      .where(and(eq(links.labelId, id), eq(links.orgId, caller.orgId)))
+      .delete(links)
+      .where(and(eq(kind.labelId, id), eq(links.orgId, caller.orgId)))
       .returning({ objectId: links.objectId });
-    await tx.delete(labels.table).where(and(eq(labels.id, id), eq(labels.orgId, caller.orgId)));
-    await touchSearch(tx, deps, caller.orgId, removed.map((r) => r.objectId as string));
+    await tx.delete(labels).where(and(eq(labels.id, id), eq(labels.orgId, caller.orgId)));
+    await touchSearch(tx, deps, caller.orgId, removed.map((r) => r.objectId));
     return { id, deleted: true as const, ...extra, unassignedObjects: removed.length };
   });
 }
@@ -84,14 +63,14 @@ export async function setObjectLabels<K extends "tags" | "categories">(
  * the organization, else 404 with `details.missingIds` and nothing changes: run it inside the
  * transaction that created or locked the object.
  */
-export async function replaceObjectLabels(tx: Db, kind: LabelKind<"tags" | "categories">, orgId: string, objectId: string, ids: string[]): Promise<void> {
+export async function replaceObjectLabels(tx: Db, kind: LabelKind, orgId: string, objectId: string, ids: string[]): Promise<void> {
   const { labels, links } = kind;
   const wanted = [...new Set(ids)];
   if (wanted.length > 0) {
     // Key-share locks keep the labels from being deleted before this transaction commits.
     const found = await tx
       .select({ id: labels.id })
-      .from(labels.table)
+      .from(labels)
       .where(and(eq(labels.orgId, orgId), inArray(labels.id, wanted)))
       .for("key share");
     const foundIds = new Set(found.map((l) => l.id));
@@ -101,11 +80,11 @@ export async function replaceObjectLabels(tx: Db, kind: LabelKind<"tags" | "cate
     }
   }
   const mine = and(eq(links.objectId, objectId), eq(links.orgId, orgId));
-  await tx.delete(links.table).where(wanted.length > 0 ? and(mine, notInArray(links.labelId, wanted)) : mine);
+  await tx.delete(links).where(wanted.length > 0 ? and(mine, notInArray(kind.labelId, wanted)) : mine);
   if (wanted.length > 0) {
     await tx
-      .insert(links.table)
-      .values(wanted.map((labelId) => links.row(orgId, objectId, labelId)))
+      .insert(links)
+      .values(wanted.map((labelId) => kind.link(orgId, objectId, labelId)))
       .onConflictDoNothing();
   }
 }
