@@ -1,7 +1,7 @@
 import { sql } from "drizzle-orm";
 import { bigint, customType, index, pgTable, text, timestamp, uuid } from "drizzle-orm/pg-core";
 import { MEDIA_KINDS } from "../../contract/media.ts";
-import { organizations } from "./identity.ts";
+import { organizationRef } from "./identity.ts";
 import { mediaObjects } from "./media.ts";
 
 const tsvector = customType<{ data: string }>({ dataType: () => "tsvector" });
@@ -22,9 +22,7 @@ export const mediaSearch = pgTable(
     objectId: uuid("object_id")
       .primaryKey()
       .references(() => mediaObjects.id, { onDelete: "cascade" }),
-    orgId: uuid("org_id")
-      .notNull()
-      .references(() => organizations.id, { onDelete: "cascade" }),
+    orgId: organizationRef(),
     bucketId: uuid("bucket_id").notNull(),
     kind: text("kind", { enum: MEDIA_KINDS }).notNull(),
     size: bigint("size", { mode: "number" }).notNull(),
