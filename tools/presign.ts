@@ -9,6 +9,8 @@ import { contentType, objectKey, uploadTags } from "./inputs.ts";
 
 const target = { bucketId: id("Bucket"), key: objectKey };
 const size = z.number().int().min(0).max(5 * 1024 ** 4).describe("Declared size in bytes: reserved against the quota until confirm measures the truth");
+/** What both ways of starting an upload take. */
+const uploadStart = z.object({ ...target, contentType: contentType.optional(), size: size.optional(), tags: uploadTags.optional() });
 const uploadId = z.string().min(1).max(1024).describe("From presign_create_multipart");
 
 export const presignTools = [
@@ -21,7 +23,7 @@ export const presignTools = [
     scope: "write",
     reach: "bucket",
     http: { method: "POST", path: "/presign/upload" },
-    input: z.object({ ...target, contentType: contentType.optional(), size: size.optional(), tags: uploadTags.optional() }),
+    input: uploadStart,
     output: presignedUpload,
     errors: ["not_found", "quota_exceeded"],
     handler: (input, { deps, caller }) => presignUpload(deps, caller, input),
@@ -35,7 +37,7 @@ export const presignTools = [
     scope: "write",
     reach: "bucket",
     http: { method: "POST", path: "/presign/create-multipart" },
-    input: z.object({ ...target, contentType: contentType.optional(), size: size.optional(), tags: uploadTags.optional() }),
+    input: uploadStart,
     output: multipartUpload,
     errors: ["not_found", "quota_exceeded"],
     handler: (input, { deps, caller }) => createMultipartUpload(deps, caller, input),
