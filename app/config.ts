@@ -6,7 +6,7 @@ import type { Config } from "../domain/core/config.ts";
 export type { Config, WorkerConfig } from "../domain/core/config.ts";
 
 /**
- * Every setting of the service, read once from the environment (ARCHITECTURE.md).
+ * Every setting of the service, read once from the environment (docs/conventions.md lists them).
  * Everything is optional: with no environment the service runs on embedded backends.
  */
 const envSchema = z.object({

@@ -3,7 +3,7 @@ import { errors } from "../domain/core/errors.ts";
 import type { Invoice } from "../contract/billing.ts";
 import type { PaymentProvider, ProviderEvent } from "../domain/ports/payments.ts";
 
-/** Spec §4.8 / issue 7: signatures older than this are refused (Stripe's own default too). */
+/** Signatures older than this are refused (Stripe's own default too), so a captured delivery cannot be replayed later. */
 export const WEBHOOK_TOLERANCE_SECONDS = 300;
 
 /** The Stripe adapter. `apiUrl` points the SDK elsewhere (stripe-mock, a local fake in tests). */

@@ -31,7 +31,7 @@ export const storyboardClips = pgTable(
   },
   (t) => [
     // Not deferrable, so it is checked row by row: moves park clips on negative positions first
-    // (domain/storyboards.ts). Every mutation also locks the storyboard row.
+    // (domain/collections/storyboards.ts). Every mutation also locks the storyboard row.
     uniqueIndex("storyboard_clips_position_uq").on(t.storyboardId, t.position),
     index("storyboard_clips_object_idx").on(t.objectId),
   ],

@@ -10,7 +10,7 @@ import { errors } from "../core/errors.ts";
 import { type Page, page } from "../core/pagination.ts";
 import { hashSecret, newAccessKeyId, newSecret } from "./secrets.ts";
 
-/** Spec §2 and §5: default 90 days, at most 365. */
+/** Key lifetimes: 90 days unless asked otherwise, never more than 365. */
 export const DEFAULT_KEY_DAYS = 90;
 export const MAX_KEY_DAYS = 365;
 
@@ -94,7 +94,7 @@ export async function deleteApiKey(deps: Deps, caller: Caller, id: string): Prom
     .where(and(eq(apiKeys.id, id), visibleTo(caller, owned)))
     .returning({ id: apiKeys.id });
   if (deleted.length === 0) throw errors.notFound("API key");
-  // Spec §5: the secret stops working at once, on every instance.
+  // The secret stops working at once, on every instance.
   await deps.credentials?.forget({ keyId: id });
   return { id, deleted: true };
 }
@@ -110,7 +110,7 @@ export async function rotateApiKey(deps: Deps, caller: Caller, id: string): Prom
     .where(and(eq(apiKeys.id, id), visibleTo(caller, owned)))
     .returning();
   if (!row) throw errors.notFound("API key");
-  // Spec §5.5: rotation invalidates the old secret, on every instance.
+  // Rotation ends the old secret at once, on every instance.
   await deps.credentials?.forget({ keyId: id });
   return { ...view(row, now), secret, note: SECRET_NOTE };
 }

@@ -19,7 +19,7 @@ export interface Caller {
   principal: string;
 }
 
-/** `admin` implies every scope (ARCHITECTURE.md). */
+/** `admin` implies every scope. */
 export function hasScope(caller: Pick<Caller, "scopes">, scope: Scope): boolean {
   return caller.scopes.has("admin") || caller.scopes.has(scope);
 }

@@ -124,7 +124,7 @@ export async function addCapacity(deps: Deps, caller: Caller, input: { gb: numbe
 }
 
 /**
- * Spec §2 auto-capacity, run inside a confirm's transaction after its counter UPDATE (so the
+ * Auto-capacity, run inside a confirm's transaction after its counter UPDATE (so the
  * usage row is locked and `after` is current): when the confirm grew usage to thresholdPct of
  * the allocation or beyond, incrementGb is bought, unless this month's capacity charges plus
  * its price would pass maxMonthlySpendCents. Concurrent confirms run this one after another,
@@ -222,7 +222,7 @@ export async function switchPlan(
 }
 
 /**
- * Spec §4.8: 409 when current usage exceeds the target plan. "Exceeds" compares used storage
+ * 409 when current usage exceeds what the target plan would allocate. "Exceeds" compares used storage
  * with what the organization would be allocated on the target: its included storage plus the
  * capacity bought, which stays with the organization. Only cheaper (or equally priced) tiers
  * are reachable here; upgrades go through the payment provider.

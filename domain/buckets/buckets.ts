@@ -58,7 +58,7 @@ export async function createBucket(deps: Deps, caller: Caller, input: { name: st
   return view(row);
 }
 
-/** Spec §4.2: 409 while the bucket holds live objects. */
+/** 409 while the bucket holds live objects: they must be deleted first. */
 export async function deleteBucket(deps: Deps, caller: Caller, id: string): Promise<Deleted> {
   const pending = await deps.db.transaction(async (tx) => {
     // Lock the bucket row so no upload can be confirmed into it while we decide.

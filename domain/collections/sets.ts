@@ -11,7 +11,7 @@ import { enqueueJob } from "../core/jobs.ts";
 import { resolveLiveObject } from "../media/object-refs.ts";
 import { type Page, page } from "../core/pagination.ts";
 
-/** Limits of ours (the spec gives none). */
+/** Limits of ours (docs/conventions.md#limits-of-ours). */
 export const MAX_SET_ITEMS = 100;
 export const MAX_RENDITION_SIDE = 16384;
 /** `W:H`, positive integers without leading zeros. */
@@ -193,7 +193,7 @@ export async function removeSetItem(deps: Deps, caller: Caller, setId: string, i
  */
 const renderable = or(eq(mediaSetItems.source, "generated"), isNull(mediaSetItems.objectId));
 
-/** Spec §4.5: 202, the work runs in the worker. 409 when the base object was deleted. */
+/** 202: the work runs in the worker. 409 when the base object was deleted. */
 export async function generateSet(deps: Deps, caller: Caller, setId: string): Promise<SetGeneration> {
   const accepted = await deps.db.transaction(async (tx) => {
     const set = await resolveSet(tx, caller, setId, true);

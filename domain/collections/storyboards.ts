@@ -11,7 +11,7 @@ import { type ErrorDetail, errors } from "../core/errors.ts";
 import { resolveLiveObject } from "../media/object-refs.ts";
 import { type Page, page } from "../core/pagination.ts";
 
-/** Limits of ours (the spec gives none). */
+/** Limits of ours (docs/conventions.md#limits-of-ours). */
 export const MAX_CLIPS = 1000;
 export const MAX_NOTE = 2000;
 
@@ -171,7 +171,7 @@ export async function addClip(
 }
 
 /**
- * Spec §4.6: `clipIds` must be exactly the storyboard's clips, each once. Anything else is
+ * `clipIds` must be exactly the storyboard's clips, each once. Anything else is
  * 400 with one detail per problem, and nothing changes. Answers the reordered storyboard.
  */
 export async function reorderClips(deps: Deps, caller: Caller, storyboardId: string, clipIds: string[]): Promise<Storyboard> {

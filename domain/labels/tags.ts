@@ -12,7 +12,7 @@ import type { ObjectStored } from "../media/lifecycle.ts";
 import { type Page, page } from "../core/pagination.ts";
 import { escapeLike, slugify, slugOrThrow } from "./slug.ts";
 
-/** Spec §2 allows upload labels of up to 128 characters; a tag name is held to the same. */
+/** Upload labels may have up to 128 characters and become tags, so a tag name is held to the same. */
 export const MAX_TAG_NAME = 128;
 /** Most tags one object can carry (ours). */
 export const MAX_TAGS_PER_OBJECT = 100;

@@ -17,7 +17,7 @@ export function contentTypeFor(key: string): string {
   return mime.getType(key) ?? "application/octet-stream";
 }
 
-/** Spec §2 kinds: from the content type, falling back to the extension when it says nothing. */
+/** The kind: from the content type, falling back to the extension when it says nothing. */
 export function kindOf(contentType: string | null, key: string): MediaKind {
   const type = (contentType ?? "").split(";")[0]!.trim().toLowerCase();
   const fromType = kindOfType(type);

@@ -19,7 +19,7 @@ const SINGLE_SHOT_GRACE_MS = 60 * 60 * 1000;
 /** A multipart upload stays reserved this long after its last part was presigned. */
 const MULTIPART_IDLE_MS = 24 * 60 * 60 * 1000;
 
-/** Spec §2: tags travel to storage as one header, the labels joined with "&". */
+/** Upload tags travel to storage as one header, the labels URL-encoded and joined with "&". */
 export function taggingHeader(tags: string[]): string {
   return tags.map((t) => encodeURIComponent(t)).join("&");
 }
@@ -29,7 +29,7 @@ export interface UploadTarget {
   key: string;
 }
 
-/** Spec §4.9 single-shot step 1: check the bucket, reserve the declared size, then sign. */
+/** Single-shot upload, step 1: check the bucket, reserve the declared size, then sign. */
 export async function presignUpload(
   deps: Deps,
   caller: Caller,
@@ -229,7 +229,7 @@ export async function abortUpload(
 }
 
 /**
- * Spec §4.9: reads what storage holds, records the true size, creates or updates the media
+ * The last step of every upload: reads what storage holds, records the true size, creates or updates the media
  * object and swaps the reservation for the real size; the object hooks (object-hooks.ts) then
  * count usage, apply the upload's tags, plan derivatives and index it, all in one
  * transaction. Confirming the same bytes twice changes nothing.

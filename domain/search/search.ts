@@ -37,7 +37,7 @@ function bound(value: string | undefined, end: boolean): Date | null {
   return new Date(d.getTime() + (dateOnly ? 86_400_000 : 1));
 }
 
-/** Spec §4.7. Confined to the caller's organization and the key's bucket, whatever the filters say. */
+/** Confined to the caller's organization and the key's bucket, whatever the filters say. */
 export async function searchMedia(deps: Deps, caller: Caller, input: SearchInput): Promise<SearchResult> {
   const query = parseQuery(input.q);
   if (!hasPositiveClause(query)) {
