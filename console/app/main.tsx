@@ -5,4 +5,6 @@ import { applyTheme } from "./theme.ts";
 
 applyTheme();
 await resume();
-render(<App />, document.getElementById("app")!);
+const root = document.getElementById("app")!;
+root.textContent = "";
+render(<App />, root);

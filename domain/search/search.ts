@@ -73,7 +73,8 @@ export interface SearchResult {
 
 const EMPTY: SearchResult = { media: [], total: 0, facets: { tags: [], categories: [], kinds: [] } };
 
-const slugList = (s: string | undefined) => [...new Set((s ?? "").split(",").map((x) => x.trim().toLowerCase()).filter(Boolean))];
+/** Comma-separated slugs (filters of search and media_list), trimmed, lowercased, deduplicated. */
+export const slugList = (s: string | undefined) => [...new Set((s ?? "").split(",").map((x) => x.trim().toLowerCase()).filter(Boolean))];
 
 /** "2026-11-22" means that whole day; a full timestamp means that instant. */
 function bound(value: string | undefined, end: boolean): Date | null {
