@@ -76,10 +76,10 @@ export function MediaPage({ params }: { params: string[] }) {
             setQuery({ q: search.trim() || null });
           }}
         >
-          <Field label="Name contains">
-            <input type="search" value={search} onInput={(e) => setSearch((e.target as HTMLInputElement).value)} placeholder="beach" />
+          <Field label="Name contains" hideLabel>
+            <input type="search" value={search} onInput={(e) => setSearch((e.target as HTMLInputElement).value)} placeholder="Name contains…" />
           </Field>
-          <Field label="Kind">
+          <Field label="Kind" hideLabel>
             <select value={filters.kind} onChange={(e) => setQuery({ kind: (e.target as HTMLSelectElement).value })}>
               <option value="">All kinds</option>
               {KINDS.map((k) => (
@@ -89,7 +89,7 @@ export function MediaPage({ params }: { params: string[] }) {
               ))}
             </select>
           </Field>
-          <Field label="Tag">
+          <Field label="Tag" hideLabel>
             <select value={filters.tags} onChange={(e) => setQuery({ tag: (e.target as HTMLSelectElement).value })}>
               <option value="">Any tag</option>
               {tags.data?.map((t) => (
@@ -99,7 +99,7 @@ export function MediaPage({ params }: { params: string[] }) {
               ))}
             </select>
           </Field>
-          <Field label="Category">
+          <Field label="Category" hideLabel>
             <select value={filters.categories} onChange={(e) => setQuery({ category: (e.target as HTMLSelectElement).value })}>
               <option value="">Any category</option>
               {categories.data?.map(({ node, depth }) => (
@@ -110,7 +110,7 @@ export function MediaPage({ params }: { params: string[] }) {
               ))}
             </select>
           </Field>
-          <Field label="Sort">
+          <Field label="Sort" hideLabel>
             <select value={`${filters.sort}:${filters.order}`} onChange={(e) => {
               const [sort, order] = (e.target as HTMLSelectElement).value.split(":");
               setQuery({ sort, order });

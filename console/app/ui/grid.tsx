@@ -38,7 +38,10 @@ export class Pager {
     return out;
   }
 
+  private range: [number, number] = [0, 0];
+
   ensure(from: number, to: number): void {
+    this.range = [from, to];
     const first = Math.floor(Math.max(0, from) / PAGE);
     const last = Math.floor(Math.max(0, to) / PAGE);
     for (let p = first; p <= last; p++) {
@@ -78,7 +81,7 @@ export class Pager {
     for (const p of this.pages.keys()) this.stale.add(p);
     this.generation++;
     this.loading.clear();
-    this.version.value++;
+    this.ensure(...this.range);
   }
 
   replace(object: MediaObject): void {

@@ -269,10 +269,10 @@ export function PageHead(props: { title: string; children?: ComponentChildren; s
   );
 }
 
-export function Field(props: { label: string; children: ComponentChildren; hint?: string; id?: string }) {
+export function Field(props: { label: string; children: ComponentChildren; hint?: string; id?: string; hideLabel?: boolean }) {
   return (
     <label class="field">
-      <span class="field-label">{props.label}</span>
+      <span class={props.hideLabel ? "visually-hidden" : "field-label"}>{props.label}</span>
       {props.children}
       {props.hint && <span class="hint">{props.hint}</span>}
     </label>

@@ -34,17 +34,17 @@ export function UploadPanel({ bucketId, onUploaded }: { bucketId: string; onUplo
             }}
           />
         </label>
-        <Field label="Folder (key prefix)">
-          <input value={prefix.value} onInput={(e) => (prefix.value = (e.target as HTMLInputElement).value)} placeholder="2026/trip" />
+        <Field label="Tags for these uploads (comma-separated, at most 10)" hideLabel>
+          <input value={tagText.value} onInput={(e) => (tagText.value = (e.target as HTMLInputElement).value)} placeholder="Tags for uploads: summer, beach" size={28} />
         </Field>
-        <Field label="Tags for these uploads" hint="comma-separated, at most 10">
-          <input value={tagText.value} onInput={(e) => (tagText.value = (e.target as HTMLInputElement).value)} placeholder="summer, beach" />
+        <Field label="Folder (key prefix)" hideLabel>
+          <input value={prefix.value} onInput={(e) => (prefix.value = (e.target as HTMLInputElement).value)} placeholder="Folder (key prefix)" size={18} />
         </Field>
         <span class="hint drop-hint">or drop files on the grid</span>
       </div>
       {mine.length > 0 && (
         <>
-          <ul class="upload-list" aria-label="Uploads">
+          <ul class="upload-list" aria-label="Uploads" tabIndex={0}>
             {mine.map((u) => (
               <UploadRow key={u.id} upload={u} />
             ))}
