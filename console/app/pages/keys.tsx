@@ -105,7 +105,7 @@ export function KeysPage() {
               <tr key={k.id} data-key-name={k.name}>
                 <td>
                   {k.name}
-                  {k.id === me.value?.credential.apiKeyId && <Chip tone="info">this session</Chip>}
+                  {k.id === me.value?.credential.apiKeyId && <> <Chip tone="info">this session</Chip></>}
                   <div class="muted mono small-text">{k.accessKeyId}</div>
                 </td>
                 <td>

@@ -51,7 +51,7 @@ interface Subscription {
 export function UsagePage() {
   const [days, setDays] = useState(30);
   const usage = useLoad(() => call<Usage>("usage_get"), []);
-  const history = useLoad(() => call<{ data: Day[] }>("usage_history", { days }).then((r) => r.data), [days]);
+  const history = useLoad(() => call<{ from: string; to: string; data: Day[] }>("usage_history", { days }).then((r) => ({ days: windowDays(r.from, r.to), data: r.data })), [days]);
   const u = usage.data;
   return (
     <>
@@ -84,9 +84,9 @@ export function UsagePage() {
         <ErrorNote error={history.error} />
         {history.data ? (
           <div class="charts">
-            <Chart title="Storage" data={history.data} series={[{ key: "usedStorage", label: "used" }, { key: "allocatedStorage", label: "allocated", dashed: true }]} format={bytes} />
-            <Chart title="Egress per day" data={history.data} series={[{ key: "egressBytes", label: "egress" }]} format={bytes} bars />
-            <Chart title="API calls per day" data={history.data} series={[{ key: "apiCalls", label: "calls" }]} format={(n) => n.toLocaleString()} bars />
+            <Chart title="Storage" days={history.data.days} data={history.data.data} series={[{ key: "usedStorage", label: "used" }, { key: "allocatedStorage", label: "allocated", dashed: true }]} format={bytes} />
+            <Chart title="Egress per day" days={history.data.days} data={history.data.data} series={[{ key: "egressBytes", label: "egress" }]} format={bytes} bars />
+            <Chart title="API calls per day" days={history.data.days} data={history.data.data} series={[{ key: "apiCalls", label: "calls" }]} format={(n) => n.toLocaleString()} bars />
           </div>
         ) : (
           <Loading />
@@ -114,18 +114,28 @@ interface Series {
   dashed?: boolean;
 }
 
-/** A small chart in plain SVG: lines (or bars) over days, with the largest value marked. */
-function Chart(props: { title: string; data: Day[]; series: Series[]; format: (n: number) => string; bars?: boolean }) {
+/** Every day of the window, oldest first (the history lists only days that have a row). */
+function windowDays(from: string, to: string): string[] {
+  const out: string[] = [];
+  for (let t = Date.parse(`${from}T00:00:00Z`); t <= Date.parse(`${to}T00:00:00Z`) && out.length < 400; t += 86_400_000) out.push(new Date(t).toISOString().slice(0, 10));
+  return out;
+}
+
+/** A small chart in plain SVG: lines (or bars) over the window's days, scaled to the largest value. */
+function Chart(props: { title: string; days: string[]; data: Day[]; series: Series[]; format: (n: number) => string; bars?: boolean }) {
   const W = 480;
   const H = 160;
   const P = { l: 8, r: 8, t: 12, b: 22 };
-  const values = props.data.flatMap((d) => props.series.map((s) => Number(d[s.key])));
-  const max = Math.max(1, ...values);
-  const n = props.data.length;
-  const x = (i: number) => P.l + (n <= 1 ? 0 : (i * (W - P.l - P.r)) / (n - 1));
+  const n = Math.max(props.days.length, 1);
+  const index = new Map(props.days.map((d, i) => [d, i]));
+  const points = props.data.filter((d) => index.has(d.date.slice(0, 10)));
+  const max = Math.max(1, ...points.flatMap((d) => props.series.map((s) => Number(d[s.key]))));
+  const slot = (W - P.l - P.r) / n;
+  const x = (d: Day) => P.l + (index.get(d.date.slice(0, 10))! + 0.5) * slot;
   const y = (v: number) => H - P.b - (v / max) * (H - P.t - P.b);
-  const barW = Math.max(1, (W - P.l - P.r) / Math.max(n, 1) - 2);
-  const summary = props.series.map((s) => `${s.label}: latest ${props.format(Number(props.data[n - 1]?.[s.key] ?? 0))}, highest ${props.format(Math.max(0, ...props.data.map((d) => Number(d[s.key]))))}`).join("; ");
+  const barW = Math.max(1, slot - 2);
+  const latest = points[points.length - 1];
+  const summary = props.series.map((s) => `${s.label}: latest ${props.format(Number(latest?.[s.key] ?? 0))}, highest ${props.format(Math.max(0, ...points.map((d) => Number(d[s.key]))))}`).join("; ");
   return (
     <figure class="chart">
       <figcaption>
@@ -136,21 +146,26 @@ function Chart(props: { title: string; data: Day[]; series: Series[]; format: (n
         <line x1={P.l} x2={W - P.r} y1={P.t} y2={P.t} class="grid-line" />
         {props.series.map((s, si) =>
           props.bars ? (
-            props.data.map((d, i) => {
+            points.map((d, i) => {
               const v = Number(d[s.key]);
-              return <rect key={`${si}-${i}`} class={`bar series-${si}`} x={x(i) - (n <= 1 ? 0 : barW / 2)} y={y(v)} width={barW} height={H - P.b - y(v)} />;
+              return <rect key={`${si}-${i}`} class={`bar series-${si}`} x={x(d) - barW / 2} y={y(v)} width={barW} height={H - P.b - y(v)} />;
             })
           ) : (
-            <polyline key={si} class={`line series-${si}${s.dashed ? " dashed" : ""}`} points={props.data.map((d, i) => `${x(i)},${y(Number(d[s.key]))}`).join(" ")} />
+            <g key={si} class={`series-${si}`}>
+              <polyline class={`line series-${si}${s.dashed ? " dashed" : ""}`} points={points.map((d) => `${x(d)},${y(Number(d[s.key]))}`).join(" ")} />
+              {points.map((d, i) => (
+                <circle key={i} class={`dot series-${si}`} cx={x(d)} cy={y(Number(d[s.key]))} r={2.5} />
+              ))}
+            </g>
           ),
         )}
-        {n > 0 && (
+        {props.days.length > 0 && (
           <>
             <text x={P.l} y={H - 6} class="tick">
-              {day(props.data[0]!.date)}
+              {day(props.days[0]!)}
             </text>
             <text x={W - P.r} y={H - 6} class="tick end">
-              {day(props.data[n - 1]!.date)}
+              {day(props.days[props.days.length - 1]!)}
             </text>
           </>
         )}
