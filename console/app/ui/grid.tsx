@@ -1,5 +1,6 @@
 import { signal } from "@preact/signals";
-import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
+import { memo } from "preact/compat";
+import { useCallback, useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { call } from "../api.ts";
 import { cancelQueued } from "../thumbs.ts";
 import { type MediaObject, Thumb } from "./media.tsx";
@@ -152,6 +153,14 @@ export function VirtualGrid(props: { pager: Pager; selectedId: string | null; on
     }
   });
 
+  // Tiles are memoized: the callbacks they get must not change from frame to frame.
+  const latest = useRef({ onKeyDown: (_e: KeyboardEvent, _i: number) => {}, onOpen: props.onOpen, setFocusIndex });
+  const keyDown = useCallback((e: KeyboardEvent, i: number) => latest.current.onKeyDown(e, i), []);
+  const open = useCallback((o: MediaObject, i: number) => {
+    latest.current.setFocusIndex(i);
+    latest.current.onOpen(o);
+  }, []);
+
   const onScroll = () => {
     const el = scroller.current!;
     requestAnimationFrame(() => setScrollTop(el.scrollTop));
@@ -184,39 +193,25 @@ export function VirtualGrid(props: { pager: Pager; selectedId: string | null; on
     e.preventDefault();
     moveTo(target);
   };
+  latest.current = { onKeyDown, onOpen: props.onOpen, setFocusIndex };
 
   const tiles = [];
   for (let i = from; i <= to; i++) {
     const o = pager.get(i);
-    const x = (i % cols) * (tile + GAP);
-    const y = Math.floor(i / cols) * rowHeight;
-    const style = { transform: `translate(${x}px, ${y}px)`, width: `${tile}px`, height: `${tile + LABEL}px` };
     tiles.push(
-      <div key={i} role="listitem" class="tile-slot" style={style} aria-setsize={total} aria-posinset={i + 1}>
-        {o ? (
-          <button
-            type="button"
-            class={`tile${props.selectedId === o.id ? " selected" : ""}`}
-            data-index={i}
-            data-id={o.id}
-            tabIndex={i === focusIndex ? 0 : -1}
-            aria-pressed={props.selectedId === o.id}
-            aria-label={`${o.fileName}, ${o.kind}`}
-            onClick={() => {
-              setFocusIndex(i);
-              props.onOpen(o);
-            }}
-            onKeyDown={(e) => onKeyDown(e, i)}
-          >
-            <span class="tile-pic" style={{ height: `${tile}px` }}>
-              <Thumb object={o} />
-            </span>
-            <span class="tile-name">{o.fileName}</span>
-          </button>
-        ) : (
-          <span class="tile skeleton" data-index={i} aria-label="Loading" tabIndex={i === focusIndex ? 0 : -1} onKeyDown={(e) => onKeyDown(e, i)} />
-        )}
-      </div>,
+      <Tile
+        key={i}
+        index={i}
+        object={o}
+        total={total}
+        x={(i % cols) * (tile + GAP)}
+        y={Math.floor(i / cols) * rowHeight}
+        size={tile}
+        selected={o !== undefined && props.selectedId === o.id}
+        focused={i === focusIndex}
+        onOpen={open}
+        onKey={keyDown}
+      />,
     );
   }
 
@@ -228,3 +223,45 @@ export function VirtualGrid(props: { pager: Pager; selectedId: string | null; on
     </div>
   );
 }
+
+interface TileProps {
+  index: number;
+  object: MediaObject | undefined;
+  total: number;
+  x: number;
+  y: number;
+  size: number;
+  selected: boolean;
+  focused: boolean;
+  onOpen: (o: MediaObject, index: number) => void;
+  onKey: (e: KeyboardEvent, index: number) => void;
+}
+
+/** One grid cell; memoized, so a scroll renders only the rows that come into view. */
+const Tile = memo(function Tile({ index: i, object: o, total, x, y, size, selected, focused, onOpen, onKey }: TileProps) {
+  const style = { transform: `translate(${x}px, ${y}px)`, width: `${size}px`, height: `${size + LABEL}px` };
+  return (
+    <div role="listitem" class="tile-slot" style={style} aria-setsize={total} aria-posinset={i + 1}>
+      {o ? (
+        <button
+          type="button"
+          class={`tile${selected ? " selected" : ""}`}
+          data-index={i}
+          data-id={o.id}
+          tabIndex={focused ? 0 : -1}
+          aria-pressed={selected}
+          aria-label={`${o.fileName}, ${o.kind}`}
+          onClick={() => onOpen(o, i)}
+          onKeyDown={(e) => onKey(e, i)}
+        >
+          <span class="tile-pic" style={{ height: `${size}px` }}>
+            <Thumb object={o} />
+          </span>
+          <span class="tile-name">{o.fileName}</span>
+        </button>
+      ) : (
+        <span class="tile skeleton" data-index={i} aria-label="Loading" tabIndex={focused ? 0 : -1} onKeyDown={(e) => onKey(e, i)} />
+      )}
+    </div>
+  );
+});
