@@ -272,6 +272,14 @@ describe.skipIf(!run)("web console", () => {
     await hasCount(panel.getByRole("button", { name: /Delete/ }), 0);
     await hasCount(panel.getByLabel("Add a tag"), 0);
     await hasCount(panel.getByRole("button", { name: "Save metadata" }), 0);
+    // Reading is allowed: a stream URL (asked over MCP, since REST answers a redirect) and a download.
+    await panel.getByRole("button", { name: "Stream link" }).click();
+    const href = await panel.getByRole("link", { name: "Open the stream URL" }).getAttribute("href");
+    const streamed = await fetch(href!);
+    expect(streamed.status).toBe(200);
+    expect(streamed.headers.get("content-type")).toBe("image/png");
+    const [download] = await Promise.all([p.waitForEvent("download"), panel.getByRole("button", { name: "Download" }).click()]);
+    expect(download.suggestedFilename()).toBe("beach-blue.png");
     await checkPage(p, "15-read-only");
     expect(readerProblems).toEqual([]);
     await p.context().close();

@@ -111,6 +111,7 @@ export function VirtualGrid(props: { pager: Pager; selectedId: string | null; on
   const [scrollTop, setScrollTop] = useState(0);
   const [focusIndex, setFocusIndex] = useState(0);
   const focusWanted = useRef(false);
+  const pendingFocus = useRef(0);
   pager.version.value; // re-render when pages arrive
 
   useLayoutEffect(() => {
@@ -146,7 +147,8 @@ export function VirtualGrid(props: { pager: Pager; selectedId: string | null; on
 
   useEffect(() => {
     if (!focusWanted.current) return;
-    const el = scroller.current?.querySelector<HTMLElement>(`[data-index="${focusIndex}"]`);
+    // The ref, not this render's state: an effect of an earlier render may run after a newer move.
+    const el = scroller.current?.querySelector<HTMLElement>(`[data-index="${pendingFocus.current}"]`);
     if (el) {
       el.focus({ preventScroll: true });
       focusWanted.current = false;
@@ -169,6 +171,7 @@ export function VirtualGrid(props: { pager: Pager; selectedId: string | null; on
   const moveTo = (i: number) => {
     const next = Math.max(0, Math.min(total - 1, i));
     setFocusIndex(next);
+    pendingFocus.current = next;
     focusWanted.current = true;
     const el = scroller.current!;
     const top = Math.floor(next / cols) * rowHeight;
@@ -176,7 +179,9 @@ export function VirtualGrid(props: { pager: Pager; selectedId: string | null; on
     else if (top + rowHeight > el.scrollTop + el.clientHeight) el.scrollTop = top + rowHeight - el.clientHeight;
   };
 
-  const onKeyDown = (e: KeyboardEvent, i: number) => {
+  const onKeyDown = (e: KeyboardEvent, tileIndex: number) => {
+    // Keys pressed faster than focus follows count from where focus is going, not where it was.
+    const i = focusWanted.current ? pendingFocus.current : tileIndex;
     const perPage = Math.max(1, Math.floor(size.height / rowHeight)) * cols;
     const moves: Record<string, number> = {
       ArrowRight: i + 1,
