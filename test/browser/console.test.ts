@@ -210,6 +210,7 @@ describe.skipIf(!run)("web console", () => {
       const roots = (await org.admin.get("/api/categories")).body.data.map((c: { name: string }) => c.name).sort();
       expect(roots).toEqual(["Italy", "Travel"]);
     });
+    await hasCount(page.locator(".tree > li"), 2);
     await checkPage(page, "10-categories");
 
     const base = (await org.admin.get(`/api/media?bucketId=${bucketId}&search=blue`)).body.data[0];
