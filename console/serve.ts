@@ -11,9 +11,11 @@ let building: Promise<ConsoleBundle> | undefined;
 
 /** Starts the build (once per process); the first page view waits for it. */
 export function consoleBundle(): Promise<ConsoleBundle> {
-  building ??= import("./build.ts").then((m) => m.buildConsole());
-  // A failed build is retried on the next request rather than cached.
-  building.catch(() => (building = undefined));
+  if (!building) {
+    building = import("./build.ts").then((m) => m.buildConsole());
+    // A failed build is retried on the next request rather than cached.
+    building.catch(() => (building = undefined));
+  }
   return building;
 }
 
