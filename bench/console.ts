@@ -46,7 +46,7 @@ try {
   process.stderr.write(`seeding ${int(N)} objects with thumbnails…\n`);
   const seeded = Date.now();
   const { orgId, bucketId } = await seed(deps.db, N);
-  // Seeded kinds follow the older list; the console draws what the service answers.
+  // All pictures, so every tile has a thumbnail to show (the seed mixes kinds).
   await deps.db.execute(sql`update media_objects set kind = 'image' where org_id = ${orgId}`);
   const ids = (await deps.db.select({ id: mediaObjects.id }).from(mediaObjects).where(eq(mediaObjects.orgId, orgId))).map((r) => r.id);
   await putThumbnails(bucketId, ids);

@@ -9,7 +9,7 @@ import { ErrorNote, Field, Link, PageHead, useLoad } from "../ui/kit.tsx";
 import type { Label } from "../ui/media.tsx";
 import { DropZone, UploadPanel } from "../ui/uploads.tsx";
 
-export const KINDS = ["image", "video", "audio", "document", "3d", "other"];
+export const KINDS = ["image", "video", "audio", "pdf", "3d", "other"];
 
 export function MediaPage({ params }: { params: string[] }) {
   const bucketId = params[0]!;

@@ -29,7 +29,7 @@ const KIND_PATHS: Record<string, string> = {
   image: "M4 5h16v14H4z M4 16l5-5 4 4 3-3 4 4 M15 9.5a1.5 1.5 0 1 0 .01 0",
   video: "M3 6h13v12H3z M16 10l5-3v10l-5-3",
   audio: "M9 18V6l10-2v12 M9 18a3 3 0 1 1-.01 0 M19 16a3 3 0 1 1-.01 0",
-  document: "M6 3h9l4 4v14H6z M15 3v4h4 M9 12h7 M9 16h7",
+  pdf: "M6 3h9l4 4v14H6z M15 3v4h4 M9 12h7 M9 16h7",
   "3d": "M12 3l8 4.5v9L12 21l-8-4.5v-9z M12 12l8-4.5 M12 12v9 M12 12L4 7.5",
   other: "M6 3h9l4 4v14H6z M15 3v4h4",
 };
