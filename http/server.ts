@@ -6,6 +6,7 @@ import { toAppError } from "../tools/failure.ts";
 import { registry } from "../tools/registry.ts";
 import { authentication } from "./auth.ts";
 import { docsPage, docsScript } from "../openapi/docs-page.ts";
+import { consoleRoutes } from "../console/serve.ts";
 import { errorResponse, json } from "./respond.ts";
 import { openApiDocument } from "../openapi/document.ts";
 import { compose, type HttpContext, type Middleware } from "./pipeline.ts";
@@ -114,6 +115,20 @@ export function createApp(opts: AppOptions) {
   app.get("/api/openapi.json", publicRoute(async () => json(200, (openapi ??= openApiDocument(registry, deps.config.publicUrl ?? undefined)))));
   app.get("/api/docs", publicRoute(async () => docsPage()));
   app.get("/api/docs/scalar.js", publicRoute(async () => docsScript()));
+  // The web console: `/` points there; every /console path but its assets is the one page.
+  const site = consoleRoutes(deps);
+  app.get("/", () => new Response(null, { status: 302, headers: { location: "/console" } }));
+  app.get("/console", publicRoute(() => site.page()));
+  app.get(
+    "/console/*",
+    publicRoute(async (ctx) => {
+      const asset = /^\/console\/assets\/([\w.-]+)$/.exec(ctx.url.pathname);
+      if (!asset) return site.page();
+      const response = await site.asset(ctx.request, asset[1]!);
+      if (!response) throw new AppError("not_found", `No console asset ${asset[1]}`);
+      return response;
+    }),
+  );
   // Unknown /api paths are answered here rather than by onError, so they are counted and carry
   // the RateLimit fields like every other API answer. Router precedence keeps real routes first.
   app.all(

@@ -40,7 +40,8 @@ describe("one registry, four surfaces", () => {
   test("REST routes are exactly the registry tools", () => {
     const app = createApp({ deps: server.services.deps });
     // "/api/*" answers unknown API paths (404, counted by the rate limit).
-    const infra = new Set(["/mcp", "/api/openapi.json", "/api/docs", "/api/docs/scalar.js", "/healthz", "/api/payments/webhook", "/api/*"]);
+    // "/" and "/console..." serve the web console.
+    const infra = new Set(["/mcp", "/api/openapi.json", "/api/docs", "/api/docs/scalar.js", "/healthz", "/api/payments/webhook", "/api/*", "/", "/console", "/console/*"]);
     const routes = app.routes.filter((r) => !infra.has(r.path)).map((r) => `${r.method} ${r.path}`).sort();
     const expected = registry.map((t) => `${t.http.method} /api${t.http.path.replace(/\{(\w+)\}/g, ":$1")}`).sort();
     expect(routes).toEqual(expected);

@@ -112,6 +112,12 @@ const table: Record<string, Entry> = {
 
   categories_list: { scope: "read", input: none, restricted: [allowed(none)] },
   categories_create: { scope: "write", input: () => ({ name: unique("category") }), restricted: [allowed(() => ({ name: unique("category") }))] },
+  categories_move: {
+    scope: "write",
+    reach: "organization",
+    input: (f) => ({ id: f.childCategoryId, parentId: f.categoryId }),
+    restricted: [refused((f) => ({ id: f.childCategoryId, parentId: null }))],
+  },
   categories_delete: { scope: "delete", reach: "organization", input: (f) => ({ id: f.childCategoryId }), restricted: [refused((f) => ({ id: f.childCategoryId }))] },
   objects_set_categories: {
     scope: "write",
