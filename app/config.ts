@@ -1,6 +1,7 @@
 import { resolve } from "node:path";
 import { z } from "zod";
 import { DEFAULT_PLANS, type Plan, parsePlans } from "../domain/billing/plans.ts";
+import { type TracingSettings, tracingSettings } from "./tracing.ts";
 
 /**
  * Every setting of the service, read once from the environment (ARCHITECTURE.md).
@@ -53,6 +54,12 @@ const envSchema = z.object({
     .pipe(z.array(z.union([z.literal("*"), z.string().refine(isOrigin, "each entry must be an origin such as https://app.example.com (scheme and host, no path), or *")])))
     .optional(),
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error", "silent"]).default("info"),
+  /** A second listener for /metrics, /healthz and /readyz, without credentials (docs/operations.md). */
+  METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  /** Bearer token for /metrics on the main port; unset: /metrics is not served there. */
+  METRICS_TOKEN: z.string().min(16).optional(),
+  READY_TIMEOUT_MS: z.coerce.number().int().min(50).default(2000),
+  SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(100).default(25_000),
 });
 
 function isOrigin(value: string): boolean {
@@ -102,6 +109,21 @@ export interface Config {
   corsOrigins: "*" | string[];
   /** Check every tool result against its output schema (tests turn this on). */
   validateOutputs: boolean;
+  ops: OpsConfig;
+}
+
+/** Metrics, probes, traces and shutdown (docs/operations.md). */
+export interface OpsConfig {
+  /** Port of the credential-free listener for /metrics, /healthz and /readyz; null: none. */
+  metricsPort: number | null;
+  /** /metrics on the main port with this bearer token; null: not served there. */
+  metricsToken: string | null;
+  /** Longest wait for each dependency in /readyz. */
+  readyTimeoutMs: number;
+  /** SIGTERM: in-flight requests and jobs get this long to finish before the process exits anyway. */
+  shutdownTimeoutMs: number;
+  /** OpenTelemetry export, from the standard OTEL_* variables; null: tracing off. */
+  tracing: TracingSettings | null;
 }
 
 /** Background jobs (docs/worker.md). */
@@ -189,5 +211,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     logLevel: e.LOG_LEVEL,
     corsOrigins: e.CORS_ORIGINS?.includes("*") ? "*" : (e.CORS_ORIGINS ?? []).map((o) => new URL(o).origin),
     validateOutputs: false,
+    ops: {
+      metricsPort: e.METRICS_PORT ?? null,
+      metricsToken: e.METRICS_TOKEN ?? null,
+      readyTimeoutMs: e.READY_TIMEOUT_MS,
+      shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+      tracing: tracingSettings(present, "media-storage"),
+    },
   };
 }

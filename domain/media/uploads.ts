@@ -316,7 +316,10 @@ export async function recordStoredObject(deps: Deps, orgId: string, bucketId: st
     await enqueueJob(tx, "derivatives.generate", { orgId: orgId, objectId: id });
     return { objectId: id, changed: true };
   });
-  if (changed) deps.jobs.kick();
+  if (changed) {
+    deps.jobs.kick();
+    deps.meters?.uploaded(stored.size);
+  }
   return objectId;
 }
 
