@@ -47,7 +47,7 @@ export class Metrics {
   readonly egressBytes: Counter<"kind">;
   private sources: LiveSources = {};
 
-  constructor(opts: { role: "server" | "worker"; defaultMetrics?: boolean }) {
+  constructor(opts: { role: "server" | "worker" | "task"; defaultMetrics?: boolean }) {
     const registers = [this.registry];
     this.registry.setDefaultLabels({ role: opts.role });
     if (opts.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry });

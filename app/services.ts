@@ -31,8 +31,10 @@ import { jobTraceparent, startTracing } from "./tracing.ts";
 /**
  * "server": `npm start` (the API; runs jobs itself unless REDIS_URL is set with
  * WORKER_INLINE=false). "worker": `npm run worker` (BullMQ only: runs jobs, serves nothing).
+ * "task": a one-off command beside running servers (`npm run reconcile`): runs no jobs, no
+ * housekeeping and no listener; the jobs it records are dispatched by the servers' outbox poll.
  */
-export type Role = "server" | "worker";
+export type Role = "server" | "worker" | "task";
 
 export interface Services {
   deps: Deps;
@@ -98,7 +100,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     const shared = redis ? await sharedCredentialCache(redis, config.redisPrefix, log) : null;
     if (shared) closers.push(shared.close);
     const credentials = shared?.cache ?? localCredentialCache();
-    const jobs = { kick: () => outbox.kick() };
+    const jobs = { kick: () => (role === "task" ? undefined : outbox.kick()) };
     const search = observeSearch(await openSearch(config, database.db, log), metrics);
     const payments = config.stripe.secretKey ? new StripePayments({ secretKey: config.stripe.secretKey, apiUrl: config.stripe.apiUrl }) : null;
     const deps: Deps = { db: database.db, clock: overrides.clock ?? systemClock, log, config, jobs, storage, search, payments, credentials, meters: meters(metrics) };
@@ -111,7 +113,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       const bull = new BullQueue(config);
       closers.push(() => bull.close());
       queue = bull;
-      where = role === "worker" || w.inline ? "here" : "elsewhere";
+      where = role === "worker" || (role === "server" && w.inline) ? "here" : "elsewhere";
       if (where === "here") {
         const worker = startBullWorker(config, processors, log);
         closers.push(() => worker.close());
@@ -126,13 +128,13 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       const memory = new MemoryQueue(processors, log, { concurrency: w.concurrency, attempts: w.attempts, backoffMs: w.backoffMs, lockMs: w.lockMs, ledger });
       closers.push(() => memory.close());
       queue = memory;
-      where = "in-process";
+      where = role === "task" ? "elsewhere" : "in-process";
     }
 
     const outbox = new OutboxDispatcher(deps, queue, { lockMs: w.lockMs });
-    outbox.start();
+    if (role !== "task") outbox.start();
     closers.push(() => outbox.stop());
-    const maintenance = startMaintenance(deps);
+    const maintenance = role === "task" ? { runOnce: async () => {}, stop: async () => {} } : startMaintenance(deps);
     closers.push(() => maintenance.stop());
     // Closed before the database (closers run in reverse): the last counts are written on shutdown.
     const apiCalls = new ApiCallMeter(deps);
@@ -141,7 +143,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     metrics.observe({ pool: database.pool, jobs: () => jobCounts(deps, queue) });
     const readiness = readinessProbe(deps, { redis, timeoutMs: config.ops.readyTimeoutMs, database: database.kind });
     let opsPort: number | null = null;
-    if (config.ops.metricsPort !== null) {
+    if (config.ops.metricsPort !== null && role !== "task") {
       const ops = startOpsServer({ metrics, readiness }, { host: config.host, port: config.ops.metricsPort });
       opsPort = ops.port;
       closers.push(ops.stop);
