@@ -64,7 +64,7 @@ describe("OpenTelemetry traces", () => {
   test("one trace from the request through the tool, SQL, storage and the job's hand-over into its run", async () => {
     const bucket = (await org.admin.post("/api/buckets", { name: "traced" })).body;
     const presigned = await org.admin.post("/api/presign/upload", { bucketId: bucket.id, key: "trace-me.png", contentType: "image/png" });
-    expect((await fetch(presigned.body.url, { method: "PUT", headers: presigned.body.headers, body: await png(320, 200) })).status).toBe(200);
+    expect((await fetch(presigned.body.url, { method: "PUT", headers: presigned.body.headers, body: new Uint8Array(await png(320, 200)) })).status).toBe(200);
 
     const traceId = crypto.randomUUID().replaceAll("-", "");
     const callerSpan = traceId.slice(0, 16);
