@@ -1,58 +1,14 @@
+import type { TracingSettings } from "../domain/core/config.ts";
 import type { Logger } from "../domain/ports/log.ts";
+import { type SpanKind, tracingOn, useSpans } from "../telemetry/spans.ts";
+
+export { inSpan, jobTraceparent, type SpanAttributes, tracingOn } from "../telemetry/spans.ts";
 
 /**
  * OpenTelemetry traces, off unless an OTLP endpoint is configured (the standard
- * OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT). The choke points (HTTP
- * requests, tools, SQL, storage, job enqueue and run) call `inSpan`; while tracing is off
- * that is a plain call, and the SDK is never loaded: an unconfigured start pays nothing.
+ * OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT). The choke points call
+ * telemetry/spans.ts; this file loads the SDK (only then) and installs it there.
  */
-
-export type SpanKind = "internal" | "server" | "client" | "producer" | "consumer";
-export type SpanAttributes = Record<string, string | number | boolean>;
-
-export interface SpanHandle {
-  setAttribute(key: string, value: string | number | boolean): void;
-}
-
-export interface TracingSettings {
-  /** Full URL of the traces endpoint (…/v1/traces). */
-  url: string;
-  protocol: "http/protobuf" | "http/json";
-  headers: Record<string, string>;
-  serviceName: string;
-  /** 0..1: share of new traces kept (traces continued from a caller follow the caller's decision). */
-  sampleRatio: number;
-}
-
-interface Impl {
-  span<T>(name: string, attributes: SpanAttributes, fn: (span: SpanHandle) => Promise<T>, kind: SpanKind, parent: string | null | undefined): Promise<T>;
-  traceparent(): string | null;
-  producer(name: string, attributes: SpanAttributes): string | null;
-}
-
-let impl: Impl | null = null;
-const NOOP: SpanHandle = { setAttribute() {} };
-
-/**
- * Runs `fn` in a span (a child of the active one), or just runs it when tracing is off.
- * `parent`: a W3C traceparent to continue instead (an incoming request, a job's payload);
- * null or undefined: the active context.
- */
-export function inSpan<T>(name: string, attributes: SpanAttributes, fn: (span: SpanHandle) => Promise<T>, opts: { kind?: SpanKind; parent?: string | null } = {}): Promise<T> {
-  return impl ? impl.span(name, attributes, fn, opts.kind ?? "internal", opts.parent) : fn(NOOP);
-}
-
-export function tracingOn(): boolean {
-  return impl !== null;
-}
-
-/**
- * A job's hand-over as a producer span in the current trace, and the traceparent its run
- * continues from; null while tracing is off.
- */
-export function jobTraceparent(jobName: string): string | null {
-  return impl?.producer(`enqueue ${jobName}`, { "messaging.system": "media.outbox", "messaging.destination.name": jobName, "messaging.operation.type": "send" }) ?? null;
-}
 
 /** The standard variables, read from the service's environment; null when tracing stays off. */
 export function tracingSettings(env: Record<string, string | undefined>, defaultService: string): TracingSettings | null {
@@ -84,7 +40,7 @@ export function tracingSettings(env: Record<string, string | undefined>, default
  * process): a second call while it is on changes nothing. `stop` flushes what is pending.
  */
 export async function startTracing(settings: TracingSettings, log: Logger, version: string): Promise<{ stop(): Promise<void> }> {
-  if (impl) return { stop: async () => {} };
+  if (tracingOn()) return { stop: async () => {} };
   const api = await import("@opentelemetry/api");
   const { AsyncLocalStorageContextManager } = await import("@opentelemetry/context-async-hooks");
   const { BasicTracerProvider, BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler } = await import("@opentelemetry/sdk-trace-base");
@@ -120,7 +76,7 @@ export async function startTracing(settings: TracingSettings, log: Logger, versi
     return carrier.traceparent ?? null;
   };
 
-  impl = {
+  useSpans({
     span: (name, attributes, fn, kind, parent) =>
       tracer.startActiveSpan(name, { kind: kinds[kind], attributes }, contextOf(parent), async (span) => {
         try {
@@ -133,17 +89,16 @@ export async function startTracing(settings: TracingSettings, log: Logger, versi
           span.end();
         }
       }),
-    traceparent: () => traceparentOf(api.context.active()),
     producer: (name, attributes) => {
       const span = tracer.startSpan(name, { kind: api.SpanKind.PRODUCER, attributes });
       span.end();
       return traceparentOf(api.trace.setSpan(api.context.active(), span));
     },
-  };
+  });
   log.info("tracing on", { endpoint: settings.url, protocol: settings.protocol, service: settings.serviceName });
   return {
     stop: async () => {
-      impl = null;
+      useSpans(null);
       await provider.shutdown().catch((err: unknown) => log.warn("flushing traces failed", { error: String(err) }));
       api.trace.disable();
       api.context.disable();

@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { z } from "zod";
-import { inSpan } from "../app/tracing.ts";
+import { inSpan } from "../telemetry/spans.ts";
 import { AppError, type ErrorDetail, errors } from "../domain/core/errors.ts";
 import { assertMayUse } from "./access.ts";
 import type { AnyTool, ToolContext } from "./define.ts";
