@@ -4,7 +4,7 @@ import { loadConfig } from "./config.ts";
 import { createServices } from "./services.ts";
 
 /**
- * `npm run reconcile [-- --fix] [--org <id>] [--older-than <hours>]`: compares storage with the
+ * `npm run reconcile [-- --fix] [--org <id>] [--older-than <hours>] [--list]`: compares storage with the
  * catalogue for every organization (or one) and prints one JSON line per organization, then
  * one for storage that belongs to no bucket, then a summary line. With --fix it repairs what
  * is safe and the lines say what was done. Runs beside the servers (same environment); with the
@@ -15,12 +15,13 @@ const { values } = parseArgs({
   options: {
     fix: { type: "boolean", default: false },
     org: { type: "string" },
+    list: { type: "boolean", default: false },
     "older-than": { type: "string", default: String(DEFAULT_OLDER_THAN_MS / 3_600_000) },
     help: { type: "boolean", short: "h", default: false },
   },
 });
 if (values.help) {
-  process.stdout.write("usage: npm run reconcile -- [--fix] [--org <organization id>] [--older-than <hours, default 24>]\n");
+  process.stdout.write("usage: npm run reconcile -- [--fix] [--org <organization id>] [--older-than <hours, default 24>] [--list]\n");
   process.exit(0);
 }
 const hours = Number(values["older-than"]);
@@ -28,10 +29,11 @@ if (!Number.isFinite(hours) || hours < 0) {
   process.stderr.write("--older-than must be a number of hours, 0 or more\n");
   process.exit(2);
 }
-const opts = { fix: values.fix, olderThanMs: hours * 3_600_000 };
+const out = (line: unknown) => process.stdout.write(`${JSON.stringify(line)}\n`);
+// --list: every finding on its own line as it is made (reports keep only the first 20 of each kind).
+const opts = { fix: values.fix, olderThanMs: hours * 3_600_000, ...(values.list ? { onFinding: (finding: unknown) => out({ finding }) } : {}) };
 const services = await createServices(loadConfig(), { role: "task" });
 const { deps } = services;
-const out = (line: unknown) => process.stdout.write(`${JSON.stringify(line)}\n`);
 
 let organizations = 0;
 let problems = 0;

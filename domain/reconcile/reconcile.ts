@@ -25,10 +25,22 @@ import { mergeJoin } from "./merge.ts";
  * storage restore, and deleting the object is the owner's decision.
  */
 
+export type FindingKind = "bytesWithoutRow" | "rowsWithoutBytes" | "derivativesWithoutSource";
+
+export interface Finding {
+  orgId: string;
+  kind: FindingKind;
+  path: string;
+  size: number | null;
+  objectId: string | null;
+}
+
 export interface ReconcileOptions {
   fix: boolean;
   /** Storage objects younger than this are never deleted (a client may still confirm them). */
   olderThanMs: number;
+  /** Told of every finding as it is made (the report keeps only the first few): `npm run reconcile -- --list`. */
+  onFinding?: (finding: Finding) => void;
 }
 
 /** docs/operations.md: a day, so an upload's URL (at most a week) and its confirm are long over... unless configured. */
@@ -42,7 +54,10 @@ class Tally {
   bytes = 0;
   readonly samples: ReconcileFindings["samples"] = [];
 
+  constructor(private readonly tell?: (path: string, size: number | null, objectId: string | null) => void) {}
+
   add(path: string, size: number | null, objectId: string | null): void {
+    this.tell?.(path, size, objectId);
     this.count++;
     this.bytes += size ?? 0;
     if (this.samples.length < SAMPLES) this.samples.push({ path, size, objectId });
@@ -66,6 +81,11 @@ interface Run {
   pending: { count: number; bytes: number };
   fixed: { deletedObjects: number; deletedBytes: number; regeneratedThumbnails: number; usageRepaired: boolean };
   jobsQueued: boolean;
+}
+
+function teller(opts: ReconcileOptions, orgId: string, kind: FindingKind) {
+  const tell = opts.onFinding;
+  return tell ? (path: string, size: number | null, objectId: string | null) => tell({ orgId, kind, path, size, objectId }) : undefined;
 }
 
 let cursors = 0;
@@ -308,9 +328,9 @@ export async function reconcileOrganization(deps: Deps, orgId: string, opts: Rec
     opts,
     startedAt,
     scanned: { storageObjects: 0, storageBytes: 0, rows: 0 },
-    bytesWithoutRow: new Tally(),
-    rowsWithoutBytes: new Tally(),
-    derivativesWithoutSource: new Tally(),
+    bytesWithoutRow: new Tally(teller(opts, orgId, "bytesWithoutRow")),
+    rowsWithoutBytes: new Tally(teller(opts, orgId, "rowsWithoutBytes")),
+    derivativesWithoutSource: new Tally(teller(opts, orgId, "derivativesWithoutSource")),
     pending: { count: 0, bytes: 0 },
     fixed: { deletedObjects: 0, deletedBytes: 0, regeneratedThumbnails: 0, usageRepaired: false },
     jobsQueued: false,
