@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { eventually } from "../support/eventually.ts";
@@ -122,6 +124,18 @@ describe("/metrics", () => {
       // Prometheus conventions: counters end in _total, durations are in seconds, sizes in bytes.
       if (type === "counter") expect(name).toMatch(/_total$/);
       if (type === "histogram") expect(name).toMatch(/_seconds$/);
+    }
+  });
+
+  test("the Grafana dashboard in docs/ asks only for metrics the service exposes", async () => {
+    const text = (await scrape()).text;
+    const dashboard = JSON.parse(readFileSync(join(import.meta.dir, "../../docs/grafana-dashboard.json"), "utf8"));
+    const exprs: string[] = dashboard.panels.flatMap((p: { targets?: { expr: string }[] }) => (p.targets ?? []).map((t) => t.expr));
+    expect(exprs.length).toBeGreaterThan(20);
+    const names = new Set(exprs.flatMap((e) => [...e.matchAll(/\b(?:media|process|nodejs)_[a-z0-9_]+/g)].map((m) => m[0])));
+    for (const name of names) {
+      const family = name.replace(/_(bucket|count|sum)$/, "");
+      expect({ name, exposed: text.includes(`# TYPE ${name} `) || text.includes(`# TYPE ${family} histogram`) }).toEqual({ name, exposed: true });
     }
   });
 });
