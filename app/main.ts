@@ -39,4 +39,4 @@ deps.log.info("media storage service started", {
 });
 
 // Bun's stop without closing active connections refuses new ones and resolves once the requests in flight have answered.
-stopOnSignals({ services, log: deps.log, stopServing: () => app.stop(false) });
+stopOnSignals({ services, log: deps.log, what: "server", stopServing: () => app.stop(false) });

@@ -9,7 +9,14 @@ import type { Services } from "./services.ts";
  * status 1 and says so: whatever was still running is run again elsewhere (a request is
  * retried by its client, a job's claim or lock lapses and another instance takes it).
  */
-export function stopOnSignals(opts: { services: Services; log: Logger; stopServing?: () => Promise<unknown>; exit?: (code: number) => void }): void {
+export function stopOnSignals(opts: {
+  services: Services;
+  log: Logger;
+  /** Names the process in its log lines ("worker stopped"). */
+  what: "server" | "worker";
+  stopServing?: () => Promise<unknown>;
+  exit?: (code: number) => void;
+}): void {
   const { services, log } = opts;
   const exit = opts.exit ?? ((code: number) => process.exit(code));
   const deadlineMs = services.deps.config.ops.shutdownTimeoutMs;
@@ -19,7 +26,7 @@ export function stopOnSignals(opts: { services: Services; log: Logger; stopServi
     stopping = true;
     const started = performance.now();
     services.readiness.markStopping();
-    log.info("shutting down: finishing requests and jobs in hand", { signal, deadlineMs });
+    log.info(`${opts.what} stopping: finishing requests and jobs in hand`, { signal, deadlineMs });
     const timer = setTimeout(() => {
       log.error("shutdown deadline passed; exiting with work unfinished (it will be retried elsewhere)", { deadlineMs });
       exit(1);
@@ -28,7 +35,7 @@ export function stopOnSignals(opts: { services: Services; log: Logger; stopServi
       await opts.stopServing?.();
       log.info("requests drained", { ms: Math.round(performance.now() - started) });
       await services.close();
-      log.info("stopped", { ms: Math.round(performance.now() - started) });
+      log.info(`${opts.what} stopped`, { ms: Math.round(performance.now() - started) });
       clearTimeout(timer);
       exit(0);
     } catch (err) {

@@ -23,4 +23,4 @@ deps.log.info("worker started", {
   ...(services.opsPort !== null ? { ops: `http://${config.host}:${services.opsPort}` } : {}),
 });
 
-stopOnSignals({ services, log: deps.log });
+stopOnSignals({ services, log: deps.log, what: "worker" });

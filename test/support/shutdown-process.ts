@@ -31,6 +31,7 @@ const app = createHttpApp(services, {
 stopOnSignals({
   services,
   log: services.deps.log,
+  what: "server",
   stopServing: () => app.stop(false),
   exit: (code) => {
     process.stdout.write(`exit ${code}\n`);
