@@ -2,7 +2,9 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { CLI, cliEnv, removeTempConfigHomes } from "../support/cli.ts";
 import { eventually } from "../support/eventually.ts";
 import { parseMetrics, type Scrape } from "../support/prometheus.ts";
 import { newOrg, startServer, type TestOrg, type TestServer } from "../support/server.ts";
@@ -34,7 +36,10 @@ beforeAll(async () => {
   server = await startServer({ env: { METRICS_TOKEN: TOKEN, METRICS_PORT: "0", RATE_LIMIT_PER_MINUTE: "40" } });
   org = await newOrg(server);
 });
-afterAll(() => server?.stop());
+afterAll(async () => {
+  await server?.stop();
+  removeTempConfigHomes();
+});
 
 describe("/metrics", () => {
   test("is refused without the token on the main port, and served without one on METRICS_PORT", async () => {
@@ -114,6 +119,17 @@ describe("/metrics", () => {
     expect(after.samples("media_jobs").map((s) => s.labels.state)).toContain("outbox");
     expect(after.value("media_requests_in_flight")).toBe(0);
   }, 60_000);
+
+  test("the CLI's real stdio bridge counts as surface cli", async () => {
+    const before = await scrape();
+    const client = new Client({ name: "metrics-bridge", version: "1" });
+    await client.connect(new StdioClientTransport({ command: process.execPath, args: [CLI, "mcp"], env: cliEnv({ url: server.url, key: org.adminKey.secret }), stderr: "pipe" }));
+    await client.callTool({ name: "usage_get", arguments: {} });
+    await client.close();
+    const after = await scrape();
+    const labels = { surface: "cli", tool: "usage_get", status: "200" };
+    expect(after.value("media_requests_total", labels) - before.value("media_requests_total", labels)).toBe(1);
+  }, 30_000);
 
   test("no label carries an id, a key or an organization", async () => {
     const text = (await scrape()).text;

@@ -3,6 +3,7 @@ import { eq, sql } from "drizzle-orm";
 import { derivatives, orgUsage, uploadReservations } from "../../db/schema/index.ts";
 import { reconcileUnattributed } from "../../domain/reconcile/reconcile.ts";
 import { objectPath } from "../../domain/media/storage-keys.ts";
+import { cliJson, removeTempConfigHomes } from "../support/cli.ts";
 import { eventually } from "../support/eventually.ts";
 import { png } from "../support/media-files.ts";
 import { newOrg, startServer, type TestOrg, type TestServer } from "../support/server.ts";
@@ -68,7 +69,10 @@ beforeAll(async () => {
   await put(`${stray.bucket}/left-behind.bin`, 500);
   await put(`_derivatives/${stray.bucket}/${stray.object}/thumb.webp`, 20);
 }, 60_000);
-afterAll(() => server?.stop());
+afterAll(async () => {
+  await server?.stop();
+  removeTempConfigHomes();
+});
 
 describe("reconcile", () => {
   test("reports each kind of inconsistency, per organization, and changes nothing", async () => {
@@ -135,6 +139,11 @@ describe("reconcile", () => {
     expect(again.notes.join(" ")).toContain("restore the bytes");
     const usage = (await a.admin.get("/api/usage")).body;
     expect(usage.objectCount).toBe(again.usage.counted.objectCount);
+  }, 30_000);
+
+  test("the CLI has it as a command derived from the registry: media reconcile run", async () => {
+    const report = await cliJson(["reconcile", "run"], { url: server.url, key: a.adminKey.secret });
+    expect(report).toMatchObject({ orgId: a.orgId, fix: false, usage: { consistent: true } });
   }, 30_000);
 
   test("a key restricted to one bucket, or without admin, may not run it", async () => {
