@@ -3,6 +3,7 @@ import { createHttpApp } from "./http.ts";
 import { loadConfig } from "./config.ts";
 import { createServices } from "./services.ts";
 import { stopOnSignals } from "./shutdown.ts";
+import { withoutCredentials } from "./tracing.ts";
 
 /** `npm start`: the REST API, MCP endpoint and docs on one port, on embedded backends unless configured. */
 const config = loadConfig();
@@ -35,7 +36,7 @@ deps.log.info("media storage service started", {
   jobs: services.backends.jobs === "elsewhere" ? "run by npm run worker (WORKER_INLINE=false)" : "run in this process",
   guards: services.backends.guards,
   ...(services.opsPort !== null ? { ops: `http://${config.host}:${services.opsPort}` } : {}),
-  tracing: config.ops.tracing ? config.ops.tracing.url : "off",
+  tracing: config.ops.tracing ? withoutCredentials(config.ops.tracing.url) : "off",
 });
 
 // Bun's stop without closing active connections refuses new ones and resolves once the requests in flight have answered.

@@ -95,7 +95,7 @@ export async function startTracing(settings: TracingSettings, log: Logger, versi
       return traceparentOf(api.trace.setSpan(api.context.active(), span));
     },
   });
-  log.info("tracing on", { endpoint: settings.url, protocol: settings.protocol, service: settings.serviceName });
+  log.info("tracing on", { endpoint: withoutCredentials(settings.url), protocol: settings.protocol, service: settings.serviceName });
   return {
     stop: async () => {
       useSpans(null);
@@ -105,4 +105,16 @@ export async function startTracing(settings: TracingSettings, log: Logger, versi
       api.propagation.disable();
     },
   };
+}
+
+/** For logs: an endpoint URL without any user:password it may carry. */
+export function withoutCredentials(url: string): string {
+  try {
+    const u = new URL(url);
+    u.username = "";
+    u.password = "";
+    return u.toString();
+  } catch {
+    return "(invalid url)";
+  }
 }

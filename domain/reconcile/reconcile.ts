@@ -43,7 +43,7 @@ export interface ReconcileOptions {
   onFinding?: (finding: Finding) => void;
 }
 
-/** docs/operations.md: a day, so an upload's URL (at most a week) and its confirm are long over... unless configured. */
+/** A day: far beyond the time between an upload's PUT and its confirm (an upload still reserved is never touched at all). */
 export const DEFAULT_OLDER_THAN_MS = 24 * 60 * 60 * 1000;
 const SAMPLES = 20;
 const PAGE = 1000;
