@@ -158,6 +158,7 @@ export async function presignDownload(deps: Deps, caller: Caller, input: { objec
   const now = deps.clock.now();
   const url = deps.storage.presignGet(objectPath(row.bucketId, row.key), { expiresIn: input.expiresIn, downloadName: fileNameOf(row.key), now });
   await recordEgress(deps.db, caller.orgId, { kind: "download", bytes: row.size, at: now, objectId: row.id, bucketId: row.bucketId, key: row.key });
+  deps.meters?.egressIssued("download", row.size);
   return {
     url,
     method: "GET",
@@ -174,6 +175,7 @@ export async function streamUrl(deps: Deps, caller: Caller, id: string, expiresI
   const now = deps.clock.now();
   const url = deps.storage.presignGet(objectPath(row.bucketId, row.key), { expiresIn, now });
   await recordEgress(deps.db, caller.orgId, { kind: "stream", bytes: row.size, at: now, objectId: row.id, bucketId: row.bucketId, key: row.key });
+  deps.meters?.egressIssued("stream", row.size);
   return { url, method: "GET", objectId: row.id, key: row.key, expiresIn, expiresAt: new Date(now.getTime() + expiresIn * 1000).toISOString() };
 }
 

@@ -127,6 +127,8 @@ const table: Record<string, Case[]> = {
   // No payment provider in tests: what matters is that B's answer carries nothing of A.
   billing_invoices_list: [own(() => ({}), [501], "not_configured")],
   billing_portal_get: [own(() => ({}), [501], "not_configured")],
+
+  reconcile_run: [own(() => ({}))],
 };
 
 let server: TestServer;
