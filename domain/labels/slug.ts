@@ -30,3 +30,6 @@ export function slugOrThrow(name: string, path: string): string {
   if (!slug) throw errors.validation([{ path, message: "The name needs at least one letter or digit" }]);
   return slug;
 }
+
+/** Comma-separated slugs (the tag and category filters of search and media_list), trimmed, lowercased, deduplicated. */
+export const slugList = (s: string | undefined) => [...new Set((s ?? "").split(",").map((x) => x.trim().toLowerCase()).filter(Boolean))];

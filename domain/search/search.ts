@@ -9,6 +9,7 @@ import { errors } from "../core/errors.ts";
 import { viewsOf } from "../media/media.ts";
 import type { MediaKind } from "../media/kind.ts";
 import { hasPositiveClause, parseQuery } from "./query.ts";
+import { slugList } from "../labels/slug.ts";
 
 export interface SearchInput {
   q: string;
@@ -26,7 +27,6 @@ export interface SearchInput {
 
 const EMPTY: SearchResult = { media: [], total: 0, facets: { tags: [], categories: [], kinds: [] } };
 
-const slugList = (s: string | undefined) => [...new Set((s ?? "").split(",").map((x) => x.trim().toLowerCase()).filter(Boolean))];
 
 /** "2026-11-22" means that whole day; a full timestamp means that instant. */
 function bound(value: string | undefined, end: boolean): Date | null {
