@@ -7,6 +7,7 @@ import { registry } from "../tools/registry.ts";
 import { authentication } from "./auth.ts";
 import { docsPage, docsScript } from "../openapi/docs-page.ts";
 import { consoleRoutes } from "../console/serve.ts";
+import { allowedMethods } from "./allowed-methods.ts";
 import { errorResponse, json } from "./respond.ts";
 import { openApiDocument } from "../openapi/document.ts";
 import { compose, type HttpContext, type Middleware, type RequestObserver, type RouteInfo } from "./pipeline.ts";
@@ -141,9 +142,16 @@ export function createApp(opts: AppOptions) {
   );
   // Unknown /api paths are answered here rather than by onError, so they are counted and carry
   // the RateLimit fields like every other API answer. Router precedence keeps real routes first.
+  // A path that exists under other methods is 405 with the methods it takes.
+  const methodsOf = allowedMethods(() => app.routes);
   app.all(
     "/api/*",
     publicRoute("* /api/*", async (ctx) => {
+      const allow = methodsOf(ctx.url.pathname);
+      if (allow.length > 0) {
+        ctx.responseHeaders.set("allow", allow.join(", "));
+        throw new AppError("method_not_allowed", `${ctx.url.pathname} takes ${allow.join(", ")}, not ${ctx.request.method}`);
+      }
       throw new AppError("not_found", `No route for ${ctx.request.method} ${ctx.url.pathname}`);
     }),
     { parse: "none" },

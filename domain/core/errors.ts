@@ -12,6 +12,7 @@ export const errorCatalogue = {
   not_found: { status: 404, description: "No such resource in the caller's organization." },
   thumbnail_pending: { status: 404, description: "The derivative is still being generated." },
   thumbnail_unavailable: { status: 404, description: "No derivative exists for this object." },
+  method_not_allowed: { status: 405, description: "The path exists, but not for this method; Allow lists the methods it takes." },
   conflict: { status: 409, description: "The request conflicts with the current state." },
   idempotency_in_flight: { status: 409, description: "A request with this Idempotency-Key is still running." },
   payload_too_large: { status: 413, description: "The request body is larger than allowed." },
