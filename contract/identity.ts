@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { id, scope, timestamp } from "./common.ts";
+import { id, listOf, scope, timestamp } from "./common.ts";
 
 export const MEMBERSHIP_ROLES = ["owner", "member"] as const;
 export type MembershipRole = (typeof MEMBERSHIP_ROLES)[number];
@@ -18,6 +18,8 @@ const apiKeyFields = {
 
 export const apiKey = z.object(apiKeyFields).meta({ id: "ApiKey" });
 export type ApiKey = z.output<typeof apiKey>;
+
+export const apiKeyList = listOf(apiKey);
 
 /** What creating or rotating a key answers, the only time its secret is shown. */
 export const apiKeyWithSecret = z

@@ -9,7 +9,7 @@ import { docsPage, docsScript } from "../openapi/docs-page.ts";
 import { consoleRoutes } from "../console/serve.ts";
 import { allowedMethods } from "./allowed-methods.ts";
 import { errorResponse, json } from "./respond.ts";
-import { openApiDocument } from "../openapi/document.ts";
+import { openApiDocument, withServer } from "../openapi/document.ts";
 import { compose, type HttpContext, type Middleware, type RequestObserver, type RouteInfo } from "./pipeline.ts";
 import { securityPolicy } from "./security-headers.ts";
 import { routerPath, runToolOverHttp } from "../rest/routes.ts";
@@ -122,8 +122,13 @@ export function createApp(opts: AppOptions) {
     const route: RouteInfo = { kind: "public", tool: null, template };
     return ({ request, server }: { request: Request; server: Parameters<typeof address>[0] }) => serve(request, address(server, request), run, route);
   };
+  // Built once; its `servers` entry is PUBLIC_URL, else the origin this request came to, so
+  // the docs page's samples and generated clients point at this service either way.
   let openapi: Record<string, unknown> | undefined;
-  app.get("/api/openapi.json", publicRoute("GET /api/openapi.json", async () => json(200, (openapi ??= openApiDocument(registry, deps.config.publicUrl ?? undefined)))));
+  app.get(
+    "/api/openapi.json",
+    publicRoute("GET /api/openapi.json", async (ctx) => json(200, withServer((openapi ??= openApiDocument(registry)), deps.config.publicUrl ?? ctx.url.origin))),
+  );
   app.get("/api/docs", publicRoute("GET /api/docs", async () => docsPage()));
   app.get("/api/docs/scalar.js", publicRoute("GET /api/docs/scalar.js", async () => docsScript()));
   // The web console: `/` points there; every /console path but its assets is the one page.

@@ -4,6 +4,8 @@ import { errorCatalogue, type ErrorCode } from "../domain/core/errors.ts";
 import { type AnyTool, COMMON_ERRORS, inputLocation, pathParams } from "../tools/define.ts";
 import { inputJsonSchema, type JsonSchema, outputJsonSchema, toJsonSchema } from "../tools/json-schema.ts";
 import { SERVER_INFO } from "../tools/registry.ts";
+import { paymentWebhookPath } from "./payment-webhook.ts";
+import { tagsFor } from "./tags.ts";
 
 const errorEnvelope = z.object({
   error: z.object({
@@ -19,7 +21,11 @@ export function areaOf(tool: AnyTool): string {
   return tool.http.path.split("/")[1] ?? "other";
 }
 
-/** OpenAPI 3.0.3 for every tool, generated from the same Zod schemas the tools validate with. */
+/**
+ * OpenAPI 3.0.3 for every tool, generated from the same Zod schemas the tools validate with,
+ * plus the one route that is not a tool (the payment webhook). `serverUrl` is where clients
+ * reach the API; the server fills it in per request when PUBLIC_URL is unset (`withServer`).
+ */
 export function openApiDocument(tools: readonly AnyTool[], serverUrl?: string): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   const schemas: Record<string, unknown> = { ErrorEnvelope: toJsonSchema(errorEnvelope, "openapi-3.0", "output", "ErrorEnvelope") };
@@ -28,27 +34,46 @@ export function openApiDocument(tools: readonly AnyTool[], serverUrl?: string): 
     paths[path] ??= {};
     paths[path][tool.http.method.toLowerCase()] = operation(tool, schemas);
   }
-  return {
+  Object.assign(paths, paymentWebhookPath());
+  const areas = [...new Set([...tools.map(areaOf), "payments"])];
+  const document = {
     openapi: "3.0.3",
     info: {
       title: "Media Storage API",
       version: SERVER_INFO.version,
       description:
         "Media objects in buckets, uploaded and downloaded directly to storage through presigned URLs. " +
-        "Every operation is also an MCP tool at /mcp with the same name as its operationId.",
+        "Every operation is also an MCP tool at /mcp with the same name as its operationId, and a `media` CLI command. " +
+        "The web console is at /console; the conventions every operation follows (credentials, scopes, errors, lists, uploads) are in the repository's docs/conventions.md.",
     },
     ...(serverUrl ? { servers: [{ url: serverUrl }] } : {}),
     security: [{ bearerAuth: [] }],
-    tags: [...new Set(tools.map(areaOf))].map((name) => ({ name })),
+    tags: tagsFor(areas),
     paths,
     components: {
       securitySchemes: {
         bearerAuth: { type: "http", scheme: "bearer", description: "An API key's secret (64 hex characters) or a dashboard-issued JWT" },
       },
+      parameters: { IdempotencyKey: IDEMPOTENCY_KEY },
       schemas,
     },
   };
+  return typeFreeNullables(document);
 }
+
+/** The document with its `servers` entry: PUBLIC_URL when set, else the origin the request came to. */
+export function withServer(document: Record<string, unknown>, url: string): Record<string, unknown> {
+  return { ...document, servers: [{ url: url.replace(/\/+$/, ""), description: "This service" }] };
+}
+
+const IDEMPOTENCY_KEY = {
+  name: "Idempotency-Key",
+  in: "header",
+  required: false,
+  description:
+    "Any unique string (1..255 characters). A retry with the same key, method and URL from the same credential within 24 hours replays the first 2xx answer (with `idempotency-replayed: true`) instead of running again.",
+  schema: { type: "string", minLength: 1, maxLength: 255 },
+};
 
 function operation(tool: AnyTool, schemas: Record<string, unknown>): Record<string, unknown> {
   const input = hoistDefinitions(inputJsonSchema(tool, "openapi-3.0"), tool.name, schemas);
@@ -69,6 +94,7 @@ function operation(tool: AnyTool, schemas: Record<string, unknown>): Record<stri
     else delete body.required;
     requestBody = { required: bodyRequired.length > 0, content: { "application/json": { schema: body } } };
   }
+  if (tool.http.method !== "GET") parameters.push({ $ref: "#/components/parameters/IdempotencyKey" });
   const status = String(tool.http.status ?? 200);
   return {
     operationId: tool.name,
@@ -80,7 +106,10 @@ function operation(tool: AnyTool, schemas: Record<string, unknown>): Record<stri
     ...(requestBody ? { requestBody } : {}),
     responses: {
       [status]: tool.restResponse && status.startsWith("3")
-        ? { description: "Redirect to the resource", headers: { Location: { schema: { type: "string" } } } }
+        ? {
+            description: "Found: `Location` is a short-lived presigned storage URL; follow it to read the bytes (clients that follow redirects do so on their own).",
+            headers: { Location: { description: "The presigned URL", schema: { type: "string", format: "uri" } } },
+          }
         : tool.http.produces
           ? {
               description: "The bytes",
@@ -94,9 +123,20 @@ function operation(tool: AnyTool, schemas: Record<string, unknown>): Record<stri
   };
 }
 
+/**
+ * Errors the HTTP layer adds to what the tool declares: a JSON body that does not parse or is
+ * too large, an Idempotency-Key that is malformed or still running, a backing service down.
+ */
+function httpErrors(tool: AnyTool): ErrorCode[] {
+  const codes: ErrorCode[] = ["unavailable"];
+  if (inputLocation(tool) === "body") codes.push("bad_request", "payload_too_large");
+  if (tool.http.method !== "GET") codes.push("bad_request", "idempotency_in_flight");
+  return codes;
+}
+
 function errorResponses(tool: AnyTool): Record<string, unknown> {
   const byStatus = new Map<number, ErrorCode[]>();
-  for (const code of new Set([...COMMON_ERRORS, ...tool.errors])) {
+  for (const code of new Set([...COMMON_ERRORS, ...tool.errors, ...httpErrors(tool)])) {
     const status = errorCatalogue[code].status;
     byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
   }
@@ -104,6 +144,9 @@ function errorResponses(tool: AnyTool): Record<string, unknown> {
   for (const [status, codes] of [...byStatus].sort((a, b) => a[0] - b[0])) {
     out[String(status)] = {
       description: codes.map((c) => `\`${c}\`: ${errorCatalogue[c].description}`).join(" "),
+      // The codes this operation can answer with this status, for clients that switch on them.
+      "x-error-codes": codes,
+      ...(status === 429 ? { headers: { "Retry-After": { description: "Seconds to wait", schema: { type: "integer" } } } } : {}),
       content: { "application/json": { schema: { $ref: "#/components/schemas/ErrorEnvelope" } } },
     };
   }
@@ -141,4 +184,25 @@ function hoistDefinitions(schema: JsonSchema, toolName: string, schemas: Record<
   }
   const { definitions: _, ...rest } = schema;
   return rewrite(rest) as JsonSchema;
+}
+
+/**
+ * Zod writes a nullable reference as `{ nullable: true, allOf: [{ $ref }] }`. OpenAPI 3.0 gives
+ * `nullable` meaning only beside a `type`, so generators drop the null (and Redocly refuses it):
+ * the type of the referenced schema is written beside it.
+ */
+function typeFreeNullables<T>(document: T): T {
+  const schemas = (document as { components: { schemas: Record<string, JsonSchema> } }).components.schemas;
+  const visit = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(visit);
+    if (!value || typeof value !== "object") return value;
+    const node = Object.fromEntries(Object.entries(value).map(([k, v]) => [k, visit(v)])) as JsonSchema;
+    const only = Array.isArray(node.allOf) && node.allOf.length === 1 ? (node.allOf[0] as { $ref?: string }) : undefined;
+    if (node.nullable === true && node.type === undefined && only?.$ref?.startsWith("#/components/schemas/")) {
+      const target = schemas[only.$ref.slice("#/components/schemas/".length)];
+      if (typeof target?.type === "string") node.type = target.type;
+    }
+    return node;
+  };
+  return visit(document) as T;
 }
