@@ -1,3 +1,4 @@
+import { signRequest } from "../domain/access/http-signatures.ts";
 import { type AnyTool, inputLocation, pathParams } from "../tools/define.ts";
 import { VERSION } from "./version.ts";
 
@@ -24,7 +25,10 @@ export type ToolResult =
 
 export interface ClientOptions {
   url: string;
-  apiKey: string;
+  /** The bearer secret; or, with `signing`, none. */
+  apiKey: string | null;
+  /** A service credential: every request is signed (docs/signed-requests.md) instead of carrying a bearer. */
+  signing?: { keyId: string; secret: string };
   /** Attempts for a request that can be repeated safely; default 4. */
   attempts?: number;
   /** Told about each retry (the CLI prints it when it waits long). */
@@ -42,7 +46,7 @@ const RETRYABLE_STATUS = new Set([429, 502, 503, 504]);
  */
 export class RestClient {
   readonly url: string;
-  private readonly apiKey: string;
+  private readonly apiKey: string | null;
   private readonly attempts: number;
   private readonly fetchImpl: typeof fetch;
 
@@ -53,9 +57,9 @@ export class RestClient {
     this.fetchImpl = opts.fetch ?? fetch;
   }
 
-  /** Headers every request of this client carries: the credential and who is asking. */
+  /** Headers every request of this client carries: the bearer (unless it signs) and who is asking. */
   headers(): Record<string, string> {
-    return { authorization: `Bearer ${this.apiKey}`, "user-agent": `media-cli/${VERSION}` };
+    return { ...(this.opts.signing || !this.apiKey ? {} : { authorization: `Bearer ${this.apiKey}` }), "user-agent": `media-cli/${VERSION}` };
   }
 
   /** Calls a tool over REST and returns its output, or throws ApiError. */
@@ -95,7 +99,9 @@ export class RestClient {
     for (let attempt = 1; ; attempt++) {
       let response: Response;
       try {
-        response = await this.fetchImpl(url, { method, headers, body: payload, redirect: "manual" });
+        // Each attempt is signed afresh: the service refuses a signature it has seen before.
+        const signature = this.opts.signing ? signRequest({ method, url, body: payload === undefined ? undefined : new TextEncoder().encode(payload) }, this.opts.signing) : {};
+        response = await this.fetchImpl(url, { method, headers: { ...headers, ...signature }, body: payload, redirect: "manual" });
       } catch (err) {
         if (attempt >= this.attempts) throw new ApiError(0, "network_error", `cannot reach ${this.url}: ${(err as Error).message}`);
         await this.pause(attempt, backoff(attempt), (err as Error).message);

@@ -37,9 +37,10 @@ export const me = z
     organization: z.object({ id: id("Organization"), name: z.string() }),
     memberships: z.array(z.object({ organizationId: id("Organization"), organizationName: z.string(), role: z.enum(MEMBERSHIP_ROLES) })),
     credential: z.object({
-      type: z.enum(["api_key", "jwt"]),
+      type: z.enum(["api_key", "jwt", "service_credential"]).describe("service_credential: a signed request (HTTP Message Signatures)"),
       apiKeyId: id("API key").nullable(),
-      accessKeyId: z.string().nullable(),
+      serviceCredentialId: id("Service credential").nullable(),
+      accessKeyId: z.string().nullable().describe("The credential's public identifier: an API key's accessKeyId, a service credential's keyId"),
       scopes: z.array(scope).describe("Effective scopes (admin expanded)"),
       bucketId: id("Bucket").nullable(),
       expiresAt: timestamp("Expiry").nullable(),

@@ -4,7 +4,9 @@ import { AppError } from "../domain/core/errors.ts";
 import { mcpOverHttp } from "../mcp/http.ts";
 import { toAppError } from "../tools/failure.ts";
 import { registry } from "../tools/registry.ts";
+import type { ReplayStore } from "../domain/ports/replay.ts";
 import { authentication } from "./auth.ts";
+import { MemoryReplayStore } from "./guards/stores/memory.ts";
 import { docsPage, docsScript } from "../openapi/docs-page.ts";
 import { consoleRoutes } from "../console/serve.ts";
 import { allowedMethods } from "./allowed-methods.ts";
@@ -31,6 +33,8 @@ export interface AppOptions {
   extraRoutes?: (app: Elysia) => void;
   /** Wraps the handling of every tool, /mcp and public route request (metrics, traces). */
   observe?: RequestObserver;
+  /** Accepted request signatures (shared through Redis when there is one); in memory otherwise. */
+  replay?: ReplayStore;
 }
 
 type Handler = (ctx: HttpContext) => Promise<Response>;
@@ -50,7 +54,7 @@ function pathOf(url: string): string {
  */
 export function createApp(opts: AppOptions) {
   const { deps } = opts;
-  const auth = authentication(deps);
+  const auth = authentication(deps, opts.replay ?? new MemoryReplayStore());
   const preAuth = opts.preAuthGuards ?? [];
   const toolSteps = [...preAuth, auth, ...(opts.guards ?? [])];
   const mcpSteps = [...preAuth, auth, ...(opts.mcpGuards ?? opts.guards ?? [])];

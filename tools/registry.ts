@@ -9,6 +9,7 @@ import { mediaTools } from "./media.ts";
 import { presignTools } from "./presign.ts";
 import { reconcileTools } from "./reconcile.ts";
 import { searchTools } from "./search.ts";
+import { serviceCredentialTools } from "./service-credentials.ts";
 import { setTools } from "./sets.ts";
 import { storyboardTools } from "./storyboards.ts";
 import { tagTools } from "./tags.ts";
@@ -20,6 +21,7 @@ import { usageTools } from "./usage.ts";
  */
 export const registry: readonly AnyTool[] = [
   ...identityTools,
+  ...serviceCredentialTools,
   ...bucketTools,
   ...mediaTools,
   ...derivativeTools,

@@ -23,7 +23,7 @@ interface Context {
 const MiB = 1024 * 1024;
 const now = () => new Date();
 
-function bytes(n: number, seed = 1): Uint8Array {
+function bytes(n: number, seed = 1): Uint8Array<ArrayBuffer> {
   const out = new Uint8Array(n);
   for (let i = 0; i < n; i++) out[i] = (i * 31 + seed) & 0xff;
   return out;
