@@ -18,6 +18,7 @@ const debianTools: Record<string, Record<string, string>> = {
   upload: { rclone: "rclone" },
   thumbs: { convert: "imagemagick", ffmpeg: "ffmpeg", ffprobe: "ffmpeg" },
   stages: { ffmpeg: "ffmpeg" },
+  "cli-start": { hyperfine: "hyperfine" },
 };
 const present = (cmd: string) => (cmd === "convert" ? imageMagickConvert() !== null : Bun.which(cmd) !== null);
 const missing = [...new Set(Object.entries(debianTools[scenario] ?? {}).filter(([cmd]) => !present(cmd)).map(([, pkg]) => pkg))];

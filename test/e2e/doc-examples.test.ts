@@ -16,6 +16,7 @@ import { upload } from "../support/upload.ts";
  * - `KEY`: an admin API key's secret (of an organization made for the page);
  * - `BUCKET`, `ID`: a bucket ("samples") and a JPEG in it;
  * - `MEDIA_URL` and `MEDIA_API_KEY` for the `media` command, which is on PATH;
+ * - `DATA_DIR`: the service's (its embedded storage node's credential is there);
  * - files: beach.jpg, photo.jpg, film.mov, shoot/ (two JPEGs), key.txt (the key);
  * - curl fails on an HTTP error (`fail-with-body` in the sandbox's .curlrc), so an example
  *   whose request is refused fails here rather than printing an error nobody reads.
@@ -62,6 +63,7 @@ async function sandboxFor(file: string): Promise<{ dir: string; state: string }>
     ID: object.id,
     MEDIA_URL: server.url,
     MEDIA_API_KEY: org.adminKey.secret,
+    DATA_DIR: server.config.dataDir,
     HOME: dir,
     XDG_CONFIG_HOME: join(dir, ".config"),
     PATH: `${bin}:${process.env.PATH}`,
@@ -73,8 +75,9 @@ async function sandboxFor(file: string): Promise<{ dir: string; state: string }>
 
 async function runShell(block: Block, sandbox: { dir: string; state: string }, index: number): Promise<{ code: number; out: string }> {
   const script = join(sandbox.dir, `.block-${index}.sh`);
-  writeFileSync(script, `${prepareShell(block.code, server.url)}\n`);
-  const session = [`set -euo pipefail`, `set -a`, `source "${sandbox.state}"`, `cd "${sandbox.dir}"`, `source "${script}"`, `export -p > "${sandbox.state}"`].join("\n");
+  writeFileSync(script, `${prepareShell(block.code, server.url, server.services.backends.storage.replace(/^embedded at /, ""))}\n`);
+  const cwd = block.kind === "checkout" ? root : sandbox.dir;
+  const session = [`set -euo pipefail`, `set -a`, `source "${sandbox.state}"`, `cd "${cwd}"`, `source "${script}"`, `export -p > "${sandbox.state}"`].join("\n");
   const proc = Bun.spawn(["bash", "--noprofile", "--norc", "-c", session], {
     env: { PATH: process.env.PATH ?? "", LANG: "C.UTF-8" },
     stdout: "pipe",
@@ -89,7 +92,7 @@ const files = documentationFiles();
 const allBlocks = files.flatMap(blocksOf);
 
 describe("every example in the documentation", () => {
-  test("every block says what it is (run, norun, json, yaml, ts excerpt, text)", () => {
+  test("every block says what it is (run, checkout, norun, json, yaml, ts excerpt, text)", () => {
     const unknown = allBlocks.filter((b) => b.kind === null).map((b) => `${where(b)}: \`\`\`${b.info}`);
     expect(unknown).toEqual([]);
   });
@@ -126,7 +129,7 @@ describe("every example in the documentation", () => {
 });
 
 for (const file of files) {
-  const blocks = blocksOf(file).filter((b) => b.kind === "run");
+  const blocks = blocksOf(file).filter((b) => b.kind === "run" || b.kind === "checkout");
   if (blocks.length === 0) continue;
   describe(`${file}, run as written`, () => {
     let sandbox: { dir: string; state: string };

@@ -6,6 +6,7 @@ import { join, relative } from "node:path";
  * (also written in docs/conventions.md#examples-in-these-pages):
  *
  * - ```sh and ```bash blocks are run, in page order, against a started service;
+ * - ```sh checkout: run the same way, but in the repository's directory (`npx media`);
  * - ```sh norun: shell that is not run (it installs packages, starts servers, deploys);
  * - ```json blocks must parse (a fragment such as `"facets": {...}` is read inside braces);
  * - ```yaml blocks must parse;
@@ -15,7 +16,7 @@ import { join, relative } from "node:path";
  *
  * Any other language is an error, so a new kind of example gets a decision.
  */
-export type BlockKind = "run" | "norun" | "json" | "yaml" | "excerpt" | "text";
+export type BlockKind = "run" | "checkout" | "norun" | "json" | "yaml" | "excerpt" | "text";
 
 export interface Block {
   file: string;
@@ -40,7 +41,7 @@ export function documentationFiles(): string[] {
 function kindOf(info: string): BlockKind | null {
   const [lang = "", ...attrs] = info.trim().split(/\s+/);
   if (lang === "" || lang === "text") return "text";
-  if (lang === "sh" || lang === "bash") return attrs.includes("norun") ? "norun" : attrs.length === 0 ? "run" : null;
+  if (lang === "sh" || lang === "bash") return attrs.length === 0 ? "run" : attrs.join(" ") === "norun" ? "norun" : attrs.join(" ") === "checkout" ? "checkout" : null;
   if (lang === "json" && attrs.length === 0) return "json";
   if (lang === "yaml" && attrs.length === 0) return "yaml";
   if (lang === "ts" && attrs.includes("excerpt")) return "excerpt";
@@ -64,14 +65,16 @@ export function blocksOf(file: string): Block[] {
 }
 
 /**
- * A shell block made ready to run here: the documented address (`http://127.0.0.1:3000`,
- * `localhost:3000`) becomes the test service's, and an assignment of an elided value
+ * A shell block made ready to run here: the documented addresses (`http://127.0.0.1:3000`,
+ * `localhost:3000`, and the embedded storage node's `http://127.0.0.1:9000`) become the test
+ * service's, and an assignment of an elided value
  * (`export KEY=3f9c…`, a value the reader fills in) keeps the harness's value instead.
  */
-export function prepareShell(code: string, serviceUrl: string): string {
+export function prepareShell(code: string, serviceUrl: string, storageUrl: string): string {
   const hostPort = serviceUrl.replace(/^https?:\/\//, "");
   return code
     .replaceAll("http://127.0.0.1:3000", serviceUrl)
+    .replaceAll("http://127.0.0.1:9000", storageUrl)
     .replaceAll("localhost:3000", hostPort)
     .split("\n")
     .map((line) => line.replace(/^(\s*)(?:export\s+)?([A-Za-z_]\w*)=\S*…\S*(.*)$/, (_m, indent, name, rest) => `${indent}: "$${name}" provided by the examples harness${rest}`))
