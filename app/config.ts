@@ -20,7 +20,6 @@ const envSchema = z.object({
   WORKER_BACKOFF_MS: z.coerce.number().int().min(0).default(2000),
   WORKER_LOCK_MS: z.coerce.number().int().min(1000).default(30_000),
   WORKER_STALLED_INTERVAL_MS: z.coerce.number().int().min(500).default(30_000),
-  WORKER_TOOLS_DIR: z.string().optional(),
   WORKER_TOOL_TIMEOUT_MS: z.coerce.number().int().min(1000).default(120_000),
   WORKER_MAX_INPUT_BYTES: z.coerce.number().int().min(1).default(2 * 1024 ** 3),
   WORKER_MAX_PIXELS: z.coerce.number().int().min(1).default(200_000_000),
@@ -117,9 +116,7 @@ export interface WorkerConfig {
   lockMs: number;
   /** How often BullMQ looks for such jobs. */
   stalledIntervalMs: number;
-  /** Where ffmpeg, ffprobe, pdftoppm and pdfinfo are looked up; null: PATH. */
-  toolsDir: string | null;
-  /** Every external tool is killed after this long. */
+  /** Decoding one video, audio or PDF file is stopped after this long. */
   toolTimeoutMs: number;
   /** Larger objects get no derivative (state unsupported): they would be copied to a temporary file first. */
   maxInputBytes: number;
@@ -162,7 +159,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       backoffMs: e.WORKER_BACKOFF_MS,
       lockMs: e.WORKER_LOCK_MS,
       stalledIntervalMs: e.WORKER_STALLED_INTERVAL_MS,
-      toolsDir: e.WORKER_TOOLS_DIR ?? null,
       toolTimeoutMs: e.WORKER_TOOL_TIMEOUT_MS,
       maxInputBytes: e.WORKER_MAX_INPUT_BYTES,
       maxPixels: e.WORKER_MAX_PIXELS,

@@ -19,7 +19,6 @@ import { isLastAttempt, type JobRun } from "../../domain/ports/queue.ts";
 import { objectPath } from "../../domain/media/storage-keys.ts";
 import { audioRenderer } from "./audio.ts";
 import { MediaError, Unsupported } from "./errors.ts";
-import { findTool } from "./exec.ts";
 import { imageRenderer } from "./image.ts";
 import type { Rendered, Renderer } from "./kinds.ts";
 import { pdfRenderer } from "./pdf.ts";
@@ -32,13 +31,6 @@ const RENDERERS: Partial<Record<MediaKind, Renderer>> = {
   video: videoRenderer,
   audio: audioRenderer,
   pdf: pdfRenderer,
-};
-
-const INSTALL_HINT: Record<string, string> = {
-  ffmpeg: "apt-get install ffmpeg",
-  ffprobe: "apt-get install ffmpeg",
-  pdftoppm: "apt-get install poppler-utils",
-  pdfinfo: "apt-get install poppler-utils",
 };
 
 /**
@@ -70,18 +62,9 @@ async function render(deps: Deps, object: MediaRow): Promise<Rendered> {
   const renderer = RENDERERS[object.kind];
   if (!renderer) throw new Unsupported(unsupportedKind(object.kind));
   const w = deps.config.worker;
-  const tools: Record<string, string> = {};
-  for (const name of renderer.needs) {
-    const path = findTool(name, w.toolsDir);
-    if (!path) {
-      deps.log.warn(`${name} not found ${w.toolsDir ? `in WORKER_TOOLS_DIR (${w.toolsDir})` : "on PATH"}: ${object.kind} thumbnails are marked unsupported; install it with: ${INSTALL_HINT[name] ?? name}`, { objectId: object.id });
-      throw new Unsupported(`${name} is not installed on the worker, so no thumbnail is made for ${object.kind} files`);
-    }
-    tools[name] = path;
-  }
   if (object.size > w.maxInputBytes) throw new Unsupported(`Files larger than ${formatBytes(w.maxInputBytes)} get no thumbnail`);
   const key = objectPath(object.bucketId, object.key);
-  const base = { contentType: object.contentType, limits: { maxPixels: w.maxPixels }, timeoutMs: w.toolTimeoutMs, tools };
+  const base = { contentType: object.contentType, limits: { maxPixels: w.maxPixels }, timeoutMs: w.toolTimeoutMs };
   // Most images are a few megabytes: a temporary file would cost more than the bytes in memory.
   if (renderer.inMemory && object.size <= IN_MEMORY_BYTES) {
     const bytes = await readSmall(deps.storage, key, { etag: object.etag, maxBytes: IN_MEMORY_BYTES });
