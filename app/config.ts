@@ -1,6 +1,9 @@
 import { resolve } from "node:path";
 import { z } from "zod";
-import { DEFAULT_PLANS, type Plan, parsePlans } from "../domain/billing/plans.ts";
+import { DEFAULT_PLANS, parsePlans } from "../domain/billing/plans.ts";
+import type { Config } from "../domain/core/config.ts";
+
+export type { Config, WorkerConfig } from "../domain/core/config.ts";
 
 /**
  * Every setting of the service, read once from the environment (ARCHITECTURE.md).
@@ -61,67 +64,6 @@ function isOrigin(value: string): boolean {
   } catch {
     return false;
   }
-}
-
-export interface Config {
-  port: number;
-  host: string;
-  /** Address clients use to reach this server (for logs and links). */
-  publicUrl: string | null;
-  dataDir: string;
-  databaseUrl: string | null;
-  redisUrl: string | null;
-  /** Namespace for every Redis key and queue, so several deployments can share one Redis. */
-  redisPrefix: string;
-  worker: WorkerConfig;
-  s3: {
-    /** null: start the embedded storage node. */
-    endpoint: string | null;
-    region: string;
-    bucket: string;
-    accessKeyId: string | null;
-    secretAccessKey: string | null;
-    publicEndpoint: string | null;
-    forcePathStyle: boolean;
-    /** Longest wait for storage to connect or send the next byte; then the request fails (503). */
-    timeoutMs: number;
-    embeddedPort: number;
-  };
-  uploadUrlExpiresIn: number;
-  meilisearch: { url: string; key: string | null } | null;
-  jwtSecret: string | null;
-  initialAdminKey: string | null;
-  rateLimitPerMinute: number;
-  maxBodyBytes: number;
-  stripe: { secretKey: string | null; webhookSecret: string | null; apiUrl: string | null };
-  /** Plan tiers; the first is the free tier every new organization starts on. */
-  plans: Plan[];
-  logLevel: "debug" | "info" | "warn" | "error" | "silent";
-  /** Browser origins allowed to call /api and /mcp; `"*"` for any; empty: no cross-origin access. */
-  corsOrigins: "*" | string[];
-  /** Check every tool result against its output schema (tests turn this on). */
-  validateOutputs: boolean;
-}
-
-/** Background jobs (docs/worker.md). */
-export interface WorkerConfig {
-  /** With REDIS_URL: also run the BullMQ worker inside the server process. Without Redis jobs always run in-process. */
-  inline: boolean;
-  /** Jobs one process runs at once. */
-  concurrency: number;
-  /** Runs of a failing job before it is failed for good, and the first retry delay (doubling after). */
-  attempts: number;
-  backoffMs: number;
-  /** A job whose worker stopped renewing its lock for this long (a killed process) runs again. */
-  lockMs: number;
-  /** How often BullMQ looks for such jobs. */
-  stalledIntervalMs: number;
-  /** Decoding one video, audio or PDF file is stopped after this long. */
-  toolTimeoutMs: number;
-  /** Larger objects get no derivative (state unsupported): they would be copied to a temporary file first. */
-  maxInputBytes: number;
-  /** Images with more pixels are refused before decoding (decompression bombs). */
-  maxPixels: number;
 }
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {

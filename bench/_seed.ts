@@ -10,7 +10,7 @@ import type { Db } from "../db/client.ts";
 import { loadConfig } from "../app/config.ts";
 import { systemClock } from "../domain/core/clock.ts";
 import { createOrganization } from "../domain/access/organizations.ts";
-import { writeSearchRows } from "../domain/search/search.ts";
+import { writeSearchRows } from "../domain/search/index-rows.ts";
 
 export async function seed(db: Db, n: number): Promise<{ orgId: string; bucketId: string }> {
   const orgId = crypto.randomUUID();

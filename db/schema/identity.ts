@@ -1,5 +1,4 @@
-import { index, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid } from "drizzle-orm/pg-core";
-import { buckets } from "./buckets.ts";
+import { index, pgTable, primaryKey, text, timestamp, uuid } from "drizzle-orm/pg-core";
 
 const createdAt = () => timestamp("created_at", { withTimezone: true }).notNull().defaultNow();
 
@@ -25,28 +24,3 @@ export const memberships = pgTable(
   },
   (t) => [primaryKey({ columns: [t.orgId, t.userId] }), index("memberships_user_idx").on(t.userId)],
 );
-
-export const apiKeys = pgTable(
-  "api_keys",
-  {
-    id: uuid("id").primaryKey().defaultRandom(),
-    orgId: uuid("org_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
-    userId: uuid("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
-    name: text("name").notNull(),
-    accessKeyId: text("access_key_id").notNull(),
-    // SHA-256 of the secret, hex. The secret itself is never stored.
-    secretHash: text("secret_hash").notNull(),
-    scopes: text("scopes").array().notNull(),
-    // A key restricted to a bucket dies with it.
-    bucketId: uuid("bucket_id").references(() => buckets.id, { onDelete: "cascade" }),
-    expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
-    rotatedAt: timestamp("rotated_at", { withTimezone: true }),
-    createdAt: createdAt(),
-  },
-  (t) => [
-    uniqueIndex("api_keys_access_key_id_uq").on(t.accessKeyId),
-    uniqueIndex("api_keys_secret_hash_uq").on(t.secretHash),
-    index("api_keys_org_idx").on(t.orgId, t.createdAt),
-  ],
-);
-

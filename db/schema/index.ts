@@ -1,6 +1,7 @@
 // Every table, one file per area. drizzle-kit reads this file to generate migrations.
 export * from "./identity.ts";
 export * from "./buckets.ts";
+export * from "./api-keys.ts";
 export * from "./media.ts";
 export * from "./jobs.ts";
 export * from "./usage.ts";

@@ -9,6 +9,7 @@ import type { PaymentProvider, ProviderInvoice } from "../ports/payments.ts";
 import { type Page, page } from "../core/pagination.ts";
 import { snapshotDay, type UsageCounters } from "../usage/counters.ts";
 import { recordUsageEvent } from "../usage/events.ts";
+import type { ObjectStored } from "../media/lifecycle.ts";
 
 /** Largest single capacity purchase, in GB (README). */
 export const MAX_CAPACITY_GB = 10_240;
@@ -160,6 +161,13 @@ export async function addCapacity(deps: Deps, caller: Caller, input: { gb: numbe
  * its price would pass maxMonthlySpendCents. Concurrent confirms run this one after another,
  * each seeing the allocation the previous one left, so one crossing buys once.
  */
+/** Auto-capacity is weighed after every recorded object that grew used storage. */
+export async function autoCapacityAfterStore(e: ObjectStored): Promise<void> {
+  if (e.object.size <= (e.previous?.size ?? 0)) return;
+  const [after] = await e.tx.select().from(orgUsage).where(eq(orgUsage.orgId, e.orgId));
+  if (after) await applyAutoCapacity(e.deps, e.tx, e.orgId, after, e.at);
+}
+
 export async function applyAutoCapacity(deps: Pick<Deps, "config" | "log">, tx: Db, orgId: string, after: UsageCounters, now: Date): Promise<void> {
   const [account] = await tx.select().from(billingAccounts).where(eq(billingAccounts.orgId, orgId)).for("update");
   if (!account?.autoCapacityEnabled) return;

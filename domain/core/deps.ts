@@ -1,4 +1,4 @@
-import type { Config } from "../../app/config.ts";
+import type { Config } from "./config.ts";
 import type { Db } from "../../db/client.ts";
 import type { Clock } from "./clock.ts";
 import type { CredentialCache } from "../ports/credentials.ts";

@@ -7,7 +7,8 @@ import { AppError } from "../core/errors.ts";
 import { resolveLiveObject } from "../media/object-refs.ts";
 import { anyId, prepared } from "../core/prepared.ts";
 import type { MediaKind } from "../media/kind.ts";
-import type { MediaRow } from "../media/view.ts";
+import type { ObjectStored } from "../media/lifecycle.ts";
+import { enqueueJob } from "../core/jobs.ts";
 import { derivativePrefix } from "../media/storage-keys.ts";
 
 export { DERIVATIVE_STATES, type DerivativeState } from "../../db/schema/index.ts";
@@ -78,6 +79,12 @@ export async function workerFactsOf(db: Db, objectIds: string[]): Promise<Map<st
  * "pending" (not "unavailable", not the previous version's picture). The previous
  * version's storage key stays on the row: the job deletes those bytes once it replaces them.
  */
+/** A recorded object gets its thumbnail planned and the job that makes it enqueued. */
+export async function planDerivatives(e: ObjectStored): Promise<void> {
+  await markThumbnailPending(e.tx, e.object, e.at);
+  await enqueueJob(e.tx, "derivatives.generate", { orgId: e.orgId, objectId: e.object.id });
+}
+
 export async function markThumbnailPending(tx: Db, object: { id: string; kind: MediaKind; etag: string | null }, now: Date): Promise<void> {
   const renderable = hasRenderer(object.kind);
   const fields = {
@@ -154,7 +161,7 @@ export async function readThumbnail(deps: Deps, file: ThumbnailFile): Promise<Re
 // ---- The worker's side: every write checks that the object is still the version the job read.
 
 /** The live object a derivative job is about; null when it was deleted or purged meanwhile. */
-export async function liveObject(deps: Deps, objectId: string): Promise<MediaRow | null> {
+export async function liveObject(deps: Deps, objectId: string): Promise<typeof mediaObjects.$inferSelect | null> {
   const [row] = await deps.db.select().from(mediaObjects).where(and(eq(mediaObjects.id, objectId), isNull(mediaObjects.deletedAt)));
   return row ?? null;
 }
@@ -163,7 +170,7 @@ export async function liveObject(deps: Deps, objectId: string): Promise<MediaRow
  * The object a derivatives job works on, as it is now; null when it was deleted meanwhile
  * (nothing to do). An object confirmed before derivatives existed gets its pending row here.
  */
-export async function beginDerivativeRun(deps: Deps, objectId: string): Promise<MediaRow | null> {
+export async function beginDerivativeRun(deps: Deps, objectId: string): Promise<typeof mediaObjects.$inferSelect | null> {
   const [found] = await deps.db
     .select({ object: mediaObjects, planned: derivatives.id })
     .from(mediaObjects)
@@ -197,7 +204,7 @@ export interface Recorded {
 }
 
 /** Locks the object; false when it was deleted or overwritten since the job read it. */
-async function stillCurrent(tx: Db, object: MediaRow): Promise<boolean> {
+async function stillCurrent(tx: Db, object: typeof mediaObjects.$inferSelect): Promise<boolean> {
   const [now] = await tx
     .select({ etag: mediaObjects.etag, deletedAt: mediaObjects.deletedAt })
     .from(mediaObjects)
@@ -215,7 +222,7 @@ async function stillCurrent(tx: Db, object: MediaRow): Promise<boolean> {
  * costs CPU the thumbnails need (bench/RESULTS.md). The object row is locked first, so a
  * confirm of a newer version waits for it or wins, never interleaves.
  */
-export async function recordRendered(deps: Deps, object: MediaRow, variants: RenderedVariant[], info: Record<string, unknown>): Promise<Recorded> {
+export async function recordRendered(deps: Deps, object: typeof mediaObjects.$inferSelect, variants: RenderedVariant[], info: Record<string, unknown>): Promise<Recorded> {
   const keys = variants.map((v) => derivativeKey({ ...v, bucketId: object.bucketId, objectId: object.id }));
   const made = sql.join(variants.map((v) => sql`${v.variant}`), sql`, `);
   const rows = sql.join(
@@ -270,7 +277,7 @@ export async function recordRendered(deps: Deps, object: MediaRow, variants: Ren
  * version stays: a later run that fails (a duplicate job during a storage outage, a worker
  * without ffmpeg) does not undo it.
  */
-export async function recordOutcome(deps: Deps, object: MediaRow, outcome: { state: Exclude<DerivativeState, "ready">; reason: string }): Promise<Recorded> {
+export async function recordOutcome(deps: Deps, object: typeof mediaObjects.$inferSelect, outcome: { state: Exclude<DerivativeState, "ready">; reason: string }): Promise<Recorded> {
   return deps.db.transaction(async (tx) => {
     if (!(await stillCurrent(tx, object))) return { recorded: false, unreferencedKeys: [] };
     const now = deps.clock.now();

@@ -6,7 +6,7 @@ import type { Deps } from "../core/deps.ts";
 import { AppError, errors } from "../core/errors.ts";
 import { type Label, labelsFor } from "./object-labels.ts";
 import { countedObjects, resolveLiveObject } from "../media/object-refs.ts";
-import { touchSearch } from "../search/search.ts";
+import { touchSearch } from "../search/index-rows.ts";
 import type { Page } from "../core/pagination.ts";
 import { escapeLike } from "./slug.ts";
 import { slugOrThrow } from "./tags.ts";

@@ -6,7 +6,8 @@ import type { Deps } from "../core/deps.ts";
 import { AppError, errors } from "../core/errors.ts";
 import { type Label, labelsFor } from "./object-labels.ts";
 import { countedObjects, resolveLiveObject } from "../media/object-refs.ts";
-import { touchSearch } from "../search/search.ts";
+import type { ObjectStored } from "../media/lifecycle.ts";
+import { touchSearch } from "../search/index-rows.ts";
 import { type Page, page } from "../core/pagination.ts";
 import { escapeLike, slugify } from "./slug.ts";
 
@@ -148,6 +149,12 @@ export async function replaceObjectTags(tx: Db, orgId: string, objectId: string,
       .values(wanted.map((tagId) => ({ orgId, objectId, tagId })))
       .onConflictDoNothing();
   }
+}
+
+/** Labels given at upload become the object's tags (created on first use), replacing any it had. */
+export async function applyUploadTags(e: ObjectStored): Promise<void> {
+  if (e.uploadTags.length === 0) return;
+  await replaceObjectTags(e.tx, e.orgId, e.object.id, await ensureTagsByName(e.tx, e.orgId, e.uploadTags));
 }
 
 /**

@@ -4,7 +4,9 @@ import { resolveBucket } from "../buckets/buckets.ts";
 import type { Caller } from "../access/caller.ts";
 import { labelsFor } from "../labels/object-labels.ts";
 import { resolveLiveObject } from "./object-refs.ts";
-import { touchSearch } from "../search/search.ts";
+import { touchSearch } from "../search/index-rows.ts";
+import { runHooks } from "./lifecycle.ts";
+import { onObjectRemoved } from "./object-hooks.ts";
 import type { Deps } from "../core/deps.ts";
 import { workerFactsOf } from "../derivatives/derivatives.ts";
 import { errors } from "../core/errors.ts";
@@ -14,8 +16,7 @@ import { fileNameOf } from "./kind.ts";
 import { type MediaRow, type MediaView, toMediaView } from "./view.ts";
 import { type Page, page } from "../core/pagination.ts";
 import { derivativePrefix, objectPath } from "./storage-keys.ts";
-import { addStored, recordEgress } from "../usage/counters.ts";
-import { recordUsageEvent } from "../usage/events.ts";
+import { recordEgress } from "../usage/counters.ts";
 
 /** Soft-deleted bytes are kept this long before the purge job removes them. */
 export const RETENTION_DAYS = 7;
@@ -97,9 +98,7 @@ export async function deleteMedia(deps: Deps, caller: Caller, id: string): Promi
       .where(and(eq(mediaObjects.id, id), eq(mediaObjects.orgId, caller.orgId), isNull(mediaObjects.deletedAt)))
       .returning();
     if (!row) throw errors.notFound("Media object");
-    await addStored(tx, caller.orgId, { bytes: -row.size, objects: -1, bucketId: row.bucketId }, now);
-    await recordUsageEvent(tx, caller.orgId, { type: "object_deleted", at: now, objectId: row.id, bucketId: row.bucketId, key: row.key, bytes: row.size, delta: -row.size });
-    await touchSearch(tx, deps, caller.orgId, [id]);
+    await runHooks(onObjectRemoved, { tx, deps, at: now, orgId: caller.orgId, bucketId: row.bucketId, how: "deleted", object: row });
   });
   deps.jobs.kick();
   return { id, deleted: true };
@@ -192,12 +191,10 @@ export async function purgeObject(deps: Deps, objectId: string): Promise<void> {
     .where(and(eq(mediaObjects.bucketId, row.bucketId), eq(mediaObjects.key, row.key), isNull(mediaObjects.deletedAt)));
   if (!live) await deps.storage.delete(objectPath(row.bucketId, row.key));
   await deps.storage.deletePrefix(derivativePrefix(row.bucketId, row.id));
-  // Usage already dropped at the soft delete; the ledger notes when the bytes went.
   await deps.db.transaction(async (tx) => {
     const gone = await tx.delete(mediaObjects).where(eq(mediaObjects.id, row.id)).returning({ id: mediaObjects.id });
     if (gone.length === 0) return;
-    await recordUsageEvent(tx, row.orgId, { type: "object_purged", at: deps.clock.now(), objectId: row.id, bucketId: row.bucketId, key: row.key, bytes: row.size, delta: 0 });
-    await touchSearch(tx, deps, row.orgId, [row.id]);
+    await runHooks(onObjectRemoved, { tx, deps, at: deps.clock.now(), orgId: row.orgId, bucketId: row.bucketId, how: "purged", object: row });
   });
 }
 

@@ -4,18 +4,14 @@ import { mediaObjects, uploadReservations } from "../../db/schema/index.ts";
 import { resolveBucket } from "../buckets/buckets.ts";
 import type { Caller } from "../access/caller.ts";
 import type { Deps } from "../core/deps.ts";
-import { markThumbnailPending } from "../derivatives/derivatives.ts";
 import { AppError, errors } from "../core/errors.ts";
-import { enqueueJob } from "../core/jobs.ts";
 import { contentTypeFor, kindOf } from "./kind.ts";
 import { loadMediaView } from "./media.ts";
 import type { MediaView } from "./view.ts";
 import { objectPath } from "./storage-keys.ts";
-import { applyAutoCapacity } from "../billing/billing.ts";
-import { touchSearch } from "../search/search.ts";
-import { ensureTagsByName, replaceObjectTags } from "../labels/tags.ts";
-import { addStored, quotaExceeded, releaseReservation, reserveStorage, type UsageCounters } from "../usage/counters.ts";
-import { recordUsageEvent } from "../usage/events.ts";
+import { quotaExceeded, releaseReservation, reserveStorage } from "../usage/counters.ts";
+import { runHooks } from "./lifecycle.ts";
+import { onObjectStored } from "./object-hooks.ts";
 
 /** A single-shot reservation outlives its URL by this much: a slow PUT may start at the last second. */
 const SINGLE_SHOT_GRACE_MS = 60 * 60 * 1000;
@@ -244,8 +240,9 @@ export async function abortUpload(
 
 /**
  * Spec §4.9: reads what storage holds, records the true size, creates or updates the media
- * object, applies the upload's tags, swaps the reservation for the real size and enqueues
- * derivatives, all in one transaction. Confirming the same bytes twice changes nothing.
+ * object and swaps the reservation for the real size; the object hooks (object-hooks.ts) then
+ * count usage, apply the upload's tags, plan derivatives and index it, all in one
+ * transaction. Confirming the same bytes twice changes nothing.
  */
 export async function confirmUpload(deps: Deps, caller: Caller, input: UploadTarget): Promise<MediaView> {
   const bucket = await resolveBucket(deps, caller, input.bucketId);
@@ -285,44 +282,30 @@ export async function recordStoredObject(deps: Deps, orgId: string, bucketId: st
     const contentType = stored.contentType && stored.contentType !== "binary/octet-stream" ? stored.contentType : (latest?.contentType ?? contentTypeFor(key));
     const fields = { size: stored.size, contentType, kind: kindOf(contentType, key), etag: stored.etag, updatedAt: now };
     let id: string;
-    let after: UsageCounters | null;
-    const delta = stored.size - (existing?.size ?? 0);
     if (existing) {
       await tx.update(mediaObjects).set({ ...fields, info: {} }).where(eq(mediaObjects.id, existing.id));
-      after = await addStored(tx, orgId, { bytes: delta, objects: 0, bucketId }, now);
       id = existing.id;
     } else {
       const [row] = await tx
         .insert(mediaObjects)
-        .values({ orgId: orgId, bucketId: bucketId, key: key, createdAt: now, ...fields })
+        .values({ orgId, bucketId, key, createdAt: now, ...fields })
         .returning({ id: mediaObjects.id });
-      after = await addStored(tx, orgId, { bytes: stored.size, objects: 1, bucketId }, now);
       id = row!.id;
     }
-    await recordUsageEvent(tx, orgId, {
-      type: "upload_confirmed",
+    await runHooks(onObjectStored, {
+      tx,
+      deps,
       at: now,
-      objectId: id,
-      bucketId: bucketId,
-      key: key,
-      bytes: stored.size,
-      delta,
-      details: existing ? { overwrite: true, previousSize: existing.size } : {},
+      orgId,
+      bucketId,
+      object: { id, key, kind: fields.kind, size: fields.size, etag: fields.etag },
+      previous: existing ? { size: existing.size } : null,
+      uploadTags: latest?.tags ?? [],
     });
-    if (after && delta > 0) await applyAutoCapacity(deps, tx, orgId, after, now);
-    if (latest && latest.tags.length > 0) await applyUploadTags(tx, orgId, id, latest.tags);
-    await markThumbnailPending(tx, { id, kind: fields.kind, etag: fields.etag }, now);
-    await touchSearch(tx, deps, orgId, [id]);
-    await enqueueJob(tx, "derivatives.generate", { orgId: orgId, objectId: id });
     return { objectId: id, changed: true };
   });
   if (changed) deps.jobs.kick();
   return objectId;
-}
-
-/** Labels given at upload become the object's tags (created on first use), replacing any it had. */
-async function applyUploadTags(tx: Deps["db"], orgId: string, objectId: string, names: string[]): Promise<void> {
-  await replaceObjectTags(tx, orgId, objectId, await ensureTagsByName(tx, orgId, names));
 }
 
 /** Maps storage's refusals of a completion (bad part list) to a 400 the client can act on. */

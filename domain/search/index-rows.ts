@@ -1,0 +1,49 @@
+import { sql, type SQL } from "drizzle-orm";
+import type { Db } from "../../db/client.ts";
+import type { Deps } from "../core/deps.ts";
+import { enqueueJob } from "../core/jobs.ts";
+import type { ObjectRemoved, ObjectStored } from "../media/lifecycle.ts";
+
+/**
+ * Rewrites the searchable text of these objects from what they are now (key, tag and
+ * category names, metadata values), in the caller's transaction, and — when search is
+ * external — enqueues their sync in the same transaction. Every change to an object's key,
+ * labels or metadata calls this, so nothing is searchable late or lost while a backend is down.
+ */
+export async function touchSearch(tx: Db, deps: Pick<Deps, "search">, orgId: string, objectIds: readonly string[]): Promise<void> {
+  const ids = [...new Set(objectIds)];
+  if (ids.length === 0) return;
+  const list = sql.join(ids.map((id) => sql`${id}::uuid`), sql`, `);
+  await tx.execute(sql`delete from media_search where org_id = ${orgId} and object_id in (${list})`);
+  await writeSearchRows(tx, sql`o.org_id = ${orgId} and o.id in (${list})`);
+  if (deps.search.external) {
+    for (let i = 0; i < ids.length; i += SYNC_BATCH) {
+      await enqueueJob(tx, "search.sync", { orgId, objectIds: ids.slice(i, i + SYNC_BATCH) });
+    }
+  }
+}
+
+/**
+ * Writes the search rows of the live objects matching `where` (on media_objects as `o`):
+ * the one definition of what a search row holds. Soft-deleted objects get none.
+ */
+export async function writeSearchRows(tx: Db, where: SQL): Promise<void> {
+  await tx.execute(sql`
+    insert into media_search (object_id, org_id, bucket_id, kind, size, created_at, tag_ids, category_ids, key, labels, meta)
+    select o.id, o.org_id, o.bucket_id, o.kind, o.size, o.created_at,
+      coalesce((select array_agg(ot.tag_id) from object_tags ot where ot.object_id = o.id), '{}'),
+      coalesce((select array_agg(oc.category_id) from object_categories oc where oc.object_id = o.id), '{}'),
+      o.key,
+      coalesce((select string_agg(t.name, ' ') from object_tags ot join tags t on t.id = ot.tag_id where ot.object_id = o.id), '') || ' ' ||
+      coalesce((select string_agg(c.name, ' ') from object_categories oc join categories c on c.id = oc.category_id where oc.object_id = o.id), ''),
+      coalesce((select string_agg(e.value, ' ') from jsonb_each_text(o.metadata) e), '')
+    from media_objects o
+    where o.deleted_at is null and ${where}`);
+}
+
+const SYNC_BATCH = 500;
+
+/** An object's searchable text follows it: stored, deleted (the row goes) and purged. */
+export async function reindexObject(e: ObjectStored | ObjectRemoved): Promise<void> {
+  await touchSearch(e.tx, e.deps, e.orgId, [e.object.id]);
+}
