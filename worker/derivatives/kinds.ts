@@ -4,6 +4,18 @@ import type { RenderedImage, RenderLimits } from "./render.ts";
 export interface Rendered {
   thumbnail: RenderedImage;
   info: Record<string, unknown>;
+  /**
+   * For kinds that are not pictures themselves (a video's poster, a PDF's first page): the
+   * picture at up to 1280 px, kept beside the thumbnail, that on-the-fly renders are cut from.
+   */
+  source?: SourcePicture;
+}
+
+export interface SourcePicture {
+  bytes: Buffer;
+  contentType: "image/jpeg" | "image/png";
+  width: number;
+  height: number;
 }
 
 /** Everything a renderer may use: the object's bytes in a file or in memory, a scratch directory, the limits. */

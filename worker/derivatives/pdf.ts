@@ -4,7 +4,10 @@ import { fileURLToPath } from "node:url";
 import { THUMBNAIL_EDGE } from "../../domain/derivatives/derivatives.ts";
 import { MediaError } from "./errors.ts";
 import type { Renderer } from "./kinds.ts";
-import { renderThumbnail } from "./render.ts";
+import { renderSource, renderThumbnail } from "./render.ts";
+
+/** The first page is drawn this large (long edge, pixels): the thumbnail and renders are cut from it. */
+export const PAGE_EDGE = 1280;
 
 export interface PdfInfo {
   pages: number;
@@ -91,8 +94,9 @@ const round = (v: number) => Math.round(v * 100) / 100;
 export const pdfRenderer: Renderer = {
   inMemory: true,
   async render(ctx) {
-    const { info, page } = await readPdf(ctx.bytes ?? ctx.file, { edge: THUMBNAIL_EDGE, timeoutMs: ctx.timeoutMs });
+    const { info, page } = await readPdf(ctx.bytes ?? ctx.file, { edge: PAGE_EDGE, timeoutMs: ctx.timeoutMs });
     if (!page) throw new MediaError("The first page could not be rendered");
-    return { thumbnail: await renderThumbnail(page, THUMBNAIL_EDGE, ctx.limits), info: { ...info } };
+    const [thumbnail, source] = await Promise.all([renderThumbnail(page, THUMBNAIL_EDGE, ctx.limits), renderSource(page, ctx.limits, "png")]);
+    return { thumbnail, source, info: { ...info } };
   },
 };

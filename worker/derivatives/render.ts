@@ -1,5 +1,6 @@
 import sharp, { type Sharp } from "sharp";
 import { MediaError } from "./errors.ts";
+import type { SourcePicture } from "./kinds.ts";
 
 // Every job decodes a different file: libvips' operation cache would only hold memory.
 sharp.cache(false);
@@ -60,6 +61,17 @@ export async function renderThumbnail(input: ImageInput, edge: number, limits: R
       .webp({ quality: 80 })
       .toBuffer({ resolveWithObject: true });
     return { bytes: data, width: info.width, height: info.height, contentType: "image/webp" };
+  } catch (err) {
+    throw decodeError(err, limits);
+  }
+}
+
+/** The picture renders are cut from: JPEG for video frames, PNG for pages (crisp text). */
+export async function renderSource(input: RawImage, limits: RenderLimits, format: "jpeg" | "png"): Promise<SourcePicture> {
+  try {
+    const pipeline = openImage(input, limits);
+    const { data, info } = await (format === "jpeg" ? pipeline.jpeg({ quality: 90 }) : pipeline.png({ compressionLevel: 2 })).toBuffer({ resolveWithObject: true });
+    return { bytes: data, width: info.width, height: info.height, contentType: format === "jpeg" ? "image/jpeg" : "image/png" };
   } catch (err) {
     throw decodeError(err, limits);
   }
