@@ -9,6 +9,7 @@ import { docsPage, docsScript } from "../openapi/docs-page.ts";
 import { errorResponse, json } from "./respond.ts";
 import { openApiDocument } from "../openapi/document.ts";
 import { compose, type HttpContext, type Middleware } from "./pipeline.ts";
+import { signedRender } from "./render.ts";
 import { securityPolicy } from "./security-headers.ts";
 import { routerPath, runToolOverHttp } from "../rest/routes.ts";
 
@@ -114,6 +115,8 @@ export function createApp(opts: AppOptions) {
   app.get("/api/openapi.json", publicRoute(async () => json(200, (openapi ??= openApiDocument(registry, deps.config.publicUrl ?? undefined)))));
   app.get("/api/docs", publicRoute(async () => docsPage()));
   app.get("/api/docs/scalar.js", publicRoute(async () => docsScript()));
+  // Signed render URLs carry their permission in the query: no credential, beside the tools.
+  app.get("/api/render/:id", publicRoute(signedRender(deps)));
   // Unknown /api paths are answered here rather than by onError, so they are counted and carry
   // the RateLimit fields like every other API answer. Router precedence keeps real routes first.
   app.all(

@@ -7,6 +7,7 @@ import { derivativeTools } from "./derivatives.ts";
 import { identityTools } from "./identity.ts";
 import { mediaTools } from "./media.ts";
 import { presignTools } from "./presign.ts";
+import { renderTools } from "./render.ts";
 import { searchTools } from "./search.ts";
 import { setTools } from "./sets.ts";
 import { storyboardTools } from "./storyboards.ts";
@@ -22,6 +23,7 @@ export const registry: readonly AnyTool[] = [
   ...bucketTools,
   ...mediaTools,
   ...derivativeTools,
+  ...renderTools,
   ...presignTools,
   ...searchTools,
   ...tagTools,

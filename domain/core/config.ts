@@ -15,6 +15,7 @@ export interface Config {
   /** Namespace for every Redis key and queue, so several deployments can share one Redis. */
   redisPrefix: string;
   worker: WorkerConfig;
+  render: RenderConfig;
   s3: {
     /** null: start the embedded storage node. */
     endpoint: string | null;
@@ -63,4 +64,18 @@ export interface WorkerConfig {
   maxInputBytes: number;
   /** Images with more pixels are refused before decoding (decompression bombs). */
   maxPixels: number;
+}
+
+/** On-the-fly renders (docs/worker.md, "Renders"). */
+export interface RenderConfig {
+  /** Largest width or height a render may ask for. */
+  maxDimension: number;
+  /** Pictures with more pixels are not decoded for a render. */
+  maxPixels: number;
+  /** Images larger than this are not rendered on the fly (they are read into memory). */
+  maxSourceBytes: number;
+  /** Bytes of cached renders an organization may keep; the oldest go first. */
+  cacheBytesPerOrg: number;
+  /** Longest lifetime of a signed render URL, in seconds. */
+  maxUrlSeconds: number;
 }

@@ -1,0 +1,294 @@
+import { createHash, createHmac, timingSafeEqual } from "node:crypto";
+import { and, asc, eq, inArray, isNull, sql } from "drizzle-orm";
+import type { RenderParams } from "../../contract/render.ts";
+import { rowsOf } from "../../db/client.ts";
+import { derivatives, mediaObjects, mediaSettings } from "../../db/schema/index.ts";
+import type { Caller } from "../access/caller.ts";
+import type { Deps } from "../core/deps.ts";
+import { AppError, errors } from "../core/errors.ts";
+import { resolveLiveObject } from "../media/object-refs.ts";
+import { derivativePrefix, objectPath } from "../media/storage-keys.ts";
+import type { MediaRow } from "../media/view.ts";
+import type { ImageTransform } from "../ports/images.ts";
+import { recordEgress } from "../usage/counters.ts";
+import { RENDER_SOURCE, THUMBNAIL } from "./derivatives.ts";
+import { newSigningKey } from "./settings.ts";
+
+/** Cached renders are stored as derivative rows named by this prefix and the render's hash. */
+const RENDER_VARIANT = "render-";
+
+export type OutputFormat = ImageTransform["format"];
+
+const EXTENSIONS: Record<OutputFormat, string> = { webp: "webp", avif: "avif", jpeg: "jpg", png: "png" };
+const CONTENT_TYPES: Record<OutputFormat, string> = { webp: "image/webp", avif: "image/avif", jpeg: "image/jpeg", png: "image/png" };
+
+/**
+ * `auto` is WebP for every client that says it takes it (every current browser, and MCP
+ * clients), else JPEG. AVIF is made only when asked for: it is smaller but encodes several
+ * times slower, and the first request of every size pays for it.
+ */
+export function outputFormat(format: RenderParams["format"], accept: string | null | undefined): OutputFormat {
+  if (format !== "auto") return format;
+  if (accept == null) return "webp";
+  return /\bimage\/webp\b/i.test(accept) || /(^|,)\s*(\*\/\*|image\/\*)/.test(accept) ? "webp" : "jpeg";
+}
+
+/** A render's identity: the source picture's version and every parameter that changes the bytes. */
+export function renderHash(sourceEtag: string, p: RenderParams, format: OutputFormat, metadata: ImageTransform["metadata"]): string {
+  const canonical = [sourceEtag, p.width ?? "", p.height ?? "", p.fit, format, p.quality, p.gravity, metadata].join("|");
+  return createHash("sha256").update(canonical).digest("hex").slice(0, 32);
+}
+
+export function renderKey(bucketId: string, objectId: string, hash: string, format: OutputFormat): string {
+  return `${derivativePrefix(bucketId, objectId)}${RENDER_VARIANT}${hash}.${EXTENSIONS[format]}`;
+}
+
+/** The size limits a render request must respect, checked before anything is read. */
+export function checkRenderLimits(deps: Deps, p: RenderParams): void {
+  const max = deps.config.render.maxDimension;
+  const problems: { path: string; message: string }[] = [];
+  if (p.width !== undefined && p.width > max) problems.push({ path: "width", message: `Must be at most ${max}` });
+  if (p.height !== undefined && p.height > max) problems.push({ path: "height", message: `Must be at most ${max}` });
+  if (problems.length) throw errors.validation(problems, "The render is larger than this server makes");
+}
+
+export interface RenderResult {
+  objectId: string;
+  bucketId: string;
+  contentType: string;
+  width: number;
+  height: number;
+  size: number;
+  etag: string;
+  cached: boolean;
+  /** The bytes, when they were just made; else read them from storage at `key`. */
+  bytes: Buffer | null;
+  key: string;
+}
+
+interface DerivativeFacts {
+  variant: string | null;
+  state: string | null;
+  source_etag: string | null;
+  storage_key: string | null;
+  size: number | string | null;
+  width: number | null;
+  height: number | null;
+  etag: string | null;
+  error: string | null;
+  strip: boolean | null;
+}
+
+/**
+ * What a render needs to know about an object, in one query: its thumbnail's state (is the
+ * source picture made yet, or why not), the source picture of a video or PDF, the cached
+ * renders this request could be (one per metadata setting), and the organization's setting.
+ */
+async function renderFacts(deps: Deps, object: MediaRow, variants: string[]): Promise<{ rows: DerivativeFacts[]; strip: boolean }> {
+  const list = sql.join(variants.map((v) => sql`${v}`), sql`, `);
+  const rows = rowsOf<DerivativeFacts>(
+    await deps.db.execute(sql`
+      select d.variant, d.state, d.source_etag, d.storage_key, d.size, d.width, d.height, d.etag, d.error,
+             (select strip_location from media_settings where org_id = ${object.orgId}::uuid) as strip
+      from (select 1) as one
+      left join derivatives d on d.object_id = ${object.id}::uuid and d.variant in (${list})`),
+  );
+  return { rows: rows.filter((r) => r.variant !== null), strip: rows[0]?.strip ?? true };
+}
+
+/**
+ * The picture an object's renders are cut from: an image's own bytes; a video's poster frame
+ * or a PDF's first page, kept by the worker beside the thumbnail. While the worker has not
+ * made it yet the answer is thumbnail_pending; when it cannot (a file that does not decode,
+ * an audio file, a 3D model) thumbnail_unavailable with the reason.
+ */
+function sourceOf(deps: Deps, object: MediaRow, rows: DerivativeFacts[]): { key: string } {
+  const thumb = rows.find((r) => r.variant === THUMBNAIL);
+  const current = (r: DerivativeFacts | undefined) => r?.state === "ready" && r.source_etag === object.etag;
+  if (!current(thumb)) {
+    if (!thumb || thumb.state === "pending" || thumb.state === "ready") {
+      throw new AppError("thumbnail_pending", "The picture this object is rendered from is being made; try again in a few seconds", { state: "pending" });
+    }
+    throw new AppError("thumbnail_unavailable", thumb.error ?? "This object cannot be rendered", { state: thumb.state, reason: thumb.error });
+  }
+  if (object.kind === "image") {
+    if (object.size > deps.config.render.maxSourceBytes) {
+      throw new AppError("thumbnail_unavailable", `Images larger than ${Math.round(deps.config.render.maxSourceBytes / 1024 ** 2)} MiB are not rendered on the fly`, { state: "unsupported" });
+    }
+    return { key: objectPath(object.bucketId, object.key) };
+  }
+  const source = rows.find((r) => r.variant === RENDER_SOURCE);
+  if (!current(source) || !source?.storage_key) {
+    throw new AppError("thumbnail_unavailable", "This object was processed before renders existed; upload it again to render it", { state: "unsupported" });
+  }
+  return { key: source.storage_key };
+}
+
+/**
+ * A render of an object: from the cache when this very render was made before (same object
+ * version, same parameters, same metadata setting), else made now, stored beside the object's
+ * other derivatives and counted against the organization's render cache.
+ */
+export async function renderObject(deps: Deps, object: MediaRow, p: RenderParams, accept: string | null | undefined): Promise<RenderResult> {
+  checkRenderLimits(deps, p);
+  if (object.kind !== "image" && object.kind !== "video" && object.kind !== "pdf") {
+    throw new AppError("thumbnail_unavailable", "Renders are made of images, videos (their poster) and PDFs (their first page)", { state: "unsupported" });
+  }
+  const format = outputFormat(p.format, accept);
+  // The object's ETag names the source too: the worker remakes a poster or page only for a new version.
+  const version = object.etag ?? String(object.updatedAt.getTime());
+  const modes: ImageTransform["metadata"][] = object.kind === "image" ? ["exif-without-location", "exif"] : ["none"];
+  const hashes = modes.map((m) => renderHash(version, p, format, m));
+  const { rows, strip } = await renderFacts(deps, object, [THUMBNAIL, RENDER_SOURCE, ...hashes.map((h) => `${RENDER_VARIANT}${h}`)]);
+  const metadata = object.kind !== "image" ? "none" : strip ? "exif-without-location" : "exif";
+  const hash = hashes[modes.indexOf(metadata)]!;
+  const key = renderKey(object.bucketId, object.id, hash, format);
+  const base = { objectId: object.id, bucketId: object.bucketId, contentType: CONTENT_TYPES[format], etag: hash, key };
+  const cached = rows.find((r) => r.variant === `${RENDER_VARIANT}${hash}` && r.state === "ready" && r.source_etag === object.etag);
+  if (cached) return { ...base, width: cached.width ?? 0, height: cached.height ?? 0, size: Number(cached.size ?? 0), cached: true, bytes: null };
+
+  const source = sourceOf(deps, object, rows);
+  const got = await deps.storage.get(source.key);
+  if (!got) throw new AppError("thumbnail_pending", "The picture this object is rendered from was just replaced; try again", { state: "pending" });
+  const input = Buffer.from(await new Response(got.body).arrayBuffer());
+  let made: Awaited<ReturnType<Deps["images"]["transform"]>>;
+  try {
+    made = await deps.images.transform(input, { width: p.width, height: p.height, fit: p.fit, format, quality: p.quality, gravity: p.gravity, metadata }, { maxPixels: deps.config.render.maxPixels });
+  } catch (err) {
+    throw new AppError("thumbnail_unavailable", err instanceof Error ? err.message : "The picture could not be rendered", { state: "failed" });
+  }
+  await deps.storage.put(key, made.bytes, { contentType: made.contentType });
+  const kept = await recordRender(deps, object, { variant: `${RENDER_VARIANT}${hash}`, key, size: made.bytes.byteLength, width: made.width, height: made.height, contentType: made.contentType, etag: hash });
+  if (!kept) await deps.storage.delete(key).catch(() => {});
+  return { ...base, width: made.width, height: made.height, size: made.bytes.byteLength, cached: false, bytes: made.bytes };
+}
+
+/**
+ * Records a cached render for the object version it was made from (nothing when the object
+ * changed meanwhile: the caller deletes the bytes), then trims the organization's cache to its
+ * size, oldest renders first.
+ */
+async function recordRender(deps: Deps, object: MediaRow, r: { variant: string; key: string; size: number; width: number; height: number; contentType: string; etag: string }): Promise<boolean> {
+  const result = await deps.db.execute(sql`
+    insert into derivatives (object_id, variant, state, source_etag, storage_key, content_type, size, width, height, etag, attempts, updated_at)
+    select id, ${r.variant}, 'ready', etag, ${r.key}, ${r.contentType}, ${r.size}::bigint, ${r.width}::int, ${r.height}::int, ${r.etag}, 1, ${deps.clock.now().toISOString()}::timestamptz
+    from media_objects where id = ${object.id} and deleted_at is null and etag is not distinct from ${object.etag}::text
+    on conflict (object_id, variant) do update set updated_at = excluded.updated_at
+    returning 1`);
+  // No row: the object was overwritten or deleted meanwhile, and these bytes belong to nothing.
+  if (rowsOf(result).length === 0) return false;
+  await trimRenderCache(deps, object.orgId);
+  return true;
+}
+
+/** Deletes the organization's oldest cached renders until the rest fit in its cache size. */
+export async function trimRenderCache(deps: Deps, orgId: string): Promise<number> {
+  const limit = deps.config.render.cacheBytesPerOrg;
+  const rows = rowsOf<{ id: string; storage_key: string; size: number | string; running: number | string }>(
+    await deps.db.execute(sql`
+      select id, storage_key, size, running from (
+        select d.id, d.storage_key, d.size, sum(d.size) over (order by d.updated_at desc, d.id desc) as running
+        from derivatives d join media_objects o on o.id = d.object_id
+        where o.org_id = ${orgId} and d.variant like ${`${RENDER_VARIANT}%`}
+      ) t where running > ${limit}`),
+  );
+  if (rows.length === 0) return 0;
+  await deps.db.delete(derivatives).where(inArray(derivatives.id, rows.map((r) => r.id)));
+  for (const r of rows) await deps.storage.delete(r.storage_key).catch((err) => deps.log.warn("deleting an evicted render failed", { key: r.storage_key, error: String(err) }));
+  return rows.length;
+}
+
+/** Bytes of cached renders an organization keeps (for tests and the docs' limits). */
+export async function renderCacheBytes(deps: Deps, orgId: string): Promise<number> {
+  const [row] = rowsOf<{ bytes: number | string | null }>(
+    await deps.db.execute(sql`select coalesce(sum(d.size), 0) as bytes from derivatives d join media_objects o on o.id = d.object_id where o.org_id = ${orgId} and d.variant like ${`${RENDER_VARIANT}%`}`),
+  );
+  return Number(row?.bytes ?? 0);
+}
+
+/** A render answered with its bytes counts as egress, as downloads do. */
+export function countRenderEgress(deps: Deps, r: RenderResult, orgId: string, key: string): void {
+  recordEgress(deps.db, orgId, { kind: "render", bytes: r.size, at: deps.clock.now(), objectId: r.objectId, bucketId: r.bucketId, key }).catch((err) =>
+    deps.log.warn("counting render egress failed", { objectId: r.objectId, error: String(err) }),
+  );
+}
+
+export async function renderForCaller(deps: Deps, caller: Caller, id: string, p: RenderParams, accept: string | null | undefined): Promise<RenderResult> {
+  return renderObject(deps, await resolveLiveObject(deps.db, caller, id), p, accept);
+}
+
+// ---- Signed render URLs: usable without a credential (an <img> src), until they expire.
+
+/** The organization's signing key, made the first time a URL is signed. */
+async function signingKey(deps: Deps, orgId: string): Promise<string> {
+  const [row] = await deps.db.select({ secret: mediaSettings.renderSecret }).from(mediaSettings).where(eq(mediaSettings.orgId, orgId));
+  if (row) return row.secret;
+  await deps.db.insert(mediaSettings).values({ orgId, renderSecret: newSigningKey() }).onConflictDoNothing();
+  const [made] = await deps.db.select({ secret: mediaSettings.renderSecret }).from(mediaSettings).where(eq(mediaSettings.orgId, orgId));
+  return made!.secret;
+}
+
+/** The query a signed URL carries: the parameters that differ from the defaults, then the expiry. */
+export function signedQuery(p: RenderParams): URLSearchParams {
+  const q = new URLSearchParams();
+  if (p.width !== undefined) q.set("width", String(p.width));
+  if (p.height !== undefined) q.set("height", String(p.height));
+  if (p.fit !== "inside") q.set("fit", p.fit);
+  if (p.format !== "auto") q.set("format", p.format);
+  if (p.quality !== 80) q.set("quality", String(p.quality));
+  if (p.gravity !== "center") q.set("gravity", p.gravity);
+  return q;
+}
+
+function signature(secret: string, objectId: string, p: RenderParams, expires: number): string {
+  const message = `${objectId}?${signedQuery(p).toString()}&expires=${expires}`;
+  return createHmac("sha256", secret).update(message).digest("base64url");
+}
+
+export async function signRenderUrl(
+  deps: Deps,
+  caller: Caller,
+  id: string,
+  p: RenderParams,
+  expiresIn: number,
+): Promise<{ path: string; expiresAt: string; expiresIn: number }> {
+  checkRenderLimits(deps, p);
+  const object = await resolveLiveObject(deps.db, caller, id);
+  if (expiresIn > deps.config.render.maxUrlSeconds) {
+    throw errors.validation([{ path: "expiresIn", message: `Must be at most ${deps.config.render.maxUrlSeconds}` }]);
+  }
+  const expires = Math.floor(deps.clock.now().getTime() / 1000) + expiresIn;
+  const q = signedQuery(p);
+  q.set("expires", String(expires));
+  q.set("signature", signature(await signingKey(deps, object.orgId), object.id, p, expires));
+  return { path: `/api/render/${object.id}?${q}`, expiresAt: new Date(expires * 1000).toISOString(), expiresIn };
+}
+
+/**
+ * The object a signed URL names, once its signature and expiry check out. Every failure is
+ * the same 403 (expired ones say so): a URL reveals nothing about objects it was not made for.
+ */
+export async function verifyRenderUrl(deps: Deps, id: string, p: RenderParams, expires: number, sig: string): Promise<MediaRow> {
+  const denied = () => errors.forbidden("This render URL is not valid");
+  if (!Number.isSafeInteger(expires)) throw denied();
+  const [row] = await deps.db
+    .select({ object: mediaObjects, secret: mediaSettings.renderSecret })
+    .from(mediaObjects)
+    .innerJoin(mediaSettings, eq(mediaSettings.orgId, mediaObjects.orgId))
+    .where(and(eq(mediaObjects.id, id), isNull(mediaObjects.deletedAt)));
+  const expected = row ? Buffer.from(signature(row.secret, id, p, expires)) : null;
+  const given = Buffer.from(sig);
+  if (!row || !expected || expected.length !== given.length || !timingSafeEqual(expected, given)) throw denied();
+  if (expires * 1000 < deps.clock.now().getTime()) throw errors.forbidden("This render URL has expired");
+  return row.object;
+}
+
+/** For the cache trim of tests: the oldest render rows of an organization. */
+export async function cachedRenders(deps: Deps, orgId: string): Promise<{ objectId: string; variant: string; size: number | null }[]> {
+  return deps.db
+    .select({ objectId: derivatives.objectId, variant: derivatives.variant, size: derivatives.size })
+    .from(derivatives)
+    .innerJoin(mediaObjects, eq(mediaObjects.id, derivatives.objectId))
+    .where(and(eq(mediaObjects.orgId, orgId), sql`${derivatives.variant} like ${`${RENDER_VARIANT}%`}`))
+    .orderBy(asc(derivatives.updatedAt));
+}
