@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { deleteMedia, listMedia, loadMediaView, MEDIA_SORTS, streamUrl, updateMetadata } from "../domain/media/media.ts";
 import { MEDIA_KINDS } from "../domain/media/kind.ts";
+import { factFilters } from "../contract/facts.ts";
 import { defineTool } from "./define.ts";
 import { mediaObject } from "./media-schemas.ts";
 import { deleted, id, listOf, pageInput, timestamp } from "./schemas.ts";
@@ -15,7 +16,8 @@ export const mediaTools = [
   defineTool({
     name: "media_list",
     title: "List media objects",
-    description: "Media objects of the organization, filtered by bucket, kind or a substring of the key or file name, sorted and paginated.",
+    description:
+      "Media objects of the organization, filtered by bucket, kind or a substring of the key or file name, and by what was found in the files (content hash and duplicates, when taken, width, duration), sorted and paginated.",
     scope: "read",
     reach: "bucket",
     http: { method: "GET", path: "/media" },
@@ -25,6 +27,7 @@ export const mediaTools = [
       search: z.string().min(1).max(200).optional().describe("Substring of the key or file name, case-insensitive"),
       sort: z.enum(MEDIA_SORTS).default("created_at"),
       order: z.enum(["desc", "asc"]).default("desc"),
+      ...factFilters,
       ...pageInput,
     }),
     output: listOf(mediaObject),

@@ -9,6 +9,7 @@ import { runHooks } from "./lifecycle.ts";
 import { onObjectRemoved } from "./object-hooks.ts";
 import type { Deps } from "../core/deps.ts";
 import { workerFactsOf } from "../derivatives/derivatives.ts";
+import { type FactFilters, factFilterCondition } from "../derivatives/facts.ts";
 import { errors } from "../core/errors.ts";
 import { enqueueJob } from "../core/jobs.ts";
 import type { MediaKind } from "./kind.ts";
@@ -38,7 +39,7 @@ export async function loadMediaView(deps: Deps, caller: Caller, id: string): Pro
   return view!;
 }
 
-export interface MediaQuery {
+export interface MediaQuery extends FactFilters {
   bucketId?: string | undefined;
   kind?: MediaKind | undefined;
   search?: string | undefined;
@@ -60,13 +61,15 @@ export async function listMedia(deps: Deps, caller: Caller, q: MediaQuery): Prom
   if (q.kind) where.push(eq(mediaObjects.kind, q.kind));
   // The file name is the key's last segment, so matching the key covers both.
   if (q.search) where.push(ilike(mediaObjects.key, likeContaining(q.search)));
+  const facts = await factFilterCondition(deps, caller, q);
+  if (facts) where.push(facts);
   const column = { created_at: mediaObjects.createdAt, size: mediaObjects.size, key: mediaObjects.key }[q.sort];
   const dir = q.order === "asc" ? asc : desc;
   const filter = and(...where);
   const [rows, total] = await Promise.all([
     deps.db.select().from(mediaObjects).where(filter).orderBy(dir(column), dir(mediaObjects.id)).limit(q.limit).offset(q.offset),
     // Without kind or search filters the total is a kept counter: no count over a million rows.
-    q.kind || q.search ? countWhere(deps, filter) : liveObjectCount(deps, caller.orgId, bucketId),
+    q.kind || q.search || facts ? countWhere(deps, filter) : liveObjectCount(deps, caller.orgId, bucketId),
   ]);
   return page(await viewsOf(deps, caller.orgId, rows), total, q.offset);
 }
