@@ -64,9 +64,14 @@ async function encode(source: string, encoder: string, ext: string, opts: { filt
   }
 }
 
-/** FFmpeg's test pattern, H.264 in MP4, a keyframe every second. */
-export const mp4 = (seconds = 2, size = "320x240") =>
-  encode(`testsrc=duration=${seconds}:size=${size}:rate=25`, "libx264", "mp4", { filter: "format=yuv420p", options: { preset: "ultrafast" }, gop: 25 });
+/** FFmpeg's test pattern, H.264 in MP4, a keyframe every second; `tags` go into the container (creation_time...). */
+export const mp4 = (seconds = 2, size = "320x240", tags?: Record<string, string>) =>
+  encode(`testsrc=duration=${seconds}:size=${size}:rate=25`, "libx264", "mp4", {
+    filter: "format=yuv420p",
+    options: { preset: "ultrafast" },
+    gop: 25,
+    ...(tags ? { configure: (fmt: FormatContext) => void (fmt.metadata = Dictionary.fromObject(tags)) } : {}),
+  });
 
 /**
  * A video that starts black: `black` seconds of black, then `seconds` of the test pattern (as
@@ -117,6 +122,25 @@ export function pdf(pages = 2, width = 612, height = 792, info?: { title?: strin
   for (const o of offsets) out += `${String(o).padStart(10, "0")} 00000 n \n`;
   out += `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R${fields.length > 0 ? ` /Info ${objects.length} 0 R` : ""} >>\nstartxref\n${xref}\n%%EOF\n`;
   return Buffer.from(out, "latin1");
+}
+
+/** A JPEG from a camera that knew where it was: make, model, time taken and a GPS position (Paris). */
+export async function gpsJpeg(width = 400, height = 300): Promise<Buffer> {
+  return sharp(await png(width, height))
+    .jpeg({ quality: 85 })
+    .withExif({
+      IFD0: { Make: "GeoCam", Model: "G-1" },
+      IFD2: { DateTimeOriginal: "2023:07:14 09:30:00", ISOSpeedRatings: "100" },
+      IFD3: { GPSLatitudeRef: "N", GPSLatitude: "48/1 51/1 2990/100", GPSLongitudeRef: "E", GPSLongitude: "2/1 17/1 4000/100" },
+    })
+    .toBuffer();
+}
+
+/** A PNG whose left half is red and right half blue: which side a crop kept is plain to see. */
+export function halves(width: number, height: number): Promise<Buffer> {
+  const raw = Buffer.alloc(width * height * 3);
+  for (let y = 0; y < height; y++) for (let x = 0; x < width; x++) raw[(y * width + x) * 3 + (x < width / 2 ? 0 : 2)] = 255;
+  return sharp(raw, { raw: { width, height, channels: 3 } }).png().toBuffer();
 }
 
 /** Width and height of an image's bytes. */

@@ -48,6 +48,8 @@ export const videoRenderer: Renderer = {
         ...(p.video.rotation ? { rotation: p.video.rotation } : {}),
         ...audioFacts(p),
         posterAt: frame.at,
+        // Cameras and phones write when they started recording.
+        ...(p.tags.creation_time && !Number.isNaN(Date.parse(p.tags.creation_time)) ? { takenAt: new Date(p.tags.creation_time).toISOString() } : {}),
         ...descriptiveTags(p.tags),
       },
     };
