@@ -18,8 +18,7 @@ export const renderParams = z.object({
 });
 export type RenderParams = z.output<typeof renderParams>;
 
-export const renderedImage = z
-  .object({
+export const renderedImage = z.object({
     objectId: z.string().uuid(),
     contentType: z.string().describe("image/webp, image/avif, image/jpeg or image/png"),
     width: z.number().int(),
@@ -27,19 +26,14 @@ export const renderedImage = z
     size: z.number().int().describe("Bytes"),
     etag: z.string().describe("Names this render of this version of the object: the same request gives the same etag"),
     cached: z.boolean().describe("Served from the render cache rather than made now"),
-  })
-  .meta({ id: "RenderedImage" });
+  });
 
-export const signedRenderUrl = z
-  .object({
+export const signedRenderUrl = z.object({
     url: z.string().describe("GET it without a credential (an <img> src): the render, until it expires"),
     expiresAt: z.string().describe("ISO-8601 UTC"),
     expiresIn: z.number().int().describe("Seconds"),
-  })
-  .meta({ id: "SignedRenderUrl" });
+  });
 
-export const mediaSettings = z
-  .object({
+export const mediaSettings = z.object({
     stripLocation: z.boolean().describe("Renders of photos never carry their GPS position (default true); false keeps the original's EXIF, position included"),
-  })
-  .meta({ id: "MediaSettings" });
+  });

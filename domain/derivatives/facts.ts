@@ -20,7 +20,9 @@ export interface FactFilters {
   maxDuration?: number | undefined;
 }
 
-export const hasFactFilters = (f: FactFilters) => Object.values(f).some((v) => v !== undefined);
+const FACT_FILTERS = ["sha256", "duplicatesOf", "takenAfter", "takenBefore", "minWidth", "minHeight", "minDuration", "maxDuration"] as const satisfies readonly (keyof FactFilters)[];
+
+export const hasFactFilters = (f: FactFilters) => FACT_FILTERS.some((k) => f[k] !== undefined);
 
 /** "2026-11-22" means that whole day; a full timestamp means that instant. */
 function instant(value: string, end: boolean): Date {

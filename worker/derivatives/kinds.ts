@@ -1,4 +1,4 @@
-import type { RenderedImage, RenderLimits } from "./render.ts";
+import type { RenderedImage, RenderLimits, SourcePicture } from "./render.ts";
 
 /** What rendering one object yields: its thumbnail and the facts found on the way (for `info`). */
 export interface Rendered {
@@ -11,12 +11,6 @@ export interface Rendered {
   source?: SourcePicture;
 }
 
-export interface SourcePicture {
-  bytes: Buffer;
-  contentType: "image/jpeg" | "image/png";
-  width: number;
-  height: number;
-}
 
 /** Everything a renderer may use: the object's bytes in a file or in memory, a scratch directory, the limits. */
 export interface RenderContext {

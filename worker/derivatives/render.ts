@@ -1,6 +1,5 @@
 import sharp, { type Sharp } from "sharp";
 import { MediaError } from "./errors.ts";
-import type { SourcePicture } from "./kinds.ts";
 
 // Every job decodes a different file: libvips' operation cache would only hold memory.
 sharp.cache(false);
@@ -10,6 +9,13 @@ export interface RenderedImage {
   width: number;
   height: number;
   contentType: "image/webp";
+}
+
+export interface SourcePicture {
+  bytes: Buffer;
+  contentType: "image/jpeg" | "image/png";
+  width: number;
+  height: number;
 }
 
 export interface RenderLimits {
