@@ -30,11 +30,9 @@ import { createOrganization } from "../domain/access/organizations.ts";
 import { objectPath } from "../domain/media/storage-keys.ts";
 import { confirmUpload } from "../domain/media/uploads.ts";
 import type { BullQueue } from "../worker/bullmq-queue.ts";
-import { findTool } from "../worker/derivatives/exec.ts";
 import { describeImage } from "../worker/derivatives/image.ts";
 import { renderThumbnail } from "../worker/derivatives/render.ts";
-import { extractPoster, posterTime } from "../worker/derivatives/video.ts";
-import { probe } from "../worker/derivatives/probe.ts";
+import { videoRenderer } from "../worker/derivatives/video.ts";
 
 const args = new Map<string, string>();
 for (let i = 2; i < process.argv.length; i += 2) args.set(process.argv[i]!.replace(/^--/, ""), process.argv[i + 1] ?? "");
@@ -138,18 +136,11 @@ async function imageMagick(photos: string[], tuned: boolean): Promise<number> {
 }
 
 async function barePosters(videos: string[]): Promise<number> {
-  const ffmpeg = findTool("ffmpeg", null)!;
-  const ffprobe = findTool("ffprobe", null)!;
   const dir = mkdtempSync(join(tmpdir(), "bench-poster-"));
   try {
     const items = [...videos, ...videos];
-    let n = 0;
-    const seconds = await pool(items, CONCURRENCY, async (file) => {
-      const out = join(dir, `${n++}.png`);
-      const p = await probe({ file, dir, contentType: "video/mp4", limits: LIMITS, timeoutMs: 60_000, tools: { ffprobe } });
-      await extractPoster(ffmpeg, file, out, posterTime(p.duration), { timeoutMs: 60_000 });
-      await renderThumbnail(out, THUMBNAIL_EDGE, LIMITS);
-    });
+    // The worker's own renderer (node-av poster + sharp), with no queue, storage or database.
+    const seconds = await pool(items, CONCURRENCY, (file) => videoRenderer.render({ file, dir, contentType: "video/mp4", limits: LIMITS, timeoutMs: 60_000 }));
     return items.length / seconds;
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -345,7 +336,7 @@ const lines = [
   "- *Bare sharp*: the same two calls on the JPEG bytes already in memory, in a loop, over the same photos. A bare batch runs before and after every worker batch; each worker batch is compared with the mean of its two neighbours, and the median of those ratios is reported (the machine's other load drifts; neighbours share it).",
   "- *CPU per thumbnail*: this process's CPU time (user + system) divided by the thumbnails made. It does not depend on other load on the machine. Embedded mode has everything in this process (database, queue, storage node, worker); the PostgreSQL + Redis mode leaves out the PostgreSQL and Redis servers' CPU.",
   "- *ImageMagick*: `convert photo.jpg -auto-orient -thumbnail 320x320 out.webp` per photo, and the same with `-define jpeg:size=640x640` (the hint that lets libjpeg shrink on load).",
-  "- *Posters*: ffprobe, ffmpeg keyframe at 10% of the duration, sharp WebP; bare loop versus the worker path.",
+  "- *Posters*: node-av (FFmpeg libraries in-process) picks a representative keyframe from 10% of the duration on, sharp makes the WebP thumbnail and the 1280 px JPEG renders are cut from; bare loop (the same renderer, no queue, storage or database) versus the worker path.",
   "",
   "| path | thumbnails/s (median) | vs neighbouring bare batches (median; each batch) | CPU ms per thumbnail (median) |",
   "|---|---:|---:|---:|",
@@ -356,7 +347,7 @@ const lines = [
   "",
   "| video posters | per second |",
   "|---|---:|",
-  `| bare loop (ffprobe + ffmpeg + sharp) | ${posterBare.toFixed(2)} |`,
+  `| bare loop (node-av + sharp) | ${posterBare.toFixed(2)} |`,
   ...paths.map((p) => `| worker path, ${p.name} | ${p.posters.perSecond.toFixed(2)} |`),
   "",
   `Failed jobs: ${paths.reduce((n, p) => n + p.failed, 0)}.`,
