@@ -21,6 +21,7 @@ import { ApiCallMeter } from "../domain/usage/meter.ts";
 import { StripePayments } from "../payments/stripe.ts";
 import { openStorage } from "./storage.ts";
 import { sharpTransformer } from "../worker/derivatives/transform.ts";
+import { flushRenderEgress } from "../domain/derivatives/render.ts";
 
 /**
  * "server": `npm start` (the API; runs jobs itself unless REDIS_URL is set with
@@ -121,6 +122,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     const apiCalls = new ApiCallMeter(deps);
     apiCalls.start();
     closers.push(() => apiCalls.stop());
+    closers.push(() => flushRenderEgress(deps));
     return {
       deps,
       queue,

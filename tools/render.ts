@@ -28,7 +28,7 @@ export async function renderResponse(deps: Deps, r: RenderResult, request: Reque
   if (etagMatches(request.headers.get("if-none-match"), r.etag)) return new Response(null, { status: 304, headers });
   headers.set("content-type", r.contentType);
   headers.set("content-length", String(r.size));
-  countRenderEgress(deps, r, orgId, r.key);
+  countRenderEgress(deps, r, orgId);
   return new Response(await renderBody(deps, r), { status: 200, headers });
 }
 
@@ -55,7 +55,7 @@ export const renderTools = [
     restResponse: (_out, request, ctx) => renderResponse(ctx.deps, made.get(ctx)!, request, ctx.caller.orgId, "private, no-cache", true),
     mcpContent: async (_out, ctx): Promise<McpContent[]> => {
       const r = made.get(ctx)!;
-      countRenderEgress(ctx.deps, r, ctx.caller.orgId, r.key);
+      countRenderEgress(ctx.deps, r, ctx.caller.orgId);
       const bytes = Buffer.from(await new Response(await renderBody(ctx.deps, r)).arrayBuffer());
       return [{ type: "image", data: bytes.toString("base64"), mimeType: r.contentType }];
     },

@@ -63,7 +63,10 @@ export interface RenderResult {
   cached: boolean;
   /** The bytes, when they were just made; else read them from storage at `key`. */
   bytes: Buffer | null;
+  /** Where the render is stored. */
   key: string;
+  /** The object's own key (usage events name it). */
+  objectKey: string;
 }
 
 interface DerivativeFacts {
@@ -143,7 +146,7 @@ export async function renderObject(deps: Deps, object: MediaRow, p: RenderParams
   const metadata = object.kind !== "image" ? "none" : strip ? "exif-without-location" : "exif";
   const hash = hashes[modes.indexOf(metadata)]!;
   const key = renderKey(object.bucketId, object.id, hash, format);
-  const base = { objectId: object.id, bucketId: object.bucketId, contentType: CONTENT_TYPES[format], etag: hash, key };
+  const base = { objectId: object.id, bucketId: object.bucketId, objectKey: object.key, contentType: CONTENT_TYPES[format], etag: hash, key };
   const cached = rows.find((r) => r.variant === `${RENDER_VARIANT}${hash}` && r.state === "ready" && r.source_etag === object.etag);
   if (cached) return { ...base, width: cached.width ?? 0, height: cached.height ?? 0, size: Number(cached.size ?? 0), cached: true, bytes: null };
 
@@ -206,11 +209,42 @@ export async function renderCacheBytes(deps: Deps, orgId: string): Promise<numbe
   return Number(row?.bytes ?? 0);
 }
 
-/** A render answered with its bytes counts as egress, as downloads do. */
-export function countRenderEgress(deps: Deps, r: RenderResult, orgId: string, key: string): void {
-  recordEgress(deps.db, orgId, { kind: "render", bytes: r.size, at: deps.clock.now(), objectId: r.objectId, bucketId: r.bucketId, key }).catch((err) =>
-    deps.log.warn("counting render egress failed", { objectId: r.objectId, error: String(err) }),
-  );
+/** Egress of renders not yet written, per database (one server), per organization and object. */
+const pendingEgress = new WeakMap<Deps["db"], Map<string, { orgId: string; objectId: string; bucketId: string; key: string; bytes: number }>>();
+
+/** Renders' egress is written at most this often per object: a cached render is answered in about a millisecond, a usage transaction costs more. */
+export const EGRESS_FLUSH_MS = 1000;
+
+/**
+ * A render answered with its bytes counts as egress, as downloads do. Summed in memory per
+ * object and written within EGRESS_FLUSH_MS (a usage event per object and flush, not per
+ * request); a process killed in that window loses at most that second of counts.
+ */
+export function countRenderEgress(deps: Deps, r: RenderResult, orgId: string): void {
+  let batch = pendingEgress.get(deps.db);
+  if (!batch) pendingEgress.set(deps.db, (batch = new Map()));
+  const id = `${orgId}|${r.objectId}`;
+  const entry = batch.get(id);
+  if (entry) {
+    entry.bytes += r.size;
+    return;
+  }
+  const first = batch.size === 0;
+  batch.set(id, { orgId, objectId: r.objectId, bucketId: r.bucketId, key: r.objectKey, bytes: r.size });
+  if (first) setTimeout(() => void flushRenderEgress(deps), EGRESS_FLUSH_MS).unref?.();
+}
+
+export async function flushRenderEgress(deps: Deps): Promise<void> {
+  const batch = pendingEgress.get(deps.db);
+  if (!batch || batch.size === 0) return;
+  const entries = [...batch.values()];
+  batch.clear();
+  const at = deps.clock.now();
+  for (const e of entries) {
+    await recordEgress(deps.db, e.orgId, { kind: "render", bytes: e.bytes, at, objectId: e.objectId, bucketId: e.bucketId, key: e.key }).catch((err) =>
+      deps.log.warn("counting render egress failed", { objectId: e.objectId, error: String(err) }),
+    );
+  }
 }
 
 export async function renderForCaller(deps: Deps, caller: Caller, id: string, p: RenderParams, accept: string | null | undefined): Promise<RenderResult> {
