@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { mediaSettings, renderedImage, renderParams, signedRenderUrl } from "../contract/render.ts";
-import { countRenderEgress, type RenderResult, renderForCaller, signRenderUrl } from "../domain/derivatives/render.ts";
+import { countRenderEgress, type RenderResult, rememberRender, renderForCaller, signRenderUrl } from "../domain/derivatives/render.ts";
 import { getMediaSettings, updateMediaSettings } from "../domain/derivatives/settings.ts";
 import type { Deps } from "../domain/core/deps.ts";
 import { etagMatches } from "./derivatives.ts";
@@ -11,11 +11,13 @@ import { id } from "./schemas.ts";
 const made = new WeakMap<ToolContext, RenderResult>();
 
 /** The bytes of a render: just made, or read back from the cache. */
-export async function renderBody(deps: Deps, r: RenderResult): Promise<BodyInit> {
-  if (r.bytes) return new Blob([new Uint8Array(r.bytes)]);
+export async function renderBody(deps: Deps, r: RenderResult): Promise<Uint8Array> {
+  if (r.bytes) return r.bytes;
   const got = await deps.storage.get(r.key);
   if (!got) throw new Error(`cached render missing from storage: ${r.key}`);
-  return got.body;
+  const bytes = Buffer.from(await new Response(got.body).arrayBuffer());
+  rememberRender(deps, r.key, bytes);
+  return bytes;
 }
 
 /**
@@ -29,7 +31,8 @@ export async function renderResponse(deps: Deps, r: RenderResult, request: Reque
   headers.set("content-type", r.contentType);
   headers.set("content-length", String(r.size));
   countRenderEgress(deps, r, orgId);
-  return new Response(await renderBody(deps, r), { status: 200, headers });
+  // Bun sends a Uint8Array body as it is (the DOM typings do not list it).
+  return new Response((await renderBody(deps, r)) as unknown as BodyInit, { status: 200, headers });
 }
 
 const renderInput = z.object({ id: id("Media object"), ...renderParams.shape });
@@ -56,8 +59,7 @@ export const renderTools = [
     mcpContent: async (_out, ctx): Promise<McpContent[]> => {
       const r = made.get(ctx)!;
       countRenderEgress(ctx.deps, r, ctx.caller.orgId);
-      const bytes = Buffer.from(await new Response(await renderBody(ctx.deps, r)).arrayBuffer());
-      return [{ type: "image", data: bytes.toString("base64"), mimeType: r.contentType }];
+      return [{ type: "image", data: Buffer.from(await renderBody(ctx.deps, r)).toString("base64"), mimeType: r.contentType }];
     },
   }),
   defineTool({

@@ -14,6 +14,51 @@ import { recordEgress } from "../usage/counters.ts";
 import { RENDER_SOURCE, THUMBNAIL } from "./derivatives.ts";
 import { newSigningKey } from "./settings.ts";
 
+/**
+ * The bytes of renders made or served lately, by storage key, so a cache hit skips the
+ * storage round trip. Keys name content (the object's version and every parameter), so an
+ * entry can never be stale; it is only served while the render's row says it is cached.
+ */
+class RecentRenders {
+  private readonly entries = new Map<string, Buffer>();
+  private bytes = 0;
+  constructor(
+    private readonly maxBytes: number,
+    private readonly maxEntryBytes: number,
+  ) {}
+  get(key: string): Buffer | null {
+    const hit = this.entries.get(key);
+    if (!hit) return null;
+    this.entries.delete(key);
+    this.entries.set(key, hit);
+    return hit;
+  }
+  set(key: string, bytes: Buffer): void {
+    if (bytes.byteLength > this.maxEntryBytes || this.entries.has(key)) return;
+    this.entries.set(key, bytes);
+    this.bytes += bytes.byteLength;
+    for (const [k, b] of this.entries) {
+      if (this.bytes <= this.maxBytes) break;
+      this.entries.delete(k);
+      this.bytes -= b.byteLength;
+    }
+  }
+}
+
+/** Memory for recent renders, per server (its database handle). */
+const recent = new WeakMap<Deps["db"], RecentRenders>();
+export const RECENT_RENDER_BYTES = 64 * 1024 * 1024;
+function recentRenders(deps: Deps): RecentRenders {
+  let r = recent.get(deps.db);
+  if (!r) recent.set(deps.db, (r = new RecentRenders(RECENT_RENDER_BYTES, 1024 * 1024)));
+  return r;
+}
+
+/** Remembers a render's bytes read back from storage (a hit not in memory yet). */
+export function rememberRender(deps: Deps, key: string, bytes: Buffer): void {
+  recentRenders(deps).set(key, bytes);
+}
+
 /** Cached renders are stored as derivative rows named by this prefix and the render's hash. */
 const RENDER_VARIANT = "render-";
 
@@ -148,7 +193,7 @@ export async function renderObject(deps: Deps, object: MediaRow, p: RenderParams
   const key = renderKey(object.bucketId, object.id, hash, format);
   const base = { objectId: object.id, bucketId: object.bucketId, objectKey: object.key, contentType: CONTENT_TYPES[format], etag: hash, key };
   const cached = rows.find((r) => r.variant === `${RENDER_VARIANT}${hash}` && r.state === "ready" && r.source_etag === object.etag);
-  if (cached) return { ...base, width: cached.width ?? 0, height: cached.height ?? 0, size: Number(cached.size ?? 0), cached: true, bytes: null };
+  if (cached) return { ...base, width: cached.width ?? 0, height: cached.height ?? 0, size: Number(cached.size ?? 0), cached: true, bytes: recentRenders(deps).get(key) };
 
   const source = sourceOf(deps, object, rows);
   const got = await deps.storage.get(source.key);
@@ -163,6 +208,7 @@ export async function renderObject(deps: Deps, object: MediaRow, p: RenderParams
   await deps.storage.put(key, made.bytes, { contentType: made.contentType });
   const kept = await recordRender(deps, object, { variant: `${RENDER_VARIANT}${hash}`, key, size: made.bytes.byteLength, width: made.width, height: made.height, contentType: made.contentType, etag: hash });
   if (!kept) await deps.storage.delete(key).catch(() => {});
+  else recentRenders(deps).set(key, made.bytes);
   return { ...base, width: made.width, height: made.height, size: made.bytes.byteLength, cached: false, bytes: made.bytes };
 }
 
