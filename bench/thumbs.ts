@@ -31,6 +31,7 @@ import { objectPath } from "../domain/media/storage-keys.ts";
 import { confirmUpload } from "../domain/media/uploads.ts";
 import type { BullQueue } from "../worker/bullmq-queue.ts";
 import { describeImage } from "../worker/derivatives/image.ts";
+import { placeholderOf } from "../worker/derivatives/placeholder.ts";
 import { renderThumbnail } from "../worker/derivatives/render.ts";
 import { videoRenderer } from "../worker/derivatives/video.ts";
 
@@ -117,7 +118,10 @@ const cpuNow = () => {
 async function bareSharp(buffers: Buffer[]): Promise<Measured> {
   const items = Array.from({ length: ROUNDS }, () => buffers).flat();
   const cpu = cpuNow();
-  const seconds = await pool(items, CONCURRENCY, (b) => Promise.all([describeImage(b), renderThumbnail(b, THUMBNAIL_EDGE, LIMITS)]));
+  // What the worker makes of each image: its facts, its SHA-256, the thumbnail and its placeholder.
+  const seconds = await pool(items, CONCURRENCY, (b) =>
+    Promise.all([describeImage(b), new Bun.CryptoHasher("sha256").update(b).digest("hex"), renderThumbnail(b, THUMBNAIL_EDGE, LIMITS).then((t) => placeholderOf(t.bytes))]),
+  );
   return { perSecond: items.length / seconds, cpuMs: (cpuNow() - cpu) / items.length };
 }
 
@@ -331,7 +335,7 @@ const lines = [
   "",
   `Machine: ${cpu}, ${cpus().length} cores, ${Math.round(totalmem() / 1024 ** 3)} GiB RAM, shared (load average ${load1!.toFixed(1)} when the run ended). Bun ${v.bun}, sharp ${v.sharp}, ffmpeg ${v.ffmpeg}, ImageMagick ${v.imagemagick}, PostgreSQL ${v.postgres}, Redis ${v.redis}.`,
   "",
-  `Method: \`npx bun bench/thumbs.ts --images ${IMAGES} --rounds ${ROUNDS} --repeat ${REPEAT} --videos ${VIDEOS} --concurrency ${CONCURRENCY} --worker-concurrency ${WORKER_CONCURRENCY}\`. ${IMAGES} distinct 4000x3000 JPEGs (photo-like: smooth structure plus noise; mean ${(meanPhoto / 1e6).toFixed(2)} MB), each uploaded ${ROUNDS} times per batch (${IMAGES * ROUNDS} thumbnails per batch, ${REPEAT} batches per backend), and ${VIDEOS} 10 s 1280x720 H.264 clips uploaded twice. Every path makes the same thing: a WebP thumbnail with a 320 px long edge plus the image's metadata (\`describeImage\` + \`renderThumbnail\`), ${CONCURRENCY} at a time in the bare loops, WORKER_CONCURRENCY=${WORKER_CONCURRENCY} in the worker.`,
+  `Method: \`npx bun bench/thumbs.ts --images ${IMAGES} --rounds ${ROUNDS} --repeat ${REPEAT} --videos ${VIDEOS} --concurrency ${CONCURRENCY} --worker-concurrency ${WORKER_CONCURRENCY}\`. ${IMAGES} distinct 4000x3000 JPEGs (photo-like: smooth structure plus noise; mean ${(meanPhoto / 1e6).toFixed(2)} MB), each uploaded ${ROUNDS} times per batch (${IMAGES * ROUNDS} thumbnails per batch, ${REPEAT} batches per backend), and ${VIDEOS} 10 s 1280x720 H.264 clips uploaded twice. Every path makes the same thing: a WebP thumbnail with a 320 px long edge, the image's metadata, the SHA-256 of its bytes and the thumbnail's placeholder (\`describeImage\` + \`renderThumbnail\` + \`placeholderOf\`), ${CONCURRENCY} at a time in the bare loops, WORKER_CONCURRENCY=${WORKER_CONCURRENCY} in the worker.`,
   "- *Worker path*: the objects are put in storage and confirmed first (the outbox fills; dispatching is held back), then the clock runs from the dispatch of the outbox to the last derivative row recorded: outbox -> queue -> processor (storage GET, into memory for images up to 32 MiB; render; storage PUT) -> database. The embedded storage node runs in the same process in both modes.",
   "- *Bare sharp*: the same two calls on the JPEG bytes already in memory, in a loop, over the same photos. A bare batch runs before and after every worker batch; each worker batch is compared with the mean of its two neighbours, and the median of those ratios is reported (the machine's other load drifts; neighbours share it).",
   "- *CPU per thumbnail*: this process's CPU time (user + system) divided by the thumbnails made. It does not depend on other load on the machine. Embedded mode has everything in this process (database, queue, storage node, worker); the PostgreSQL + Redis mode leaves out the PostgreSQL and Redis servers' CPU.",
