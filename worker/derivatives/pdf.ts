@@ -1,8 +1,8 @@
-import { readFile } from "node:fs/promises";
+import { readFile, stat } from "node:fs/promises";
 import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { THUMBNAIL_EDGE } from "../../domain/derivatives/derivatives.ts";
-import { MediaError } from "./errors.ts";
+import { MediaError, Unsupported } from "./errors.ts";
 import type { Renderer } from "./kinds.ts";
 import { renderSource, renderThumbnail } from "./render.ts";
 
@@ -91,9 +91,13 @@ function pdfReason(err: unknown): string {
 
 const round = (v: number) => Math.round(v * 100) / 100;
 
+/** pdf.js holds a whole PDF in memory: larger ones get no thumbnail. */
+export const MAX_PDF_BYTES = 256 * 1024 * 1024;
+
 export const pdfRenderer: Renderer = {
   inMemory: true,
   async render(ctx) {
+    if (!ctx.bytes && ((await stat(ctx.file).catch(() => null))?.size ?? 0) > MAX_PDF_BYTES) throw new Unsupported("PDFs larger than 256 MiB get no thumbnail");
     const { info, page } = await readPdf(ctx.bytes ?? ctx.file, { edge: PAGE_EDGE, timeoutMs: ctx.timeoutMs });
     if (!page) throw new MediaError("The first page could not be rendered");
     const [thumbnail, source] = await Promise.all([renderThumbnail(page, THUMBNAIL_EDGE, ctx.limits), renderSource(page, ctx.limits, "png")]);
