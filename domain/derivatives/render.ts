@@ -1,5 +1,5 @@
 import { createHash, createHmac, timingSafeEqual } from "node:crypto";
-import { and, asc, eq, inArray, isNull, sql } from "drizzle-orm";
+import { and, eq, inArray, isNull, sql } from "drizzle-orm";
 import type { RenderParams } from "../../contract/render.ts";
 import { rowsOf } from "../../db/client.ts";
 import { derivatives, mediaObjects, mediaSettings } from "../../db/schema/index.ts";
@@ -361,14 +361,4 @@ export async function verifyRenderUrl(deps: Deps, id: string, p: RenderParams, e
   if (!row || !expected || expected.length !== given.length || !timingSafeEqual(expected, given)) throw denied();
   if (expires * 1000 < deps.clock.now().getTime()) throw errors.forbidden("This render URL has expired");
   return row.object;
-}
-
-/** For the cache trim of tests: the oldest render rows of an organization. */
-export async function cachedRenders(deps: Deps, orgId: string): Promise<{ objectId: string; variant: string; size: number | null }[]> {
-  return deps.db
-    .select({ objectId: derivatives.objectId, variant: derivatives.variant, size: derivatives.size })
-    .from(derivatives)
-    .innerJoin(mediaObjects, eq(mediaObjects.id, derivatives.objectId))
-    .where(and(eq(mediaObjects.orgId, orgId), sql`${derivatives.variant} like ${`${RENDER_VARIANT}%`}`))
-    .orderBy(asc(derivatives.updatedAt));
 }
