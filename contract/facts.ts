@@ -10,8 +10,8 @@ export const factFilters = {
   duplicatesOf: z.string().uuid().optional().describe("The other objects with exactly the same bytes as this one"),
   takenAfter: day.optional().describe("Photos (EXIF) and videos taken at or after (a date means from its start, UTC)"),
   takenBefore: day.optional().describe("Taken at or before (a date means until its end, UTC)"),
-  minWidth: z.number().int().min(1).optional().describe("Images and videos at least this wide, in pixels as displayed"),
-  minHeight: z.number().int().min(1).optional().describe("At least this tall, in pixels as displayed"),
-  minDuration: z.number().min(0).optional().describe("Audio and video at least this long, in seconds"),
-  maxDuration: z.number().min(0).optional().describe("At most this long, in seconds"),
+  minWidth: z.number().int().min(1).max(1_000_000).optional().describe("Images and videos at least this wide, in pixels as displayed"),
+  minHeight: z.number().int().min(1).max(1_000_000).optional().describe("At least this tall, in pixels as displayed"),
+  minDuration: z.number().min(0).max(1e9).optional().describe("Audio and video at least this long, in seconds"),
+  maxDuration: z.number().min(0).max(1e9).optional().describe("At most this long, in seconds"),
 };
