@@ -31,17 +31,38 @@ function instant(value: string, end: boolean): Date {
   return end && dateOnly ? new Date(d.getTime() + 86_400_000 - 1) : d;
 }
 
+/** The filters with every reference resolved: what a query needs, for any backend. */
+export interface ResolvedFactFilters {
+  sha256?: string | undefined;
+  /** Matches nothing (duplicates of an object not hashed yet). */
+  none?: boolean;
+  excludeObjectId?: string | undefined;
+  takenFrom?: Date | undefined;
+  takenTo?: Date | undefined;
+  minWidth?: number | undefined;
+  minHeight?: number | undefined;
+  minDuration?: number | undefined;
+  maxDuration?: number | undefined;
+}
+
 /**
- * One condition on media_objects for the filters, or null when none is set. Facts count only
- * for the version they were found in: an object overwritten since matches nothing until its
- * job has run again.
+ * Checks the filters and resolves `duplicatesOf` (an object of the caller's, 404 otherwise)
+ * to its hash; null when no filter is set.
  */
-export async function factFilterCondition(deps: Deps, caller: Caller, f: FactFilters): Promise<SQL | null> {
+export async function resolveFactFilters(deps: Deps, caller: Caller, f: FactFilters): Promise<ResolvedFactFilters | null> {
   if (!hasFactFilters(f)) return null;
-  const parts: SQL[] = [sql`f.object_id = ${mediaObjects.id}`, sql`f.source_etag is not distinct from ${mediaObjects.etag}`];
   if (f.minDuration !== undefined && f.maxDuration !== undefined && f.minDuration > f.maxDuration) {
     throw errors.validation([{ path: "maxDuration", message: "maxDuration must not be below minDuration" }]);
   }
+  const out: ResolvedFactFilters = {
+    sha256: f.sha256?.toLowerCase(),
+    takenFrom: f.takenAfter ? instant(f.takenAfter, false) : undefined,
+    takenTo: f.takenBefore ? instant(f.takenBefore, true) : undefined,
+    minWidth: f.minWidth,
+    minHeight: f.minHeight,
+    minDuration: f.minDuration,
+    maxDuration: f.maxDuration,
+  };
   if (f.duplicatesOf) {
     const original = await resolveLiveObject(deps.db, caller, f.duplicatesOf);
     const [facts] = await deps.db
@@ -49,16 +70,34 @@ export async function factFilterCondition(deps: Deps, caller: Caller, f: FactFil
       .from(objectFacts)
       .where(and(eq(objectFacts.objectId, original.id), sql`${objectFacts.sourceEtag} is not distinct from ${original.etag}`));
     // Not hashed yet (still being processed): nothing is known to be its duplicate.
-    parts.push(facts?.sha256 ? sql`f.sha256 = ${facts.sha256}` : sql`false`);
-    parts.push(sql`${mediaObjects.id} <> ${original.id}`);
+    if (!facts?.sha256 || (out.sha256 && out.sha256 !== facts.sha256)) out.none = true;
+    out.sha256 = facts?.sha256 ?? out.sha256;
+    out.excludeObjectId = original.id;
   }
-  if (f.sha256) parts.push(sql`f.sha256 = ${f.sha256.toLowerCase()}`);
-  if (f.takenAfter) parts.push(sql`f.taken_at >= ${instant(f.takenAfter, false).toISOString()}::timestamptz`);
-  if (f.takenBefore) parts.push(sql`f.taken_at <= ${instant(f.takenBefore, true).toISOString()}::timestamptz`);
-  if (f.minWidth !== undefined) parts.push(sql`f.width >= ${f.minWidth}`);
-  if (f.minHeight !== undefined) parts.push(sql`f.height >= ${f.minHeight}`);
-  if (f.minDuration !== undefined) parts.push(sql`f.duration >= ${f.minDuration}`);
-  if (f.maxDuration !== undefined) parts.push(sql`f.duration <= ${f.maxDuration}`);
+  return out;
+}
+
+/**
+ * `exists (...)`: the object whose id is `objectId` has facts, found in its current version
+ * (`etag`), that pass the filters. An object overwritten since matches nothing until its job
+ * has run again.
+ */
+export function factsCondition(r: ResolvedFactFilters, objectId: SQL, etag: SQL): SQL {
+  if (r.none) return sql`false`;
+  const parts: SQL[] = [sql`f.object_id = ${objectId}`, sql`f.source_etag is not distinct from ${etag}`];
+  if (r.excludeObjectId) parts.push(sql`f.object_id <> ${r.excludeObjectId}::uuid`);
+  if (r.sha256) parts.push(sql`f.sha256 = ${r.sha256}`);
+  if (r.takenFrom) parts.push(sql`f.taken_at >= ${r.takenFrom.toISOString()}::timestamptz`);
+  if (r.takenTo) parts.push(sql`f.taken_at <= ${r.takenTo.toISOString()}::timestamptz`);
+  if (r.minWidth !== undefined) parts.push(sql`f.width >= ${r.minWidth}`);
+  if (r.minHeight !== undefined) parts.push(sql`f.height >= ${r.minHeight}`);
+  if (r.minDuration !== undefined) parts.push(sql`f.duration >= ${r.minDuration}`);
+  if (r.maxDuration !== undefined) parts.push(sql`f.duration <= ${r.maxDuration}`);
   return sql`exists (select 1 from object_facts f where ${sql.join(parts, sql` and `)})`;
 }
 
+/** The filters as one condition on media_objects (lists), or null when none is set. */
+export async function factFilterCondition(deps: Deps, caller: Caller, f: FactFilters): Promise<SQL | null> {
+  const r = await resolveFactFilters(deps, caller, f);
+  return r ? factsCondition(r, sql`${mediaObjects.id}`, sql`${mediaObjects.etag}`) : null;
+}

@@ -1,3 +1,4 @@
+import type { ResolvedFactFilters } from "../derivatives/facts.ts";
 import type { MediaKind } from "../media/kind.ts";
 import type { ParsedQuery } from "../search/query.ts";
 
@@ -17,6 +18,8 @@ export interface SearchRequest {
   dateFrom: Date | null;
   /** Exclusive upper bound. */
   dateBefore: Date | null;
+  /** Filters on what the worker found in the files (object_facts); null: none. */
+  facts?: ResolvedFactFilters | null;
   limit: number;
   offset: number;
 }

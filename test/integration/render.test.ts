@@ -343,3 +343,16 @@ describe("list filters on facts", () => {
     expect((await org.admin.get("/api/media?takenAfter=yesterday")).status).toBe(400);
   });
 });
+
+describe("search filters on facts", () => {
+  test("the same filters narrow a full-text search (PostgreSQL backend)", async () => {
+    if (server.services.deps.search.name !== "postgres") return;
+    const keys = async (q: string) => ((await org.admin.get(`/api/search?q=${q}&limit=100`)).body.media as { key: string }[]).map((o) => o.key).sort();
+    expect(await keys("mp4")).toEqual(["clip.mp4", "when/video.mp4"]);
+    expect(await keys("mp4&minDuration=3.5")).toEqual(["when/video.mp4"]);
+    expect(await keys("mp4&takenBefore=2022-12-31")).toEqual(["when/video.mp4"]);
+    expect(await keys("png&minWidth=1000")).toEqual(["huge.png"]);
+    const dupes = (await org.admin.get("/api/media?sha256=" + "0".repeat(64))).body.total;
+    expect(dupes).toBe(0);
+  });
+});
