@@ -6,6 +6,7 @@ import { derivatives, mediaObjects, mediaSettings } from "../../db/schema/index.
 import type { Caller } from "../access/caller.ts";
 import type { Deps } from "../core/deps.ts";
 import { AppError, errors } from "../core/errors.ts";
+import { prepared } from "../core/prepared.ts";
 import { resolveLiveObject } from "../media/object-refs.ts";
 import { derivativePrefix, objectPath } from "../media/storage-keys.ts";
 import type { MediaRow } from "../media/view.ts";
@@ -133,14 +134,28 @@ interface DerivativeFacts {
  * renders this request could be (one per metadata setting), and the organization's setting.
  */
 async function renderFacts(deps: Deps, object: MediaRow, variants: string[]): Promise<{ rows: DerivativeFacts[]; strip: boolean }> {
-  const list = sql.join(variants.map((v) => sql`${v}`), sql`, `);
-  const rows = rowsOf<DerivativeFacts>(
-    await deps.db.execute(sql`
-      select d.variant, d.state, d.source_etag, d.storage_key, d.size, d.width, d.height, d.etag, d.error,
-             (select strip_location from media_settings where org_id = ${object.orgId}::uuid) as strip
-      from (select 1) as one
-      left join derivatives d on d.object_id = ${object.id}::uuid and d.variant in (${list})`),
-  );
+  // Prepared, the variants as one parameter: every render, cached or not, asks this.
+  const rows = (await prepared(deps.db, "render_facts", (d) =>
+    d
+      .select({
+        variant: derivatives.variant,
+        state: derivatives.state,
+        source_etag: derivatives.sourceEtag,
+        storage_key: derivatives.storageKey,
+        size: derivatives.size,
+        width: derivatives.width,
+        height: derivatives.height,
+        etag: derivatives.etag,
+        error: derivatives.error,
+        strip: sql<boolean | null>`(select strip_location from media_settings where org_id = ${sql.placeholder("orgId")}::uuid)`,
+      })
+      .from(sql`(select 1) as one`)
+      .leftJoin(
+        derivatives,
+        and(eq(derivatives.objectId, sql.placeholder("objectId")), sql`${derivatives.variant} = any(string_to_array(${sql.placeholder("variants")}, ','))`),
+      )
+      .prepare("render_facts"),
+  ).execute({ orgId: object.orgId, objectId: object.id, variants: variants.join(",") })) as DerivativeFacts[];
   return { rows: rows.filter((r) => r.variant !== null), strip: rows[0]?.strip ?? true };
 }
 
@@ -351,11 +366,15 @@ export async function signRenderUrl(
 export async function verifyRenderUrl(deps: Deps, id: string, p: RenderParams, expires: number, sig: string): Promise<MediaRow> {
   const denied = () => errors.forbidden("This render URL is not valid");
   if (!Number.isSafeInteger(expires)) throw denied();
-  const [row] = await deps.db
-    .select({ object: mediaObjects, secret: mediaSettings.renderSecret })
-    .from(mediaObjects)
-    .innerJoin(mediaSettings, eq(mediaSettings.orgId, mediaObjects.orgId))
-    .where(and(eq(mediaObjects.id, id), isNull(mediaObjects.deletedAt)));
+  // Prepared (see prepared.ts): every signed request starts here.
+  const [row] = await prepared(deps.db, "signed_render_object", (d) =>
+    d
+      .select({ object: mediaObjects, secret: mediaSettings.renderSecret })
+      .from(mediaObjects)
+      .innerJoin(mediaSettings, eq(mediaSettings.orgId, mediaObjects.orgId))
+      .where(and(eq(mediaObjects.id, sql.placeholder("id")), isNull(mediaObjects.deletedAt)))
+      .prepare("signed_render_object"),
+  ).execute({ id });
   const expected = row ? Buffer.from(signature(row.secret, id, p, expires)) : null;
   const given = Buffer.from(sig);
   if (!row || !expected || expected.length !== given.length || !timingSafeEqual(expected, given)) throw denied();
