@@ -7,6 +7,9 @@ import { zodDetails } from "../tools/invoke.ts";
 import { renderResponse } from "../tools/render.ts";
 import type { HttpContext } from "./pipeline.ts";
 
+/** Built once: Zod compiles a schema on its first use, and every request would pay that again. */
+const strictParams = renderParams.strict();
+
 /** Signed URLs are cached this long at most, however far off their expiry is. */
 const YEAR = 31_536_000;
 
@@ -25,7 +28,7 @@ export function signedRender(deps: Deps) {
     if (!expires || !signature) throw errors.forbidden("This render URL is not valid");
     let params: ReturnType<typeof renderParams.parse>;
     try {
-      params = renderParams.strict().parse(rest);
+      params = strictParams.parse(rest);
     } catch (err) {
       if (err instanceof ZodError) throw errors.validation(zodDetails(err));
       throw err;
