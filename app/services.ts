@@ -20,7 +20,7 @@ import { openSearch } from "./search.ts";
 import { ApiCallMeter } from "../domain/usage/meter.ts";
 import { StripePayments } from "../payments/stripe.ts";
 import { openStorage } from "./storage.ts";
-import { sharpTransformer } from "../worker/derivatives/transform.ts";
+import { mediaImages } from "../worker/derivatives/transform.ts";
 import { flushRenderEgress } from "../domain/derivatives/render.ts";
 
 /**
@@ -85,7 +85,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     const jobs = { kick: () => outbox.kick() };
     const search = await openSearch(config, database.db, log);
     const payments = config.stripe.secretKey ? new StripePayments({ secretKey: config.stripe.secretKey, apiUrl: config.stripe.apiUrl }) : null;
-    const deps: Deps = { db: database.db, clock: overrides.clock ?? systemClock, log, config, jobs, storage, search, payments, credentials, images: sharpTransformer };
+    const deps: Deps = { db: database.db, clock: overrides.clock ?? systemClock, log, config, jobs, storage, search, payments, credentials, images: mediaImages(storage, config.worker) };
     const processors = (overrides.processors ?? processorsFor)(deps);
     const w = config.worker;
 

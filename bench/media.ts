@@ -31,7 +31,7 @@ import { signRenderUrl } from "../domain/derivatives/render.ts";
 import { objectPath } from "../domain/media/storage-keys.ts";
 import { confirmUpload } from "../domain/media/uploads.ts";
 import { audioRenderer } from "../worker/derivatives/audio.ts";
-import { pdfRenderer, readPdf } from "../worker/derivatives/pdf.ts";
+import { pdfRenderer } from "../worker/derivatives/pdf.ts";
 import { renderThumbnail } from "../worker/derivatives/render.ts";
 import { sharpTransformer } from "../worker/derivatives/transform.ts";
 import { videoRenderer } from "../worker/derivatives/video.ts";
@@ -134,7 +134,7 @@ async function withDir<T>(fn: (dir: string) => Promise<T>): Promise<T> {
 const ctx = (file: string, dir: string, contentType: string) => ({ file, dir, contentType, limits: LIMITS, timeoutMs: 120_000 });
 let seq = 0;
 
-const derivativeRows: { kind: string; npm: number; npmThumbOnly?: number; cli: number | null; note: string }[] = [];
+const derivativeRows: { kind: string; npm: number; cli: number | null; note: string }[] = [];
 
 async function measureDerivatives() {
   const twice = <T>(xs: T[]) => [...xs, ...xs];
@@ -150,15 +150,11 @@ async function measureDerivatives() {
           await renderThumbnail(out, THUMBNAIL_EDGE, LIMITS);
         })
       : null;
-    derivativeRows.push({ kind: "video poster (10 s 1280x720 H.264)", npm, cli, note: "npm: probe, up to 5 keyframes tried for a representative one (1 here), 1280 px source JPEG + thumbnail; CLI: ffprobe + ffmpeg keyframe at 10% (each a child process, as the worker ran them before) + thumbnail" });
+    derivativeRows.push({ kind: "video poster (10 s 1280x720 H.264)", npm, cli, note: "npm: node-av probe, up to 5 keyframes tried for a representative one (1 here), thumbnail; CLI: ffprobe + ffmpeg keyframe at 10% (each a child process, as the worker ran them before) + thumbnail" });
     log(`posters: npm ${npm.toFixed(2)}/s, CLI ${cli?.toFixed(2)}/s`);
 
     await pdfRenderer.render(ctx(pdfs[0]!, dir, "application/pdf"));
     const pdfNpm = await pool(twice(pdfs), CONCURRENCY, (f) => pdfRenderer.render(ctx(f, dir, "application/pdf")));
-    const pdfThumb = await pool(twice(pdfs), CONCURRENCY, async (f) => {
-      const { page } = await readPdf(f, { edge: THUMBNAIL_EDGE, timeoutMs: 120_000 });
-      await renderThumbnail(page!, THUMBNAIL_EDGE, LIMITS);
-    });
     const pdfCli = has("pdftoppm")
       ? await pool(twice(pdfs), CONCURRENCY, async (f) => {
           await tool(["pdfinfo", "-enc", "UTF-8", f]);
@@ -167,8 +163,8 @@ async function measureDerivatives() {
           await renderThumbnail(`${prefix}.png`, THUMBNAIL_EDGE, LIMITS);
         })
       : null;
-    derivativeRows.push({ kind: "PDF first page (8-13 text pages)", npm: pdfNpm, npmThumbOnly: pdfThumb, cli: pdfCli, note: "npm: pdf.js + @napi-rs/canvas at 1280 px (source PNG + thumbnail), and at 320 px only; CLI: pdfinfo + pdftoppm at 320 px + thumbnail" });
-    log(`pdf: npm ${pdfNpm.toFixed(2)}/s (320 only ${pdfThumb.toFixed(2)}/s), CLI ${pdfCli?.toFixed(2)}/s`);
+    derivativeRows.push({ kind: "PDF first page (8-13 text pages)", npm: pdfNpm, cli: pdfCli, note: "npm: pdf.js + @napi-rs/canvas draws the page at 320 px, page count, size, title; CLI: pdfinfo + pdftoppm at 320 px; each + the thumbnail" });
+    log(`pdf: npm ${pdfNpm.toFixed(2)}/s, CLI ${pdfCli?.toFixed(2)}/s`);
 
     await audioRenderer.render(ctx(songs[0]!, dir, "audio/mpeg"));
     const audioNpm = await pool(twice(songs), CONCURRENCY, (f) => audioRenderer.render(ctx(f, dir, "audio/mpeg")));
@@ -321,7 +317,7 @@ const lines = [
   "",
   "| derivative | npm path, files/s | CLI tools, files/s | npm / CLI | what each does |",
   "|---|---:|---:|---:|---|",
-  ...derivativeRows.map((r) => `| ${r.kind} | ${f(r.npm)}${r.npmThumbOnly ? ` (320 px only: ${f(r.npmThumbOnly)})` : ""} | ${r.cli === null ? "tools absent" : f(r.cli)} | ${r.cli ? `${Math.round((r.npm / r.cli) * 100)}%` : ""} | ${r.note} |`),
+  ...derivativeRows.map((r) => `| ${r.kind} | ${f(r.npm)} | ${r.cli === null ? "tools absent" : f(r.cli)} | ${r.cli ? `${Math.round((r.npm / r.cli) * 100)}%` : ""} | ${r.note} |`),
   "",
   `Renders: the embedded server (PGlite, embedded storage node) in this process, ${CLIENTS} concurrent clients in this process for ${SECONDS} s per row (uncached: ${CONCURRENCY}), a 3000x2000 JPEG rendered to 640 px WebP. The static baseline ran before and after the cached rows; its mean is shown.`,
   "",

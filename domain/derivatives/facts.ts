@@ -4,6 +4,9 @@ import type { Caller } from "../access/caller.ts";
 import type { Deps } from "../core/deps.ts";
 import { errors } from "../core/errors.ts";
 import { resolveLiveObject } from "../media/object-refs.ts";
+import type { ResolvedFactFilters } from "../ports/search.ts";
+
+export type { ResolvedFactFilters } from "../ports/search.ts";
 
 /** Filters on what the worker found in the files (object_facts); every one is optional. */
 export interface FactFilters {
@@ -29,20 +32,6 @@ function instant(value: string, end: boolean): Date {
   const dateOnly = /^\d{4}-\d{2}-\d{2}$/.test(value);
   const d = new Date(dateOnly ? `${value}T00:00:00Z` : value);
   return end && dateOnly ? new Date(d.getTime() + 86_400_000 - 1) : d;
-}
-
-/** The filters with every reference resolved: what a query needs, for any backend. */
-export interface ResolvedFactFilters {
-  sha256?: string | undefined;
-  /** Matches nothing (duplicates of an object not hashed yet). */
-  none?: boolean;
-  excludeObjectId?: string | undefined;
-  takenFrom?: Date | undefined;
-  takenTo?: Date | undefined;
-  minWidth?: number | undefined;
-  minHeight?: number | undefined;
-  minDuration?: number | undefined;
-  maxDuration?: number | undefined;
 }
 
 /**

@@ -12,7 +12,7 @@ import { derivativePrefix, objectPath } from "../media/storage-keys.ts";
 import type { MediaRow } from "../media/view.ts";
 import type { ImageTransform } from "../ports/images.ts";
 import { recordEgress } from "../usage/counters.ts";
-import { RENDER_SOURCE, THUMBNAIL } from "./derivatives.ts";
+import { derivativeKey, RENDER_SOURCE, THUMBNAIL } from "./derivatives.ts";
 import { newSigningKey } from "./settings.ts";
 
 /**
@@ -159,13 +159,17 @@ async function renderFacts(deps: Deps, object: MediaRow, variants: string[]): Pr
   return { rows: rows.filter((r) => r.variant !== null), strip: rows[0]?.strip ?? true };
 }
 
+/** The long edge of the picture a video's or PDF's renders are cut from. */
+export const SOURCE_EDGE = 1280;
+
 /**
  * The picture an object's renders are cut from: an image's own bytes; a video's poster frame
- * or a PDF's first page, kept by the worker beside the thumbnail. While the worker has not
- * made it yet the answer is thumbnail_pending; when it cannot (a file that does not decode,
- * an audio file, a 3D model) thumbnail_unavailable with the reason.
+ * or a PDF's first page at up to SOURCE_EDGE, made on the first render of the version and kept
+ * beside the thumbnail (the `source` derivative), so later renders decode no video or PDF.
+ * While the worker has not read the object yet the answer is thumbnail_pending; when it could
+ * not (a file that does not decode) thumbnail_unavailable with the reason.
  */
-function sourceOf(deps: Deps, object: MediaRow, rows: DerivativeFacts[]): { key: string } {
+async function sourceBytes(deps: Deps, object: MediaRow, rows: DerivativeFacts[]): Promise<Buffer> {
   const thumb = rows.find((r) => r.variant === THUMBNAIL);
   const current = (r: DerivativeFacts | undefined) => r?.state === "ready" && r.source_etag === object.etag;
   if (!current(thumb)) {
@@ -174,17 +178,35 @@ function sourceOf(deps: Deps, object: MediaRow, rows: DerivativeFacts[]): { key:
     }
     throw new AppError("thumbnail_unavailable", thumb.error ?? "This object cannot be rendered", { state: thumb.state, reason: thumb.error });
   }
+  const read = async (key: string) => {
+    const got = await deps.storage.get(key);
+    return got ? Buffer.from(await new Response(got.body).arrayBuffer()) : null;
+  };
   if (object.kind === "image") {
     if (object.size > deps.config.render.maxSourceBytes) {
       throw new AppError("thumbnail_unavailable", `Images larger than ${Math.round(deps.config.render.maxSourceBytes / 1024 ** 2)} MiB are not rendered on the fly`, { state: "unsupported" });
     }
-    return { key: objectPath(object.bucketId, object.key) };
+    const bytes = await read(objectPath(object.bucketId, object.key));
+    if (!bytes) throw new AppError("thumbnail_pending", "The object was just replaced; try again", { state: "pending" });
+    return bytes;
   }
-  const source = rows.find((r) => r.variant === RENDER_SOURCE);
-  if (!current(source) || !source?.storage_key) {
-    throw new AppError("thumbnail_unavailable", "This object was processed before renders existed; upload it again to render it", { state: "unsupported" });
+  const kept = rows.find((r) => r.variant === RENDER_SOURCE);
+  if (current(kept) && kept?.storage_key) {
+    const bytes = await read(kept.storage_key);
+    if (bytes) return bytes;
   }
-  return { key: source.storage_key };
+  let made: Awaited<ReturnType<Deps["images"]["sourcePicture"]>>;
+  try {
+    made = await deps.images.sourcePicture({ kind: object.kind as "video" | "pdf", storageKey: objectPath(object.bucketId, object.key), etag: object.etag, size: object.size }, SOURCE_EDGE);
+  } catch (err) {
+    throw new AppError("thumbnail_unavailable", err instanceof Error ? err.message : "The picture could not be made", { state: "failed" });
+  }
+  const etag = createHash("sha256").update(made.bytes).digest("hex").slice(0, 32);
+  const key = derivativeKey({ bucketId: object.bucketId, objectId: object.id, variant: RENDER_SOURCE, etag, contentType: made.contentType });
+  await deps.storage.put(key, made.bytes, { contentType: made.contentType });
+  const recorded = await recordDerivative(deps, object, { variant: RENDER_SOURCE, key, size: made.bytes.byteLength, width: made.width, height: made.height, contentType: made.contentType, etag });
+  if (!recorded) await deps.storage.delete(key).catch(() => {});
+  return made.bytes;
 }
 
 /**
@@ -210,10 +232,7 @@ export async function renderObject(deps: Deps, object: MediaRow, p: RenderParams
   const cached = rows.find((r) => r.variant === `${RENDER_VARIANT}${hash}` && r.state === "ready" && r.source_etag === object.etag);
   if (cached) return { ...base, width: cached.width ?? 0, height: cached.height ?? 0, size: Number(cached.size ?? 0), cached: true, bytes: recentRenders(deps).get(key) };
 
-  const source = sourceOf(deps, object, rows);
-  const got = await deps.storage.get(source.key);
-  if (!got) throw new AppError("thumbnail_pending", "The picture this object is rendered from was just replaced; try again", { state: "pending" });
-  const input = Buffer.from(await new Response(got.body).arrayBuffer());
+  const input = await sourceBytes(deps, object, rows);
   let made: Awaited<ReturnType<Deps["images"]["transform"]>>;
   try {
     made = await deps.images.transform(input, { width: p.width, height: p.height, fit: p.fit, format, quality: p.quality, gravity: p.gravity, metadata }, { maxPixels: deps.config.render.maxPixels });
@@ -221,28 +240,29 @@ export async function renderObject(deps: Deps, object: MediaRow, p: RenderParams
     throw new AppError("thumbnail_unavailable", err instanceof Error ? err.message : "The picture could not be rendered", { state: "failed" });
   }
   await deps.storage.put(key, made.bytes, { contentType: made.contentType });
-  const kept = await recordRender(deps, object, { variant: `${RENDER_VARIANT}${hash}`, key, size: made.bytes.byteLength, width: made.width, height: made.height, contentType: made.contentType, etag: hash });
-  if (!kept) await deps.storage.delete(key).catch(() => {});
-  else recentRenders(deps).set(key, made.bytes);
+  const kept = await recordDerivative(deps, object, { variant: `${RENDER_VARIANT}${hash}`, key, size: made.bytes.byteLength, width: made.width, height: made.height, contentType: made.contentType, etag: hash });
+  if (kept) {
+    await trimRenderCache(deps, object.orgId);
+    recentRenders(deps).set(key, made.bytes);
+  } else await deps.storage.delete(key).catch(() => {});
   return { ...base, width: made.width, height: made.height, size: made.bytes.byteLength, cached: false, bytes: made.bytes };
 }
 
 /**
- * Records a cached render for the object version it was made from (nothing when the object
- * changed meanwhile: the caller deletes the bytes), then trims the organization's cache to its
- * size, oldest renders first.
+ * Records a derivative made on request (a render, or a video's or PDF's source picture) for the
+ * object version it was made from; false when the object changed meanwhile (the caller deletes
+ * the bytes, which belong to nothing).
  */
-async function recordRender(deps: Deps, object: MediaRow, r: { variant: string; key: string; size: number; width: number; height: number; contentType: string; etag: string }): Promise<boolean> {
+async function recordDerivative(deps: Deps, object: MediaRow, r: { variant: string; key: string; size: number; width: number; height: number; contentType: string; etag: string }): Promise<boolean> {
   const result = await deps.db.execute(sql`
     insert into derivatives (object_id, variant, state, source_etag, storage_key, content_type, size, width, height, etag, attempts, updated_at)
     select id, ${r.variant}, 'ready', etag, ${r.key}, ${r.contentType}, ${r.size}::bigint, ${r.width}::int, ${r.height}::int, ${r.etag}, 1, ${deps.clock.now().toISOString()}::timestamptz
     from media_objects where id = ${object.id} and deleted_at is null and etag is not distinct from ${object.etag}::text
-    on conflict (object_id, variant) do update set updated_at = excluded.updated_at
+    on conflict (object_id, variant) do update set
+      source_etag = excluded.source_etag, storage_key = excluded.storage_key, content_type = excluded.content_type,
+      size = excluded.size, width = excluded.width, height = excluded.height, etag = excluded.etag, updated_at = excluded.updated_at
     returning 1`);
-  // No row: the object was overwritten or deleted meanwhile, and these bytes belong to nothing.
-  if (rowsOf(result).length === 0) return false;
-  await trimRenderCache(deps, object.orgId);
-  return true;
+  return rowsOf(result).length > 0;
 }
 
 /** Deletes the organization's oldest cached renders until the rest fit in its cache size. */

@@ -1,6 +1,19 @@
-import type { ResolvedFactFilters } from "../derivatives/facts.ts";
 import type { MediaKind } from "../media/kind.ts";
 import type { ParsedQuery } from "../search/query.ts";
+
+/** Filters on the files' facts, every reference resolved (domain/derivatives/facts.ts): what a query needs, for any backend. */
+export interface ResolvedFactFilters {
+  sha256?: string | undefined;
+  /** Matches nothing (duplicates of an object not hashed yet). */
+  none?: boolean;
+  excludeObjectId?: string | undefined;
+  takenFrom?: Date | undefined;
+  takenTo?: Date | undefined;
+  minWidth?: number | undefined;
+  minHeight?: number | undefined;
+  minDuration?: number | undefined;
+  maxDuration?: number | undefined;
+}
 
 /** A search as the backends receive it: already confined to one organization (and bucket). */
 export interface SearchRequest {

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { eq } from "drizzle-orm";
+import { and, eq, inArray } from "drizzle-orm";
 import sharp from "sharp";
 import { thumbHashToAverageRGBA } from "thumbhash";
-import { usageMonthly } from "../../db/schema/index.ts";
+import { derivatives, usageMonthly } from "../../db/schema/index.ts";
 import { renderCacheBytes, renderKey, signRenderUrl } from "../../domain/derivatives/render.ts";
 import { renderParams } from "../../contract/render.ts";
 import { parseExif } from "../../worker/derivatives/exif.ts";
@@ -99,11 +99,20 @@ describe("media_render: every parameter", () => {
     expect(await colour("west")).toMatchObject({ r: 248, b: 8 });
     expect(await colour("east")).toMatchObject({ r: 8, b: 248 });
   });
-  test("video posters and PDF pages render too, from the picture the worker kept", async () => {
+  test("video posters and PDF pages render too, from a picture made on the first render and kept", async () => {
     const poster = await render(ids["clip.mp4"]!, { width: 160, format: "jpeg" });
     expect(poster.meta).toMatchObject({ width: 160, height: 120, format: "jpeg" });
     const page = await render(ids["doc.pdf"]!, { width: 300, format: "png" });
     expect(page.meta).toMatchObject({ width: 300, height: 388, format: "png" });
+    // The first render kept the poster frame and the page (up to 1280 px) for the next ones.
+    const sources = await server.services.deps.db.select().from(derivatives).where(and(eq(derivatives.variant, "source"), inArray(derivatives.objectId, [ids["clip.mp4"]!, ids["doc.pdf"]!])));
+    const byObject = Object.fromEntries(sources.map((r) => [r.objectId, { contentType: r.contentType, width: r.width, height: r.height, state: r.state }]));
+    expect(byObject).toEqual({
+      [ids["clip.mp4"]!]: { contentType: "image/jpeg", width: 320, height: 240, state: "ready" },
+      [ids["doc.pdf"]!]: { contentType: "image/png", width: 989, height: 1280, state: "ready" },
+    });
+    for (const r of sources) expect(await server.services.deps.storage.head(r.storageKey!)).not.toBeNull();
+    expect((await render(ids["doc.pdf"]!, { width: 1000, format: "png" })).meta).toMatchObject({ width: 989, height: 1280 });
   });
   test("what cannot be rendered says why: audio, bad parameters", async () => {
     const audio = await render(ids["tone.mp3"]!, { width: 100 });

@@ -10,7 +10,6 @@ import {
   type Recorded,
   recordOutcome,
   recordRendered,
-  RENDER_SOURCE,
   THUMBNAIL,
   unsupportedKind,
 } from "../../domain/derivatives/derivatives.ts";
@@ -83,7 +82,7 @@ async function render(deps: Deps, object: MediaRow): Promise<{ rendered: Rendere
 const IN_MEMORY_BYTES = 32 * 1024 * 1024;
 
 async function store(deps: Deps, object: MediaRow, rendered: Rendered, sha256: string): Promise<void> {
-  const made = [{ variant: THUMBNAIL, ...rendered.thumbnail }, ...(rendered.source ? [{ variant: RENDER_SOURCE, ...rendered.source }] : [])];
+  const made = [{ variant: THUMBNAIL, ...rendered.thumbnail }];
   const variants = made.map((v) => ({ variant: v.variant, bytes: v.bytes, contentType: v.contentType, width: v.width, height: v.height, etag: hashOf(v.bytes) }));
   await Promise.all(variants.map((v) => deps.storage.put(derivativeKey({ ...v, bucketId: object.bucketId, objectId: object.id }), v.bytes, { contentType: v.contentType })));
   const info = { ...rendered.info, sha256, placeholder: await placeholderOf(rendered.thumbnail.bytes) };

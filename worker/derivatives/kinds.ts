@@ -1,14 +1,9 @@
-import type { RenderedImage, RenderLimits, SourcePicture } from "./render.ts";
+import type { RenderedImage, RenderLimits } from "./render.ts";
 
 /** What rendering one object yields: its thumbnail and the facts found on the way (for `info`). */
 export interface Rendered {
   thumbnail: RenderedImage;
   info: Record<string, unknown>;
-  /**
-   * For kinds that are not pictures themselves (a video's poster, a PDF's first page): the
-   * picture at up to 1280 px, kept beside the thumbnail, that on-the-fly renders are cut from.
-   */
-  source?: SourcePicture;
 }
 
 

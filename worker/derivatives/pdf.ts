@@ -4,10 +4,7 @@ import { fileURLToPath } from "node:url";
 import { THUMBNAIL_EDGE } from "../../domain/derivatives/derivatives.ts";
 import { MediaError, Unsupported } from "./errors.ts";
 import type { Renderer } from "./kinds.ts";
-import { renderSource, renderThumbnail } from "./render.ts";
-
-/** The first page is drawn this large (long edge, pixels): the thumbnail and renders are cut from it. */
-export const PAGE_EDGE = 1280;
+import { renderThumbnail } from "./render.ts";
 
 export interface PdfInfo {
   pages: number;
@@ -98,9 +95,8 @@ export const pdfRenderer: Renderer = {
   inMemory: true,
   async render(ctx) {
     if (!ctx.bytes && ((await stat(ctx.file).catch(() => null))?.size ?? 0) > MAX_PDF_BYTES) throw new Unsupported("PDFs larger than 256 MiB get no thumbnail");
-    const { info, page } = await readPdf(ctx.bytes ?? ctx.file, { edge: PAGE_EDGE, timeoutMs: ctx.timeoutMs });
+    const { info, page } = await readPdf(ctx.bytes ?? ctx.file, { edge: THUMBNAIL_EDGE, timeoutMs: ctx.timeoutMs });
     if (!page) throw new MediaError("The first page could not be rendered");
-    const [thumbnail, source] = await Promise.all([renderThumbnail(page, THUMBNAIL_EDGE, ctx.limits), renderSource(page, ctx.limits, "png")]);
-    return { thumbnail, source, info: { ...info } };
+    return { thumbnail: await renderThumbnail(page, THUMBNAIL_EDGE, ctx.limits), info: { ...info } };
   },
 };

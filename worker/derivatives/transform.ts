@@ -1,7 +1,14 @@
 import sharp from "sharp";
 import type { ImageTransform, ImageTransformer, TransformedImage } from "../../domain/ports/images.ts";
+import { join } from "node:path";
+import type { WorkerConfig } from "../../domain/core/config.ts";
+import type { ObjectStorage } from "../../domain/ports/storage.ts";
+import { MediaError } from "./errors.ts";
 import { parseExif } from "./exif.ts";
-import { decodeError } from "./render.ts";
+import { MAX_PDF_BYTES, readPdf } from "./pdf.ts";
+import { decodeError, renderSource } from "./render.ts";
+import { downloadTo, readSmall, withTempDir } from "./source.ts";
+import { videoPoster } from "./video.ts";
 
 const GRAVITY: Record<string, string | number> = {
   center: "centre",
@@ -35,8 +42,33 @@ function exifWithoutLocation(block: Buffer | undefined): Record<string, Record<s
   return { IFD0: ifd0, IFD2: ifd2 };
 }
 
-/** Renders with sharp (libvips): the same library the thumbnails come from. */
-export const sharpTransformer: ImageTransformer = {
+/** Renders with sharp (libvips), the library the thumbnails come from; posters and pages as the worker makes them. */
+export function mediaImages(storage: ObjectStorage, worker: Pick<WorkerConfig, "maxInputBytes" | "maxPixels" | "toolTimeoutMs">): ImageTransformer {
+  return {
+    ...sharpTransformer,
+    async sourcePicture(source, edge) {
+      if (source.size > worker.maxInputBytes) throw new MediaError("The file is too large to render pictures from");
+      const limits = { maxPixels: worker.maxPixels };
+      const expect = { etag: source.etag, maxBytes: worker.maxInputBytes };
+      if (source.kind === "pdf") {
+        if (source.size > MAX_PDF_BYTES) throw new MediaError("PDFs larger than 256 MiB are not rendered");
+        const { bytes } = await readSmall(storage, source.storageKey, expect);
+        const { page } = await readPdf(bytes, { edge, timeoutMs: worker.toolTimeoutMs });
+        if (!page) throw new MediaError("The first page could not be rendered");
+        return renderSource(page, limits, "png");
+      }
+      return withTempDir(async (dir) => {
+        const file = join(dir, "source");
+        await downloadTo(storage, source.storageKey, file, expect);
+        const { poster } = await videoPoster(file, { edge, timeoutMs: worker.toolTimeoutMs });
+        return renderSource(poster, limits, "jpeg");
+      });
+    },
+  };
+}
+
+/** Resizing and re-encoding only (no stored videos or PDFs to read). */
+export const sharpTransformer: Omit<ImageTransformer, "sourcePicture"> = {
   async dimensions(source) {
     const m = await sharp(source).metadata().catch(() => null);
     if (!m?.width || !m.height) return null;

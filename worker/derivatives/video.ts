@@ -3,7 +3,7 @@ import { audioFacts, renderAudio } from "./audio.ts";
 import { descriptiveTags, posterFrame, type Probe, type RawFrame } from "./av.ts";
 import { MediaError } from "./errors.ts";
 import type { Renderer, RenderContext } from "./kinds.ts";
-import { type RawImage, renderSource, renderThumbnail } from "./render.ts";
+import { type RawImage, renderThumbnail } from "./render.ts";
 
 /** The largest poster edge; set renditions and renders of a video are cut from it. */
 export const POSTER_EDGE = 1280;
@@ -25,7 +25,7 @@ export async function videoPoster(file: string, opts: { edge: number; timeoutMs:
 
 export const videoRenderer: Renderer = {
   async render(ctx: RenderContext) {
-    const { probe: p, frame } = await posterFrame(ctx.file, { maxEdge: POSTER_EDGE, timeoutMs: ctx.timeoutMs });
+    const { probe: p, frame } = await posterFrame(ctx.file, { maxEdge: THUMBNAIL_EDGE, timeoutMs: ctx.timeoutMs });
     // A "video" with only sound (an .mp4 of a podcast) gets a waveform instead.
     if (!p.video) {
       if (p.audio) return renderAudio(ctx);
@@ -33,11 +33,8 @@ export const videoRenderer: Renderer = {
     }
     if (!frame) throw new MediaError("No frame could be decoded from the video");
     const turned = p.video.rotation === 90 || p.video.rotation === 270;
-    const poster = uprightPoster(frame, p);
-    const [thumbnail, source] = await Promise.all([renderThumbnail(poster, THUMBNAIL_EDGE, ctx.limits), renderSource(poster, ctx.limits, "jpeg")]);
     return {
-      thumbnail,
-      source,
+      thumbnail: await renderThumbnail(uprightPoster(frame, p), THUMBNAIL_EDGE, ctx.limits),
       info: {
         width: turned ? p.video.height : p.video.width,
         height: turned ? p.video.width : p.video.height,
