@@ -3,6 +3,8 @@ import { z } from "zod";
 import { DEFAULT_PLANS, parsePlans } from "../domain/billing/plans.ts";
 import type { Config } from "../domain/core/config.ts";
 
+import { tracingSettings } from "./tracing.ts";
+
 export type { Config, WorkerConfig } from "../domain/core/config.ts";
 
 /**
@@ -60,6 +62,12 @@ const envSchema = z.object({
     .pipe(z.array(z.union([z.literal("*"), z.string().refine(isOrigin, "each entry must be an origin such as https://app.example.com (scheme and host, no path), or *")])))
     .optional(),
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error", "silent"]).default("info"),
+  /** A second listener for /metrics, /healthz and /readyz, without credentials (docs/operations.md). */
+  METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  /** Bearer token for /metrics on the main port; unset: /metrics is not served there. */
+  METRICS_TOKEN: z.string().min(16).optional(),
+  READY_TIMEOUT_MS: z.coerce.number().int().min(50).default(2000),
+  SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(100).default(25_000),
 });
 
 function isOrigin(value: string): boolean {
@@ -139,5 +147,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     logLevel: e.LOG_LEVEL,
     corsOrigins: e.CORS_ORIGINS?.includes("*") ? "*" : (e.CORS_ORIGINS ?? []).map((o) => new URL(o).origin),
     validateOutputs: false,
+    ops: {
+      metricsPort: e.METRICS_PORT ?? null,
+      metricsToken: e.METRICS_TOKEN ?? null,
+      readyTimeoutMs: e.READY_TIMEOUT_MS,
+      shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+      tracing: tracingSettings(present, "media-storage"),
+    },
   };
 }

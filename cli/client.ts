@@ -135,8 +135,8 @@ async function errorOf(response: Response): Promise<ApiError> {
   return new ApiError(response.status, code, `HTTP ${response.status}${text && text.length < 200 ? `: ${text.trim()}` : ""}`);
 }
 
-/** Where each input field of a tool travels over REST. */
-export function toolRequest(tool: AnyTool, input: Record<string, unknown>): { path: string; query?: URLSearchParams; body?: Record<string, unknown> } {
+/** Where each input field of a tool travels over REST (the CLI and the web console both send requests this way). */
+export function toolRequest(tool: Pick<AnyTool, "http">, input: Record<string, unknown>): { path: string; query?: URLSearchParams; body?: Record<string, unknown> } {
   const names = pathParams(tool.http.path);
   const rest: Record<string, unknown> = { ...input };
   let path = tool.http.path;

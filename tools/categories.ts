@@ -5,6 +5,7 @@ import {
   deleteCategory,
   listCategoryTree,
   MAX_CATEGORIES_PER_OBJECT,
+  moveCategory,
   MAX_CATEGORY_NAME,
   setObjectCategories,
 } from "../domain/labels/categories.ts";
@@ -52,7 +53,7 @@ export const categoryTools = [
     title: "Create a category",
     description:
       "Creates a category at the root, or under parentId (a category of the organization). The slug comes from the name; " +
-      "when it is taken, the first free -2, -3 ... suffix is added. Categories cannot be moved later.",
+      "when it is taken, the first free -2, -3 ... suffix is added. categories_move moves it later.",
     scope: "write",
     reach: "bucket",
     http: { method: "POST", path: "/categories", status: 201 },
@@ -63,6 +64,24 @@ export const categoryTools = [
     output: category,
     errors: ["not_found", "conflict"],
     handler: (input, { deps, caller }) => createCategory(deps, caller, input),
+  }),
+  defineTool({
+    name: "categories_move",
+    title: "Move a category",
+    description:
+      "Moves a category, with everything below it, under parentId, or to the root when parentId is null. " +
+      "409 conflict when parentId is the category itself or one of its descendants. Filters by the category include its new descendants at once. " +
+      "Categories are shared by all buckets, so a bucket-restricted key cannot move them.",
+    scope: "write",
+    reach: "organization",
+    http: { method: "PUT", path: "/categories/{id}/parent" },
+    input: z.object({
+      id: id("Category"),
+      parentId: id("Parent category").nullable().describe("The new parent, or null for the root"),
+    }),
+    output: category,
+    errors: ["not_found", "conflict"],
+    handler: (input, { deps, caller }) => moveCategory(deps, caller, input.id, input.parentId),
   }),
   defineTool({
     name: "categories_delete",

@@ -41,6 +41,13 @@ function errorCode(err: unknown): string | undefined {
   return typeof code === "string" ? code : undefined;
 }
 
+/** The HTTP status `toAppError` will give this error, without logging it (metrics, traces). */
+export function failureStatus(err: unknown): number {
+  if (err instanceof AppError) return err.status;
+  const code = errorCode(err);
+  return (code && (UNAVAILABLE_CODES.has(code) || code.startsWith("08"))) || isDependencyFailure(err) ? 503 : 500;
+}
+
 /**
  * Anything thrown becomes an AppError before it reaches a client: internal messages,
  * SQL and stack traces are logged, never sent (STYLE.md: map errors once, at the surface).

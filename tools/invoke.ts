@@ -1,7 +1,20 @@
+import { AsyncLocalStorage } from "node:async_hooks";
 import type { z } from "zod";
+import { inSpan } from "../telemetry/spans.ts";
 import { AppError, type ErrorDetail, errors } from "../domain/core/errors.ts";
 import { assertMayUse } from "./access.ts";
 import type { AnyTool, ToolContext } from "./define.ts";
+import { failureStatus } from "./failure.ts";
+
+/**
+ * What the request being served learns of the tool it ran, for its metrics: which tool, and
+ * the status of its failure (over MCP the HTTP answer is 200 whatever the tool did).
+ */
+export interface ToolCallNote {
+  tool: string | null;
+  failedWith: number | null;
+}
+export const toolCallNotes = new AsyncLocalStorage<ToolCallNote>();
 
 /** Unknown keys are refused, so a misspelt optional field is an error, not silently ignored. */
 const strictInputs = new WeakMap<AnyTool, z.ZodObject>();
@@ -55,6 +68,17 @@ function nulCharacterPaths(value: unknown, path: string[] = [], out: string[] = 
  * configured) a check that the result matches the declared output schema.
  */
 export async function invokeTool(tool: AnyTool, rawInput: unknown, ctx: ToolContext): Promise<unknown> {
+  const note = toolCallNotes.getStore();
+  if (note) note.tool = tool.name;
+  try {
+    return await inSpan(`tool ${tool.name}`, { "media.tool": tool.name, "media.request_id": ctx.requestId }, () => runTool(tool, rawInput, ctx));
+  } catch (err) {
+    if (note) note.failedWith = failureStatus(err);
+    throw err;
+  }
+}
+
+async function runTool(tool: AnyTool, rawInput: unknown, ctx: ToolContext): Promise<unknown> {
   assertMayUse(tool, ctx.caller);
   const parsed = strictInput(tool).safeParse(rawInput ?? {});
   if (!parsed.success) throw errors.validation(zodDetails(parsed.error));

@@ -17,7 +17,7 @@ export const mediaTools = [
     name: "media_list",
     title: "List media objects",
     description:
-      "Media objects of the organization, filtered by bucket, kind or a substring of the key or file name, and by what was found in the files (content hash and duplicates, when taken, width, duration), sorted and paginated.",
+      "Media objects of the organization, filtered by bucket, kind, tags, categories or a substring of the key or file name, and by what was found in the files (content hash and duplicates, when taken, width, duration), sorted and paginated.",
     scope: "read",
     reach: "bucket",
     http: { method: "GET", path: "/media" },
@@ -25,6 +25,8 @@ export const mediaTools = [
       bucketId: id("Bucket").optional(),
       kind: z.enum(MEDIA_KINDS).optional(),
       search: z.string().min(1).max(200).optional().describe("Substring of the key or file name, case-insensitive"),
+      tags: z.string().max(2000).optional().describe("Comma-separated tag slugs; objects must carry every one"),
+      categories: z.string().max(2000).optional().describe("Comma-separated category slugs; objects must be in each (a category includes its descendants)"),
       sort: z.enum(MEDIA_SORTS).default("created_at"),
       order: z.enum(["desc", "asc"]).default("desc"),
       ...factFilters,

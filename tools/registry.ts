@@ -7,6 +7,7 @@ import { derivativeTools } from "./derivatives.ts";
 import { identityTools } from "./identity.ts";
 import { mediaTools } from "./media.ts";
 import { presignTools } from "./presign.ts";
+import { reconcileTools } from "./reconcile.ts";
 import { renderTools } from "./render.ts";
 import { searchTools } from "./search.ts";
 import { setTools } from "./sets.ts";
@@ -32,6 +33,7 @@ export const registry: readonly AnyTool[] = [
   ...storyboardTools,
   ...usageTools,
   ...billingTools,
+  ...reconcileTools,
 ];
 
 export function findTool(name: string): AnyTool | undefined {

@@ -1,5 +1,5 @@
 import { and, asc, count, eq, inArray, like, notInArray, or, sql } from "drizzle-orm";
-import type { Db } from "../../db/client.ts";
+import { type Db, rowsOf } from "../../db/client.ts";
 import { categories, mediaObjects, objectCategories } from "../../db/schema/index.ts";
 import type { Caller } from "../access/caller.ts";
 import type { Deps } from "../core/deps.ts";
@@ -63,8 +63,8 @@ export async function listCategoryTree(deps: Deps, caller: Caller): Promise<Page
 }
 
 /**
- * A new node under `parentId` (same organization, else 404) or at the root. Nodes never move,
- * so no cycle can form. Slugs are unique per organization: a name whose slug is taken gets
+ * A new node under `parentId` (same organization, else 404) or at the root. A new node has
+ * no children, so creating one cannot form a cycle (moves check for that). Slugs are unique per organization: a name whose slug is taken gets
  * the first free "-2", "-3", ... suffix (siblings may share a name; their slugs differ).
  */
 export async function createCategory(
@@ -101,6 +101,49 @@ export async function createCategory(
       if (row) return view(row);
     }
     throw errors.conflict("Categories with this name are being created concurrently; retry");
+  });
+}
+
+/**
+ * Moves a category, with everything below it, under `parentId` (a category of the
+ * organization, else 404) or to the root (null). Moving it under itself or under one of its
+ * own descendants would make a cycle: 409. Moves of one organization take turns, so two
+ * crossing moves (A under B while B goes under A) cannot make one either. Search filters
+ * expand a category to its descendants when they run, so nothing needs reindexing.
+ */
+export async function moveCategory(deps: Deps, caller: Caller, id: string, parentId: string | null): Promise<CategoryView> {
+  return deps.db.transaction(async (tx) => {
+    await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`categories-tree:${caller.orgId}`}, 0))`);
+    const [category] = await tx
+      .select({ id: categories.id })
+      .from(categories)
+      .where(and(eq(categories.id, id), eq(categories.orgId, caller.orgId)))
+      .for("update");
+    if (!category) throw errors.notFound("Category");
+    if (parentId !== null) {
+      const [parent] = await tx
+        .select({ id: categories.id })
+        .from(categories)
+        .where(and(eq(categories.id, parentId), eq(categories.orgId, caller.orgId)))
+        .for("share");
+      if (!parent) throw errors.notFound("Parent category");
+      const below = rowsOf<{ id: string }>(
+        await tx.execute(sql`
+          with recursive up as (
+            select id, parent_id from categories where id = ${parentId} and org_id = ${caller.orgId}
+            union all
+            select c.id, c.parent_id from categories c join up on c.id = up.parent_id where c.org_id = ${caller.orgId}
+          )
+          select id from up where id = ${id} limit 1`),
+      );
+      if (below.length > 0) throw errors.conflict("A category cannot move under itself or one of its own descendants");
+    }
+    const [row] = await tx
+      .update(categories)
+      .set({ parentId })
+      .where(and(eq(categories.id, id), eq(categories.orgId, caller.orgId)))
+      .returning();
+    return view(row!);
   });
 }
 

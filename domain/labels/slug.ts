@@ -21,3 +21,6 @@ export function slugify(name: string): string {
 export function escapeLike(text: string): string {
   return text.replace(/[\\%_]/g, (c) => `\\${c}`);
 }
+
+/** Comma-separated slugs (the tag and category filters of search and media_list), trimmed, lowercased, deduplicated. */
+export const slugList = (s: string | undefined) => [...new Set((s ?? "").split(",").map((x) => x.trim().toLowerCase()).filter(Boolean))];

@@ -1,4 +1,4 @@
-import { and, asc, count, desc, eq, ilike, isNotNull, isNull, lte, type SQL } from "drizzle-orm";
+import { and, asc, count, desc, eq, ilike, isNotNull, isNull, lte, type SQL, sql } from "drizzle-orm";
 import { buckets, mediaObjects, orgUsage } from "../../db/schema/index.ts";
 import { resolveBucket } from "../buckets/buckets.ts";
 import type { Caller } from "../access/caller.ts";
@@ -7,6 +7,7 @@ import { resolveLiveObject } from "./object-refs.ts";
 import { touchSearch } from "../search/index-rows.ts";
 import { runHooks } from "./lifecycle.ts";
 import { onObjectRemoved } from "./object-hooks.ts";
+import { slugList } from "../labels/slug.ts";
 import type { Deps } from "../core/deps.ts";
 import { workerFactsOf } from "../derivatives/derivatives.ts";
 import { type FactFilters, factFilterCondition } from "../derivatives/facts.ts";
@@ -43,6 +44,10 @@ export interface MediaQuery extends FactFilters {
   bucketId?: string | undefined;
   kind?: MediaKind | undefined;
   search?: string | undefined;
+  /** Comma-separated tag slugs: objects carrying every one. */
+  tags?: string | undefined;
+  /** Comma-separated category slugs: objects in each one or below it. */
+  categories?: string | undefined;
   sort: (typeof MEDIA_SORTS)[number];
   order: "asc" | "desc";
   limit: number;
@@ -61,15 +66,29 @@ export async function listMedia(deps: Deps, caller: Caller, q: MediaQuery): Prom
   if (q.kind) where.push(eq(mediaObjects.kind, q.kind));
   // The file name is the key's last segment, so matching the key covers both.
   if (q.search) where.push(ilike(mediaObjects.key, likeContaining(q.search)));
+  // The same meaning as search's filters: every tag given, and each category or below it.
+  const tagSlugs = slugList(q.tags);
+  const categorySlugs = slugList(q.categories);
+  for (const slug of tagSlugs) {
+    where.push(sql`exists (select 1 from object_tags ot join tags t on t.id = ot.tag_id
+      where ot.object_id = ${mediaObjects.id} and t.org_id = ${caller.orgId} and t.slug = ${slug})`);
+  }
+  for (const slug of categorySlugs) {
+    where.push(sql`exists (with recursive sub as (
+        select id from categories where org_id = ${caller.orgId} and slug = ${slug}
+        union all select c.id from categories c join sub on c.parent_id = sub.id where c.org_id = ${caller.orgId})
+      select 1 from object_categories oc where oc.object_id = ${mediaObjects.id} and oc.category_id in (select id from sub))`);
+  }
   const facts = await factFilterCondition(deps, caller, q);
   if (facts) where.push(facts);
+  const filtered = Boolean(q.kind || q.search || tagSlugs.length || categorySlugs.length || facts);
   const column = { created_at: mediaObjects.createdAt, size: mediaObjects.size, key: mediaObjects.key }[q.sort];
   const dir = q.order === "asc" ? asc : desc;
   const filter = and(...where);
   const [rows, total] = await Promise.all([
     deps.db.select().from(mediaObjects).where(filter).orderBy(dir(column), dir(mediaObjects.id)).limit(q.limit).offset(q.offset),
-    // Without kind or search filters the total is a kept counter: no count over a million rows.
-    q.kind || q.search || facts ? countWhere(deps, filter) : liveObjectCount(deps, caller.orgId, bucketId),
+    // Without filters the total is a kept counter: no count over a million rows.
+    filtered ? countWhere(deps, filter) : liveObjectCount(deps, caller.orgId, bucketId),
   ]);
   return page(await viewsOf(deps, caller.orgId, rows), total, q.offset);
 }
@@ -142,6 +161,7 @@ export async function presignDownload(deps: Deps, caller: Caller, input: { objec
   const now = deps.clock.now();
   const url = deps.storage.presignGet(objectPath(row.bucketId, row.key), { expiresIn: input.expiresIn, downloadName: fileNameOf(row.key), now });
   await recordEgress(deps.db, caller.orgId, { kind: "download", bytes: row.size, at: now, objectId: row.id, bucketId: row.bucketId, key: row.key });
+  deps.meters?.egressIssued("download", row.size);
   return {
     url,
     method: "GET",
@@ -158,6 +178,7 @@ export async function streamUrl(deps: Deps, caller: Caller, id: string, expiresI
   const now = deps.clock.now();
   const url = deps.storage.presignGet(objectPath(row.bucketId, row.key), { expiresIn, now });
   await recordEgress(deps.db, caller.orgId, { kind: "stream", bytes: row.size, at: now, objectId: row.id, bucketId: row.bucketId, key: row.key });
+  deps.meters?.egressIssued("stream", row.size);
   return { url, method: "GET", objectId: row.id, key: row.key, expiresIn, expiresAt: new Date(now.getTime() + expiresIn * 1000).toISOString() };
 }
 

@@ -304,7 +304,10 @@ export async function recordStoredObject(deps: Deps, orgId: string, bucketId: st
     });
     return { objectId: id, changed: true };
   });
-  if (changed) deps.jobs.kick();
+  if (changed) {
+    deps.jobs.kick();
+    deps.meters?.uploaded(stored.size);
+  }
   return objectId;
 }
 

@@ -10,6 +10,7 @@ import type { MediaKind } from "../media/kind.ts";
 import type { MediaView } from "../media/view.ts";
 import type { Facets } from "../ports/search.ts";
 import { hasPositiveClause, parseQuery } from "./query.ts";
+import { slugList } from "../labels/slug.ts";
 import { type FactFilters, resolveFactFilters } from "../derivatives/facts.ts";
 
 
@@ -35,7 +36,6 @@ export interface SearchResult {
 
 const EMPTY: SearchResult = { media: [], total: 0, facets: { tags: [], categories: [], kinds: [] } };
 
-const slugList = (s: string | undefined) => [...new Set((s ?? "").split(",").map((x) => x.trim().toLowerCase()).filter(Boolean))];
 
 /** "2026-11-22" means that whole day; a full timestamp means that instant. */
 function bound(value: string | undefined, end: boolean): Date | null {

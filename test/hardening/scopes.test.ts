@@ -120,6 +120,12 @@ const table: Record<string, Entry> = {
 
   categories_list: { scope: "read", input: none, restricted: [allowed(none)] },
   categories_create: { scope: "write", input: () => ({ name: unique("category") }), restricted: [allowed(() => ({ name: unique("category") }))] },
+  categories_move: {
+    scope: "write",
+    reach: "organization",
+    input: (f) => ({ id: f.childCategoryId, parentId: f.categoryId }),
+    restricted: [refused((f) => ({ id: f.childCategoryId, parentId: null }))],
+  },
   categories_delete: { scope: "delete", reach: "organization", input: (f) => ({ id: f.childCategoryId }), restricted: [refused((f) => ({ id: f.childCategoryId }))] },
   objects_set_categories: {
     scope: "write",
@@ -188,6 +194,9 @@ const table: Record<string, Entry> = {
   // No payment provider in tests: 501 once past the scope check, but the restriction comes first.
   billing_invoices_list: { scope: "admin", reach: "organization", input: none, restricted: [refused(none)] },
   billing_portal_get: { scope: "admin", reach: "organization", input: none, restricted: [refused(none)] },
+
+  // An operator's tool over every bucket's storage: admin, and the whole organization.
+  reconcile_run: { scope: "admin", reach: "organization", input: none, restricted: [refused(none)] },
 };
 
 const autoCapacity = { enabled: false, incrementGb: 1, thresholdPct: 90, maxMonthlySpendCents: 0 };
@@ -202,7 +211,11 @@ function scopeByRule(tool: AnyTool): Scope | "any" {
   if (tool.http.path.startsWith("/api-keys") || tool.http.path.startsWith("/billing")) return "admin";
   return tool.http.method === "GET" ? "read" : tool.http.method === "DELETE" ? "delete" : "write";
 }
-const RULE_EXCEPTIONS: Record<string, string> = { presign_download: "a POST that only reads", media_settings_update: "the organization's privacy choices: admins only" };
+const RULE_EXCEPTIONS: Record<string, string> = {
+  presign_download: "a POST that only reads",
+  reconcile_run: "an operator's check and repair of the whole organization's storage",
+  media_settings_update: "the organization's privacy choices: admins only",
+};
 
 /** Every id of the fixture's data: with its ids swapped for unknown ones, a mutation touches nothing. */
 function withUnknownIds(value: unknown, known: Set<string>): unknown {

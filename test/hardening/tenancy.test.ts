@@ -80,6 +80,7 @@ const table: Record<string, Case[]> = {
 
   categories_list: [own(() => ({}))],
   categories_create: [foreign((a) => ({ name: "intruder", parentId: a.categoryId })), own(() => ({ name: unique("category") }))],
+  categories_move: [foreign((a) => ({ id: a.childCategoryId, parentId: null })), foreign((a, b) => ({ id: b.childCategoryId, parentId: a.categoryId }))],
   categories_delete: [foreign((a) => ({ id: a.categoryId }))],
   objects_set_categories: [
     foreign((a) => ({ id: a.main.objectId, categoryIds: [] })),
@@ -130,6 +131,8 @@ const table: Record<string, Case[]> = {
   // No payment provider in tests: what matters is that B's answer carries nothing of A.
   billing_invoices_list: [own(() => ({}), [501], "not_configured")],
   billing_portal_get: [own(() => ({}), [501], "not_configured")],
+
+  reconcile_run: [own(() => ({}))],
 };
 
 let server: TestServer;
