@@ -340,7 +340,7 @@ const lines = [
   "- *Bare sharp*: the same two calls on the JPEG bytes already in memory, in a loop, over the same photos. A bare batch runs before and after every worker batch; each worker batch is compared with the mean of its two neighbours, and the median of those ratios is reported (the machine's other load drifts; neighbours share it).",
   "- *CPU per thumbnail*: this process's CPU time (user + system) divided by the thumbnails made. It does not depend on other load on the machine. Embedded mode has everything in this process (database, queue, storage node, worker); the PostgreSQL + Redis mode leaves out the PostgreSQL and Redis servers' CPU.",
   "- *ImageMagick*: `convert photo.jpg -auto-orient -thumbnail 320x320 out.webp` per photo, and the same with `-define jpeg:size=640x640` (the hint that lets libjpeg shrink on load).",
-  "- *Posters*: node-av (FFmpeg libraries in-process) picks a representative keyframe from 10% of the duration on, sharp makes the WebP thumbnail and the 1280 px JPEG renders are cut from; bare loop (the same renderer, no queue, storage or database) versus the worker path.",
+  "- *Posters*: node-av (FFmpeg libraries in-process) picks a representative keyframe from 10% of the duration on, sharp makes the WebP thumbnail; bare loop (the same renderer, no queue, storage or database) versus the worker path.",
   "",
   "| path | thumbnails/s (median) | vs neighbouring bare batches (median; each batch) | CPU ms per thumbnail (median) |",
   "|---|---:|---:|---:|",
