@@ -1,4 +1,4 @@
-import { resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { z } from "zod";
 import { DEFAULT_PLANS, parsePlans } from "../domain/billing/plans.ts";
 import type { Config } from "../domain/core/config.ts";
@@ -8,7 +8,7 @@ import { tracingSettings } from "./tracing.ts";
 export type { Config, WorkerConfig } from "../domain/core/config.ts";
 
 /**
- * Every setting of the service, read once from the environment (ARCHITECTURE.md).
+ * Every setting of the service, read once from the environment (docs/conventions.md lists them).
  * Everything is optional: with no environment the service runs on embedded backends.
  */
 const envSchema = z.object({
@@ -77,6 +77,11 @@ function isOrigin(value: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** Where the database is: DATABASE_URL, else the embedded one under DATA_DIR. Every entry point opens it so. */
+export function databaseLocation(config: Pick<Config, "databaseUrl" | "dataDir">): { url?: string; dataDir: string } {
+  return { ...(config.databaseUrl ? { url: config.databaseUrl } : {}), dataDir: join(config.dataDir, "db") };
 }
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {

@@ -9,7 +9,7 @@ import { startMaintenance } from "../worker/maintenance.ts";
 import { MemoryQueue } from "../worker/memory-queue.ts";
 import { OutboxDispatcher, pendingOutboxRows } from "../worker/outbox.ts";
 import { processorsFor } from "../worker/processors.ts";
-import type { Config } from "./config.ts";
+import { type Config, databaseLocation } from "./config.ts";
 import { createLogger } from "./log.ts";
 import { memoryGuardStores } from "../http/guards/stores/memory.ts";
 import type { GuardStores } from "../http/guards/stores/ports.ts";
@@ -90,7 +90,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       closers.push(tracing.stop);
     }
     jobTracing.handOver = jobTraceparent;
-    const database = await openDatabase({ url: config.databaseUrl ?? undefined, dataDir: `${config.dataDir}/db`, instrument: sqlInstrument(metrics, "postgresql") });
+    const database = await openDatabase({ ...databaseLocation(config), instrument: sqlInstrument(metrics, "postgresql") });
     closers.push(database.close);
     const opened = await openStorage(config, storageInstrument(metrics));
     closers.push(opened.close);

@@ -94,7 +94,7 @@ for (const n of runs) {
 
 writeSection(
   "reconcile",
-  `## reconcile — memory and time against the number of objects (issue 22)
+  `## reconcile — memory and time against the number of objects
 
 \`npm run bench -- reconcile\`: one organization, N object rows in PostgreSQL, a storage listing of
 the same N keys made page by page in the benchmark's process (what is measured is reconcile's

@@ -1,7 +1,7 @@
 import { type AnyTool, inputLocation, pathParams } from "../tools/define.ts";
 import { VERSION } from "./version.ts";
 
-/** An answer outside 2xx, carrying the REST error envelope (ARCHITECTURE.md). */
+/** An answer outside 2xx, carrying the REST error envelope (docs/conventions.md#errors). */
 export class ApiError extends Error {
   constructor(
     readonly status: number,
@@ -37,7 +37,7 @@ const RETRYABLE_STATUS = new Set([429, 502, 503, 504]);
 /**
  * The REST client. Every tool call is one request: path parameters in the path, the rest
  * in the query (GET, DELETE) or the JSON body (POST, PUT), as rest/input.ts reads them.
- * Requests that change state carry an Idempotency-Key (spec §4.10), so a retry after a
+ * Requests that change state carry an Idempotency-Key (docs/guards.md), so a retry after a
  * lost answer replays the first result instead of doing the work twice.
  */
 export class RestClient {

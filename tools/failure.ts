@@ -50,7 +50,7 @@ export function failureStatus(err: unknown): number {
 
 /**
  * Anything thrown becomes an AppError before it reaches a client: internal messages,
- * SQL and stack traces are logged, never sent (STYLE.md: map errors once, at the surface).
+ * SQL and stack traces are logged, never sent: errors are mapped once, here at the surface.
  */
 export function toAppError(err: unknown, log: Logger, requestId: string): AppError {
   if (err instanceof AppError) {

@@ -1,10 +1,10 @@
 import { z } from "zod";
 import { deleteMedia, listMedia, loadMediaView, MEDIA_SORTS, streamUrl, updateMetadata } from "../domain/media/media.ts";
-import { MEDIA_KINDS } from "../domain/media/kind.ts";
+import { deleted, id, listOf, pageInput } from "../contract/common.ts";
+import { MEDIA_KINDS, mediaObject } from "../contract/media.ts";
+import { presignedDownload } from "../contract/presign.ts";
 import { factFilters } from "../contract/facts.ts";
 import { defineTool } from "./define.ts";
-import { mediaObject } from "./media-schemas.ts";
-import { deleted, id, listOf, pageInput, timestamp } from "./schemas.ts";
 
 /** Metadata limits (README): 64 keys, keys up to 128 characters, string values up to 2048. */
 const metadata = z
@@ -80,7 +80,7 @@ export const mediaTools = [
     reach: "bucket",
     http: { method: "GET", path: "/media/{id}/stream", status: 302 },
     input: z.object({ id: id("Media object") }),
-    output: z.object({ url: z.string(), method: z.literal("GET"), objectId: id("Media object"), key: z.string(), expiresIn: z.number().int(), expiresAt: timestamp("URL expiry") }),
+    output: presignedDownload,
     errors: ["not_found"],
     handler: (input, { deps, caller }) => streamUrl(deps, caller, input.id),
     restResponse: (out) => new Response(null, { status: 302, headers: { location: out.url, "cache-control": "private, no-store" } }),

@@ -5,7 +5,7 @@ import { getMediaSettings, updateMediaSettings } from "../domain/derivatives/set
 import type { Deps } from "../domain/core/deps.ts";
 import { etagMatches } from "./derivatives.ts";
 import { defineTool, type McpContent, type ToolContext } from "./define.ts";
-import { id } from "./schemas.ts";
+import { id } from "../contract/common.ts";
 
 /** The render a handler made, for the REST or MCP answer that follows it in the same call. */
 const made = new WeakMap<ToolContext, RenderResult>();

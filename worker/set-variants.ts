@@ -12,7 +12,7 @@ import { downloadTo, withTempDir } from "./derivatives/source.ts";
 import { POSTER_EDGE, videoPoster } from "./derivatives/video.ts";
 
 /**
- * The `sets.generate` job (spec §4.5): every generated item of the set is rendered from the
+ * The `sets.generate` job: every generated item of the set is rendered from the
  * base object at its width x height (scaled to cover, cropped around what draws the eye),
  * stored as a media object in the base object's bucket and recorded on the item. A video base
  * is rendered from its poster frame, a PDF from its first page. Each item always lands at the

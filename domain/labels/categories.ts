@@ -1,36 +1,23 @@
-import { and, asc, count, eq, inArray, like, notInArray, or, sql } from "drizzle-orm";
-import { type Db, rowsOf } from "../../db/client.ts";
+import { and, asc, count, eq, like, or, sql } from "drizzle-orm";
+import type { Category, CategoryDeleted, CategoryNode } from "../../contract/labels.ts";
+import { rowsOf } from "../../db/client.ts";
 import { categories, mediaObjects, objectCategories } from "../../db/schema/index.ts";
 import type { Caller } from "../access/caller.ts";
 import type { Deps } from "../core/deps.ts";
-import { AppError, errors } from "../core/errors.ts";
-import { type Label, labelsFor } from "./object-labels.ts";
-import { countedObjects, resolveLiveObject } from "../media/object-refs.ts";
-import { touchSearch } from "../search/index-rows.ts";
+import { errors } from "../core/errors.ts";
+import { categoryKind } from "./kinds.ts";
+import { deleteLabel } from "./labels.ts";
+import { countedObjects } from "../media/object-refs.ts";
 import type { Page } from "../core/pagination.ts";
-import { escapeLike } from "./slug.ts";
-import { slugOrThrow } from "./tags.ts";
+import { escapeLike, slugOrThrow } from "./slug.ts";
 
 export const MAX_CATEGORY_NAME = 128;
 /** Most categories one object can be in (ours). */
 export const MAX_CATEGORIES_PER_OBJECT = 100;
 
-export interface CategoryView {
-  id: string;
-  name: string;
-  slug: string;
-  parentId: string | null;
-  createdAt: string;
-}
-
-export interface CategoryNode extends CategoryView {
-  objectCount: number;
-  children: CategoryNode[];
-}
-
 type CategoryRow = typeof categories.$inferSelect;
 
-const view = (c: CategoryRow): CategoryView => ({
+const view = (c: CategoryRow): Category => ({
   id: c.id,
   name: c.name,
   slug: c.slug,
@@ -71,7 +58,7 @@ export async function createCategory(
   deps: Deps,
   caller: Caller,
   input: { name: string; parentId?: string | undefined },
-): Promise<CategoryView> {
+): Promise<Category> {
   const base = slugOrThrow(input.name, "name");
   return deps.db.transaction(async (tx) => {
     if (input.parentId) {
@@ -111,7 +98,7 @@ export async function createCategory(
  * crossing moves (A under B while B goes under A) cannot make one either. Search filters
  * expand a category to its descendants when they run, so nothing needs reindexing.
  */
-export async function moveCategory(deps: Deps, caller: Caller, id: string, parentId: string | null): Promise<CategoryView> {
+export async function moveCategory(deps: Deps, caller: Caller, id: string, parentId: string | null): Promise<Category> {
   return deps.db.transaction(async (tx) => {
     await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`categories-tree:${caller.orgId}`}, 0))`);
     const [category] = await tx
@@ -153,77 +140,16 @@ function firstFreeSlug(base: string, taken: Set<string>): string {
 }
 
 /**
- * Spec §4.4: the children move to the root and the object assignments go, in one
- * transaction. Categories span buckets: the tool's reach is the organization.
+ * Deleting a category moves its children to the root and takes it off every object, in one
+ * transaction.
  */
-export async function deleteCategory(
-  deps: Deps,
-  caller: Caller,
-  id: string,
-): Promise<{ id: string; deleted: true; childrenMovedToRoot: number; unassignedObjects: number }> {
-  return deps.db.transaction(async (tx) => {
-    const [category] = await tx
-      .select({ id: categories.id })
-      .from(categories)
-      .where(and(eq(categories.id, id), eq(categories.orgId, caller.orgId)))
-      .for("update");
-    if (!category) throw errors.notFound("Category");
+export async function deleteCategory(deps: Deps, caller: Caller, id: string): Promise<CategoryDeleted> {
+  return deleteLabel(deps, caller, categoryKind, id, async (tx) => {
     const moved = await tx
       .update(categories)
       .set({ parentId: null })
       .where(and(eq(categories.parentId, id), eq(categories.orgId, caller.orgId)))
       .returning({ id: categories.id });
-    const removed = await tx
-      .delete(objectCategories)
-      .where(and(eq(objectCategories.categoryId, id), eq(objectCategories.orgId, caller.orgId)))
-      .returning({ objectId: objectCategories.objectId });
-    await tx.delete(categories).where(and(eq(categories.id, id), eq(categories.orgId, caller.orgId)));
-    await touchSearch(tx, deps, caller.orgId, removed.map((r) => r.objectId));
-    return { id, deleted: true as const, childrenMovedToRoot: moved.length, unassignedObjects: removed.length };
+    return { childrenMovedToRoot: moved.length };
   });
-}
-
-/** `PUT /api/objects/{id}/categories`: the object's categories become exactly `categoryIds`, all or nothing. */
-export async function setObjectCategories(
-  deps: Deps,
-  caller: Caller,
-  objectId: string,
-  categoryIds: string[],
-): Promise<{ objectId: string; categories: Label[] }> {
-  return deps.db.transaction(async (tx) => {
-    await resolveLiveObject(tx, caller, objectId, { lock: true });
-    await replaceObjectCategories(tx, caller.orgId, objectId, categoryIds);
-    await touchSearch(tx, deps, caller.orgId, [objectId]);
-    const labels = await labelsFor(tx, caller.orgId, [objectId]);
-    return { objectId, categories: labels.get(objectId)!.categories };
-  });
-}
-
-/**
- * Replaces an object's categories (duplicates ignored). Every id must be a category of the
- * organization, else 404 with `details.missingIds` and nothing changes. Run it inside the
- * transaction that created or locked the object.
- */
-export async function replaceObjectCategories(tx: Db, orgId: string, objectId: string, categoryIds: string[]): Promise<void> {
-  const wanted = [...new Set(categoryIds)];
-  if (wanted.length > 0) {
-    const found = await tx
-      .select({ id: categories.id })
-      .from(categories)
-      .where(and(eq(categories.orgId, orgId), inArray(categories.id, wanted)))
-      .for("key share");
-    const foundIds = new Set(found.map((c) => c.id));
-    const missingIds = wanted.filter((id) => !foundIds.has(id));
-    if (missingIds.length > 0) {
-      throw new AppError("not_found", `Category not found: ${missingIds.join(", ")}`, { missingIds });
-    }
-  }
-  const mine = and(eq(objectCategories.objectId, objectId), eq(objectCategories.orgId, orgId));
-  await tx.delete(objectCategories).where(wanted.length > 0 ? and(mine, notInArray(objectCategories.categoryId, wanted)) : mine);
-  if (wanted.length > 0) {
-    await tx
-      .insert(objectCategories)
-      .values(wanted.map((categoryId) => ({ orgId, objectId, categoryId })))
-      .onConflictDoNothing();
-  }
 }

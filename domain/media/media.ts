@@ -1,4 +1,7 @@
 import { and, asc, count, desc, eq, ilike, isNotNull, isNull, lte, type SQL, sql } from "drizzle-orm";
+import type { Deleted } from "../../contract/common.ts";
+import type { MediaObject } from "../../contract/media.ts";
+import type { PresignedDownload } from "../../contract/presign.ts";
 import { buckets, mediaObjects, orgUsage } from "../../db/schema/index.ts";
 import { resolveBucket } from "../buckets/buckets.ts";
 import type { Caller } from "../access/caller.ts";
@@ -15,7 +18,7 @@ import { errors } from "../core/errors.ts";
 import { enqueueJob } from "../core/jobs.ts";
 import type { MediaKind } from "./kind.ts";
 import { fileNameOf } from "./kind.ts";
-import { type MediaRow, type MediaView, toMediaView } from "./view.ts";
+import { type MediaRow, toMediaView } from "./view.ts";
 import { type Page, page } from "../core/pagination.ts";
 import { derivativePrefix, objectPath } from "./storage-keys.ts";
 import { recordEgress } from "../usage/counters.ts";
@@ -26,7 +29,7 @@ export const RETENTION_DAYS = 7;
 export const MEDIA_SORTS = ["created_at", "size", "key"] as const;
 
 /** Media views of a page of rows: labels and worker facts, one query per kind (not per object). */
-export async function viewsOf(deps: Deps, orgId: string, rows: MediaRow[]): Promise<MediaView[]> {
+export async function viewsOf(deps: Deps, orgId: string, rows: MediaRow[]): Promise<MediaObject[]> {
   const ids = rows.map((r) => r.id);
   const [labels, facts] = await Promise.all([labelsFor(deps.db, orgId, ids), workerFactsOf(deps.db, ids)]);
   return rows.map((r) => {
@@ -35,7 +38,7 @@ export async function viewsOf(deps: Deps, orgId: string, rows: MediaRow[]): Prom
   });
 }
 
-export async function loadMediaView(deps: Deps, caller: Caller, id: string): Promise<MediaView> {
+export async function loadMediaView(deps: Deps, caller: Caller, id: string): Promise<MediaObject> {
   const [view] = await viewsOf(deps, caller.orgId, [await resolveLiveObject(deps.db, caller, id)]);
   return view!;
 }
@@ -59,7 +62,7 @@ function likeContaining(text: string): string {
   return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }
 
-export async function listMedia(deps: Deps, caller: Caller, q: MediaQuery): Promise<Page<MediaView>> {
+export async function listMedia(deps: Deps, caller: Caller, q: MediaQuery): Promise<Page<MediaObject>> {
   const where: SQL[] = [eq(mediaObjects.orgId, caller.orgId), isNull(mediaObjects.deletedAt)];
   const bucketId = q.bucketId ? (await resolveBucket(deps, caller, q.bucketId)).id : caller.bucketId;
   if (bucketId) where.push(eq(mediaObjects.bucketId, bucketId));
@@ -110,7 +113,7 @@ async function liveObjectCount(deps: Deps, orgId: string, bucketId: string | nul
  * Soft delete: hidden from every list, search and get at once, and no longer counted in
  * usage; the bytes stay for RETENTION_DAYS, then the purge job removes them.
  */
-export async function deleteMedia(deps: Deps, caller: Caller, id: string): Promise<{ id: string; deleted: true }> {
+export async function deleteMedia(deps: Deps, caller: Caller, id: string): Promise<Deleted> {
   await resolveLiveObject(deps.db, caller, id);
   const now = deps.clock.now();
   await deps.db.transaction(async (tx) => {
@@ -131,7 +134,7 @@ export async function updateMetadata(
   caller: Caller,
   id: string,
   metadata: Record<string, string | number | boolean | null>,
-): Promise<MediaView> {
+): Promise<MediaObject> {
   await resolveLiveObject(deps.db, caller, id);
   await deps.db.transaction(async (tx) => {
     const changed = await tx
@@ -146,17 +149,8 @@ export async function updateMetadata(
   return loadMediaView(deps, caller, id);
 }
 
-export interface DownloadResult {
-  url: string;
-  method: "GET";
-  objectId: string;
-  key: string;
-  expiresIn: number;
-  expiresAt: string;
-}
-
 /** A presigned GET for a live object; its size is counted as (estimated) egress. */
-export async function presignDownload(deps: Deps, caller: Caller, input: { objectId: string; expiresIn: number }): Promise<DownloadResult> {
+export async function presignDownload(deps: Deps, caller: Caller, input: { objectId: string; expiresIn: number }): Promise<PresignedDownload> {
   const row = await resolveLiveObject(deps.db, caller, input.objectId);
   const now = deps.clock.now();
   const url = deps.storage.presignGet(objectPath(row.bucketId, row.key), { expiresIn: input.expiresIn, downloadName: fileNameOf(row.key), now });
@@ -173,7 +167,7 @@ export async function presignDownload(deps: Deps, caller: Caller, input: { objec
 }
 
 /** Like a download, but for playing in place: no attachment disposition. */
-export async function streamUrl(deps: Deps, caller: Caller, id: string, expiresIn = 3600): Promise<DownloadResult> {
+export async function streamUrl(deps: Deps, caller: Caller, id: string, expiresIn = 3600): Promise<PresignedDownload> {
   const row = await resolveLiveObject(deps.db, caller, id);
   const now = deps.clock.now();
   const url = deps.storage.presignGet(objectPath(row.bucketId, row.key), { expiresIn, now });

@@ -1,4 +1,5 @@
-import type { MediaKind } from "../media/kind.ts";
+import type { MediaKind } from "../../contract/media.ts";
+import type { Facets } from "../../contract/search.ts";
 import type { ParsedQuery } from "../search/query.ts";
 
 /** Filters on the files' facts, every reference resolved (domain/derivatives/facts.ts): what a query needs, for any backend. */
@@ -35,18 +36,6 @@ export interface SearchRequest {
   facts?: ResolvedFactFilters | null;
   limit: number;
   offset: number;
-}
-
-export interface FacetCount {
-  slug: string;
-  name: string;
-  count: number;
-}
-
-export interface Facets {
-  tags: FacetCount[];
-  categories: FacetCount[];
-  kinds: { kind: MediaKind; count: number }[];
 }
 
 export interface SearchHits {

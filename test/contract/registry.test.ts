@@ -1,20 +1,15 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import SwaggerParser from "@apidevtools/swagger-parser";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { errorCatalogue } from "../../domain/core/errors.ts";
 import { createApp } from "../../http/server.ts";
 import { registry } from "../../tools/registry.ts";
-import { newOrg, startServer, type TestOrg, type TestServer } from "../support/server.ts";
+import { mcpClient, withServerAndOrg } from "../support/fixtures.ts";
+import type { TestOrg, TestServer } from "../support/server.ts";
 
 let server: TestServer;
 let org: TestOrg;
 
-beforeAll(async () => {
-  server = await startServer();
-  org = await newOrg(server);
-});
-afterAll(() => server.stop());
+withServerAndOrg({ ready: (made) => void ({ server, org } = made) });
 
 const names = () => registry.map((t) => t.name).sort();
 
@@ -49,10 +44,7 @@ describe("one registry, four surfaces", () => {
   });
 
   test("MCP tools/list for an admin key is exactly the registry, with schemas and annotations", async () => {
-    const client = new Client({ name: "contract", version: "1" });
-    await client.connect(
-      new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${org.adminKey.secret}` } } }),
-    );
+    const client = await mcpClient(server, org.adminKey.secret, "contract");
     const { tools } = await client.listTools();
     await client.close();
     expect(tools.map((t) => t.name).sort()).toEqual(names());

@@ -21,7 +21,7 @@ import {
 } from "./matrix-fixtures.ts";
 
 /**
- * Issue 10, item 2: every tool under every single scope, and under a key restricted to one
+ * Every tool under every single scope, and under a key restricted to one
  * bucket. The table is keyed by tool name and must cover the registry: a new tool fails the
  * suite until it says which scope it needs and what a bucket-restricted key may do with it.
  */

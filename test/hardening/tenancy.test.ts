@@ -5,7 +5,7 @@ import { newOrg, startServer, type TestServer } from "../support/server.ts";
 import { buildFixture, callMcp, callRest, connectMcp, expectCoversRegistry, type Fixture, type Input, leaked, orgDigest, secretsOf } from "./matrix-fixtures.ts";
 
 /**
- * Issue 10, item 1: organization B's admin, on organization A's ids, gets 404 and changes
+ * Organization B's admin, on organization A's ids, gets 404 and changes
  * nothing; B's lists, search, facets, usage and billing never show A's data. Every registry
  * tool needs an entry here, so a new tool cannot ship without its tenancy case.
  */
