@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { id, timestamp } from "./common.ts";
 
 /** How a render fits the box: as CSS object-fit, and as sharp and image CDNs name them. */
 export const RENDER_FITS = ["cover", "contain", "inside", "fill"] as const;
@@ -18,22 +19,29 @@ export const renderParams = z.object({
 });
 export type RenderParams = z.output<typeof renderParams>;
 
-export const renderedImage = z.object({
-    objectId: z.string().uuid(),
+export const renderedImage = z
+  .object({
+    objectId: id("Media object"),
+    bucketId: id("Bucket"),
     contentType: z.string().describe("image/webp, image/avif, image/jpeg or image/png"),
     width: z.number().int(),
     height: z.number().int(),
     size: z.number().int().describe("Bytes"),
     etag: z.string().describe("Names this render of this version of the object: the same request gives the same etag"),
     cached: z.boolean().describe("Served from the render cache rather than made now"),
-  });
+  })
+  .meta({ id: "RenderedImage" });
 
-export const signedRenderUrl = z.object({
+export const signedRenderUrl = z
+  .object({
     url: z.string().describe("GET it without a credential (an <img> src): the render, until it expires"),
-    expiresAt: z.string().describe("ISO-8601 UTC"),
+    expiresAt: timestamp("When the URL stops working"),
     expiresIn: z.number().int().describe("Seconds"),
-  });
+  })
+  .meta({ id: "SignedRenderUrl" });
 
-export const mediaSettings = z.object({
+export const mediaSettings = z
+  .object({
     stripLocation: z.boolean().describe("Renders of photos never carry their GPS position (default true); false keeps the original's EXIF, position included"),
-  });
+  })
+  .meta({ id: "MediaSettings" });

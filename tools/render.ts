@@ -47,7 +47,7 @@ export const renderTools = [
     reach: "bucket",
     http: { method: "GET", path: "/media/{id}/render", produces: "image/*" },
     input: renderInput,
-    output: renderedImage.extend({ bucketId: id("Bucket") }),
+    output: renderedImage,
     errors: ["not_found", "thumbnail_pending", "thumbnail_unavailable"],
     handler: async (input, ctx) => {
       const { id: objectId, ...params } = input;
