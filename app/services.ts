@@ -28,7 +28,7 @@ import { meters, observeProcessors, observeSearch, sqlInstrument, storageInstrum
 import { startOpsServer } from "./ops-server.ts";
 import { jobTraceparent, startTracing } from "./tracing.ts";
 import { mediaImages } from "../worker/derivatives/transform.ts";
-import { flushRenderEgress } from "../domain/derivatives/render.ts";
+import { flushRenderEgress } from "../domain/derivatives/render-egress.ts";
 
 /**
  * "server": `npm start` (the API; runs jobs itself unless REDIS_URL is set with

@@ -27,7 +27,7 @@ import type { Caller } from "../domain/access/caller.ts";
 import { createOrganization } from "../domain/access/organizations.ts";
 import { createBucket } from "../domain/buckets/buckets.ts";
 import { THUMBNAIL_EDGE, workerFactsOf } from "../domain/derivatives/derivatives.ts";
-import { signRenderUrl } from "../domain/derivatives/render.ts";
+import { signRenderUrl } from "../domain/derivatives/render-urls.ts";
 import { objectPath } from "../domain/media/storage-keys.ts";
 import { confirmUpload } from "../domain/media/uploads.ts";
 import { audioRenderer } from "../worker/derivatives/audio.ts";

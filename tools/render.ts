@@ -1,6 +1,8 @@
 import { z } from "zod";
 import { mediaSettings, renderedImage, renderParams, signedRenderUrl } from "../contract/render.ts";
-import { countRenderEgress, type RenderResult, rememberRender, renderForCaller, signRenderUrl } from "../domain/derivatives/render.ts";
+import { type RenderResult, rememberRender, renderForCaller } from "../domain/derivatives/render.ts";
+import { countRenderEgress } from "../domain/derivatives/render-egress.ts";
+import { signRenderUrl } from "../domain/derivatives/render-urls.ts";
 import { getMediaSettings, updateMediaSettings } from "../domain/derivatives/settings.ts";
 import type { Deps } from "../domain/core/deps.ts";
 import { etagMatches } from "./derivatives.ts";

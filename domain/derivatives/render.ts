@@ -1,8 +1,8 @@
-import { createHash, createHmac, timingSafeEqual } from "node:crypto";
-import { and, eq, inArray, isNull, sql } from "drizzle-orm";
+import { createHash } from "node:crypto";
+import { and, eq, inArray, sql } from "drizzle-orm";
 import type { RenderParams } from "../../contract/render.ts";
 import { rowsOf } from "../../db/client.ts";
-import { derivatives, mediaObjects, mediaSettings } from "../../db/schema/index.ts";
+import { derivatives } from "../../db/schema/index.ts";
 import type { Caller } from "../access/caller.ts";
 import type { Deps } from "../core/deps.ts";
 import { AppError, errors } from "../core/errors.ts";
@@ -11,9 +11,7 @@ import { resolveLiveObject } from "../media/object-refs.ts";
 import { derivativePrefix, objectPath } from "../media/storage-keys.ts";
 import type { MediaRow } from "../media/view.ts";
 import type { ImageTransform } from "../ports/images.ts";
-import { recordEgress } from "../usage/counters.ts";
 import { derivativeKey, RENDER_SOURCE, THUMBNAIL } from "./derivatives.ts";
-import { newSigningKey } from "./settings.ts";
 
 /**
  * The bytes of renders made or served lately, by storage key, so a cache hit skips the
@@ -290,114 +288,6 @@ export async function renderCacheBytes(deps: Deps, orgId: string): Promise<numbe
   return Number(row?.bytes ?? 0);
 }
 
-/** Egress of renders not yet written, per database (one server), per organization and object. */
-const pendingEgress = new WeakMap<Deps["db"], Map<string, { orgId: string; objectId: string; bucketId: string; key: string; bytes: number }>>();
-
-/** Renders' egress is written at most this often per object: a cached render is answered in about a millisecond, a usage transaction costs more. */
-export const EGRESS_FLUSH_MS = 1000;
-
-/**
- * A render answered with its bytes counts as egress, as downloads do. Summed in memory per
- * object and written within EGRESS_FLUSH_MS (a usage event per object and flush, not per
- * request); a process killed in that window loses at most that second of counts.
- */
-export function countRenderEgress(deps: Deps, r: RenderResult, orgId: string): void {
-  let batch = pendingEgress.get(deps.db);
-  if (!batch) pendingEgress.set(deps.db, (batch = new Map()));
-  const id = `${orgId}|${r.objectId}`;
-  const entry = batch.get(id);
-  if (entry) {
-    entry.bytes += r.size;
-    return;
-  }
-  const first = batch.size === 0;
-  batch.set(id, { orgId, objectId: r.objectId, bucketId: r.bucketId, key: r.objectKey, bytes: r.size });
-  if (first) setTimeout(() => void flushRenderEgress(deps), EGRESS_FLUSH_MS).unref?.();
-}
-
-export async function flushRenderEgress(deps: Deps): Promise<void> {
-  const batch = pendingEgress.get(deps.db);
-  if (!batch || batch.size === 0) return;
-  const entries = [...batch.values()];
-  batch.clear();
-  const at = deps.clock.now();
-  for (const e of entries) {
-    await recordEgress(deps.db, e.orgId, { kind: "render", bytes: e.bytes, at, objectId: e.objectId, bucketId: e.bucketId, key: e.key }).catch((err) =>
-      deps.log.warn("counting render egress failed", { objectId: e.objectId, error: String(err) }),
-    );
-  }
-}
-
 export async function renderForCaller(deps: Deps, caller: Caller, id: string, p: RenderParams, accept: string | null | undefined): Promise<RenderResult> {
   return renderObject(deps, await resolveLiveObject(deps.db, caller, id), p, accept);
-}
-
-// ---- Signed render URLs: usable without a credential (an <img> src), until they expire.
-
-/** The organization's signing key, made the first time a URL is signed. */
-async function signingKey(deps: Deps, orgId: string): Promise<string> {
-  const [row] = await deps.db.select({ secret: mediaSettings.renderSecret }).from(mediaSettings).where(eq(mediaSettings.orgId, orgId));
-  if (row) return row.secret;
-  await deps.db.insert(mediaSettings).values({ orgId, renderSecret: newSigningKey() }).onConflictDoNothing();
-  const [made] = await deps.db.select({ secret: mediaSettings.renderSecret }).from(mediaSettings).where(eq(mediaSettings.orgId, orgId));
-  return made!.secret;
-}
-
-/** The query a signed URL carries: the parameters that differ from the defaults, then the expiry. */
-export function signedQuery(p: RenderParams): URLSearchParams {
-  const q = new URLSearchParams();
-  if (p.width !== undefined) q.set("width", String(p.width));
-  if (p.height !== undefined) q.set("height", String(p.height));
-  if (p.fit !== "inside") q.set("fit", p.fit);
-  if (p.format !== "auto") q.set("format", p.format);
-  if (p.quality !== 80) q.set("quality", String(p.quality));
-  if (p.gravity !== "center") q.set("gravity", p.gravity);
-  return q;
-}
-
-function signature(secret: string, objectId: string, p: RenderParams, expires: number): string {
-  const message = `${objectId}?${signedQuery(p).toString()}&expires=${expires}`;
-  return createHmac("sha256", secret).update(message).digest("base64url");
-}
-
-export async function signRenderUrl(
-  deps: Deps,
-  caller: Caller,
-  id: string,
-  p: RenderParams,
-  expiresIn: number,
-): Promise<{ path: string; expiresAt: string; expiresIn: number }> {
-  checkRenderLimits(deps, p);
-  const object = await resolveLiveObject(deps.db, caller, id);
-  if (expiresIn > deps.config.render.maxUrlSeconds) {
-    throw errors.validation([{ path: "expiresIn", message: `Must be at most ${deps.config.render.maxUrlSeconds}` }]);
-  }
-  const expires = Math.floor(deps.clock.now().getTime() / 1000) + expiresIn;
-  const q = signedQuery(p);
-  q.set("expires", String(expires));
-  q.set("signature", signature(await signingKey(deps, object.orgId), object.id, p, expires));
-  return { path: `/api/render/${object.id}?${q}`, expiresAt: new Date(expires * 1000).toISOString(), expiresIn };
-}
-
-/**
- * The object a signed URL names, once its signature and expiry check out. Every failure is
- * the same 403 (expired ones say so): a URL reveals nothing about objects it was not made for.
- */
-export async function verifyRenderUrl(deps: Deps, id: string, p: RenderParams, expires: number, sig: string): Promise<MediaRow> {
-  const denied = () => errors.forbidden("This render URL is not valid");
-  if (!Number.isSafeInteger(expires)) throw denied();
-  // Prepared (see prepared.ts): every signed request starts here.
-  const [row] = await prepared(deps.db, "signed_render_object", (d) =>
-    d
-      .select({ object: mediaObjects, secret: mediaSettings.renderSecret })
-      .from(mediaObjects)
-      .innerJoin(mediaSettings, eq(mediaSettings.orgId, mediaObjects.orgId))
-      .where(and(eq(mediaObjects.id, sql.placeholder("id")), isNull(mediaObjects.deletedAt)))
-      .prepare("signed_render_object"),
-  ).execute({ id });
-  const expected = row ? Buffer.from(signature(row.secret, id, p, expires)) : null;
-  const given = Buffer.from(sig);
-  if (!row || !expected || expected.length !== given.length || !timingSafeEqual(expected, given)) throw denied();
-  if (expires * 1000 < deps.clock.now().getTime()) throw errors.forbidden("This render URL has expired");
-  return row.object;
 }
