@@ -12,3 +12,4 @@ export * from "./storyboards.ts";
 export * from "./search.ts";
 export * from "./billing.ts";
 export * from "./derivatives.ts";
+export * from "./facts.ts";
