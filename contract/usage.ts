@@ -8,6 +8,7 @@ export const USAGE_EVENT_TYPES = [
   "object_purged",
   "download",
   "stream",
+  "render",
   "capacity_added",
   "auto_capacity",
   "plan_changed",

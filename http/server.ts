@@ -13,6 +13,7 @@ import { allowedMethods } from "./allowed-methods.ts";
 import { errorResponse, json } from "./respond.ts";
 import { openApiDocument, withServer } from "../openapi/document.ts";
 import { compose, type HttpContext, type Middleware, type RequestObserver, type RouteInfo } from "./pipeline.ts";
+import { signedRender } from "./render.ts";
 import { securityPolicy } from "./security-headers.ts";
 import { routerPath, runToolOverHttp } from "../rest/routes.ts";
 
@@ -149,6 +150,8 @@ export function createApp(opts: AppOptions) {
       return response;
     }),
   );
+  // Signed render URLs carry their permission in the query: no credential, beside the tools.
+  app.get("/api/render/:id", publicRoute("GET /api/render/:id", signedRender(deps)));
   // Unknown /api paths are answered here rather than by onError, so they are counted and carry
   // the RateLimit fields like every other API answer. Router precedence keeps real routes first.
   // A path that exists under other methods is 405 with the methods it takes.

@@ -13,6 +13,8 @@ export interface ToolContext {
   caller: Caller;
   deps: Deps;
   requestId: string;
+  /** REST only: the HTTP request, for the few tools whose answer depends on its headers (content negotiation). */
+  request?: Request;
 }
 
 export interface ToolAnnotations {

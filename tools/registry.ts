@@ -8,6 +8,7 @@ import { identityTools } from "./identity.ts";
 import { mediaTools } from "./media.ts";
 import { presignTools } from "./presign.ts";
 import { reconcileTools } from "./reconcile.ts";
+import { renderTools } from "./render.ts";
 import { searchTools } from "./search.ts";
 import { serviceCredentialTools } from "./service-credentials.ts";
 import { setTools } from "./sets.ts";
@@ -25,6 +26,7 @@ export const registry: readonly AnyTool[] = [
   ...bucketTools,
   ...mediaTools,
   ...derivativeTools,
+  ...renderTools,
   ...presignTools,
   ...searchTools,
   ...tagTools,

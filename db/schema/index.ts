@@ -13,3 +13,4 @@ export * from "./search.ts";
 export * from "./billing.ts";
 export * from "./derivatives.ts";
 export * from "./service-credentials.ts";
+export * from "./facts.ts";

@@ -43,6 +43,10 @@ const table: Record<string, Case[]> = {
   media_update_metadata: [foreign((a) => ({ id: a.main.objectId, metadata: { owned: true } }))],
   media_stream: [foreign((a) => ({ id: a.main.objectId }))],
   media_thumbnail: [foreign((a) => ({ id: a.main.objectId }))],
+  media_render: [foreign((a) => ({ id: a.main.objectId, width: 10 }))],
+  media_render_url: [foreign((a) => ({ id: a.main.objectId, width: 10 }))],
+  media_settings_get: [own(() => ({}))],
+  media_settings_update: [own(() => ({ stripLocation: true }))],
 
   presign_upload: [foreign((a) => ({ bucketId: a.main.bucketId, key: "intruder.txt", size: 10 }))],
   presign_create_multipart: [foreign((a) => ({ bucketId: a.main.bucketId, key: "intruder.bin", size: 10 }))],
