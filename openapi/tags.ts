@@ -8,7 +8,8 @@ export const AREA_DESCRIPTIONS: Record<string, string> = {
   "service-credentials":
     "Credentials for services that sign their requests (HTTP Message Signatures, HMAC-SHA256) instead of sending a bearer secret: for calls between services, where a request must not be replayable or altered on the way.",
   buckets: "Buckets hold an organization's media objects. A bucket can be deleted only when it is empty.",
-  media: "Media objects: list, read, delete (soft), set metadata, stream (302 to storage) and thumbnails.",
+  media: "Media objects: list, read, delete (soft), set metadata, stream (302 to storage), thumbnails, and renders at other sizes and formats (with signed URLs for <img> tags).",
+  "media-settings": "How the organization's media is processed (whether renders keep photos' GPS position).",
   presign:
     "Uploads and downloads go straight to storage through short-lived presigned URLs: presign, PUT the bytes with the returned headers, confirm. Large files go in parts (multipart).",
   search: "Full-text search over keys, file names, tags, categories and metadata, with facets by tag, category and kind.",
