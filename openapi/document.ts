@@ -41,12 +41,8 @@ export function openApiDocument(tools: readonly AnyTool[], serverUrl?: string): 
     info: {
       title: "Media Storage API",
       version: SERVER_INFO.version,
-      description:
-        "Media objects in buckets, uploaded and downloaded directly to storage through presigned URLs. " +
-        "Every operation is also an MCP tool at /mcp with the same name as its operationId, and a `media` CLI command. " +
-        "The web console is at /console; the conventions every operation follows (credentials, scopes, errors, lists, uploads) are in the repository's docs/conventions.md.",
+      description: DESCRIPTION,
     },
-    ...(serverUrl ? { servers: [{ url: serverUrl }] } : {}),
     security: [{ bearerAuth: [] }],
     tags: tagsFor(areas),
     paths,
@@ -58,12 +54,43 @@ export function openApiDocument(tools: readonly AnyTool[], serverUrl?: string): 
       schemas,
     },
   };
-  return typeFreeNullables(document);
+  const typed = typeFreeNullables(document);
+  return serverUrl ? withServer(typed, serverUrl) : typed;
 }
+
+/** Where the description names this server; `withServer` writes the address in. */
+const SERVER = "{server}";
+
+/** The introduction of the document (Markdown), the first thing the docs page shows. */
+const DESCRIPTION = `Media objects in buckets, uploaded and downloaded directly to storage through presigned URLs.
+
+- **[Web console](/console)**: browse, upload, search and try every operation in a browser, signed in with an API key.
+- **Authentication**: \`Authorization: Bearer <secret>\` with an API key's secret (or a dashboard JWT); services may sign requests instead (HTTP Message Signatures, see the service-credentials operations). Every error is \`{ "error": { "code", "message", "details"?, "requestId" } }\`.
+- **Uploads**: \`presign_upload\`, then PUT the bytes to the returned \`url\` with exactly the returned \`headers\`, then \`presign_confirm\`.
+
+## MCP set-up
+
+Every operation is also an MCP tool, named like its operationId, at \`/mcp\` on this server (Streamable HTTP, stateless, \`POST\` only); \`tools/list\` shows the tools the credential may use. A client configuration:
+
+\`\`\`json
+{
+  "mcpServers": {
+    "media": {
+      "type": "http",
+      "url": "${SERVER}/mcp",
+      "headers": { "Authorization": "Bearer <your secret>" }
+    }
+  }
+}
+\`\`\`
+
+Desktop agents that launch local servers can run \`media mcp\` (the command-line client's stdio bridge) with \`MEDIA_URL\` and \`MEDIA_API_KEY\` set. Every operation is also a \`media\` command (\`media buckets list\`, \`media search sunset\`).`;
 
 /** The document with its `servers` entry: PUBLIC_URL when set, else the origin the request came to. */
 export function withServer(document: Record<string, unknown>, url: string): Record<string, unknown> {
-  return { ...document, servers: [{ url: url.replace(/\/+$/, ""), description: "This service" }] };
+  const server = url.replace(/\/+$/, "");
+  const info = document.info as { description: string };
+  return { ...document, info: { ...info, description: info.description.replaceAll(SERVER, server) }, servers: [{ url: server, description: "This service" }] };
 }
 
 const IDEMPOTENCY_KEY = {
