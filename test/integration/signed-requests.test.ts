@@ -4,6 +4,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ManualClock } from "../../domain/core/clock.ts";
 import { signRequest } from "../../domain/access/http-signatures.ts";
+import { authenticateSigned } from "../../domain/access/signed-requests.ts";
 import { newOrg, startServer, type TestOrg, type TestServer } from "../support/server.ts";
 
 /**
@@ -168,6 +169,14 @@ describe("what is refused", () => {
 
   test("a bearer and a signature together", async () => {
     expectRefused(await signed("GET", "/api/me", undefined, { headers: { authorization: `Bearer ${org.adminKey.secret}` } }), /either Authorization or a signature/);
+  });
+
+  test("while the store of seen signatures is unreachable: 503, not a replay let through", async () => {
+    const url = `${server.url}/api/me`;
+    const headers = new Headers(signRequest({ method: "GET", url }, credential, { now: now() }));
+    const unreachable = { firstUse: async () => Promise.reject(Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" })) };
+    const attempt = authenticateSigned(server.services.deps, unreachable, { method: "GET", targetUris: [url], headers, body: new Uint8Array() });
+    await expect(attempt).rejects.toMatchObject({ code: "unavailable", status: 503 });
   });
 
   test("an expired or deleted credential", async () => {
