@@ -43,12 +43,21 @@ export function openApiDocument(tools: readonly AnyTool[], serverUrl?: string): 
       version: SERVER_INFO.version,
       description: DESCRIPTION,
     },
-    security: [{ bearerAuth: [] }],
+    // Either credential: a bearer, or a service credential's signature (docs/signed-requests.md).
+    security: [{ bearerAuth: [] }, { serviceSignature: [] }],
     tags: tagsFor(areas),
     paths,
     components: {
       securitySchemes: {
         bearerAuth: { type: "http", scheme: "bearer", description: "An API key's secret (64 hex characters) or a dashboard-issued JWT" },
+        serviceSignature: {
+          type: "apiKey",
+          in: "header",
+          name: "Signature",
+          description:
+            "For services: an HTTP Message Signature (HMAC-SHA256) of a service credential, sent with Signature-Input and Content-Digest, over the method, the target URI and the body's digest; " +
+            'label sig1, parameters created, keyid, alg="hmac-sha256" and a nonce. Refused when more than 5 minutes from the service\'s clock or seen before.',
+        },
       },
       parameters: { IdempotencyKey: IDEMPOTENCY_KEY },
       schemas,
