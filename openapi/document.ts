@@ -5,6 +5,7 @@ import { type AnyTool, COMMON_ERRORS, inputLocation, pathParams } from "../tools
 import { inputJsonSchema, type JsonSchema, outputJsonSchema, toJsonSchema } from "../tools/json-schema.ts";
 import { SERVER_INFO } from "../tools/registry.ts";
 import { paymentWebhookPath } from "./payment-webhook.ts";
+import { signedRenderPath } from "./signed-render.ts";
 import { tagsFor } from "./tags.ts";
 
 const errorEnvelope = z.object({
@@ -23,7 +24,7 @@ export function areaOf(tool: AnyTool): string {
 
 /**
  * OpenAPI 3.0.3 for every tool, generated from the same Zod schemas the tools validate with,
- * plus the one route that is not a tool (the payment webhook). `serverUrl` is where clients
+ * plus the routes that are not tools (the payment webhook, signed render URLs). `serverUrl` is where clients
  * reach the API; the server fills it in per request when PUBLIC_URL is unset (`withServer`).
  */
 export function openApiDocument(tools: readonly AnyTool[], serverUrl?: string): Record<string, unknown> {
@@ -34,7 +35,8 @@ export function openApiDocument(tools: readonly AnyTool[], serverUrl?: string): 
     paths[path] ??= {};
     paths[path][tool.http.method.toLowerCase()] = operation(tool, schemas);
   }
-  Object.assign(paths, paymentWebhookPath());
+  // The routes that are not tools, described beside them.
+  Object.assign(paths, paymentWebhookPath(), signedRenderPath());
   const areas = [...new Set([...tools.map(areaOf), "payments"])];
   const document = {
     openapi: "3.0.3",

@@ -48,6 +48,7 @@ describe("the OpenAPI document, as integrators' tools see it", () => {
       }
     }
     expect(doc.paths["/api/payments/webhook"].post).toMatchObject({ operationId: "payments_webhook", security: [] });
+    expect(doc.paths["/api/render/{id}"].get).toMatchObject({ operationId: "media_render_signed", security: [] });
   });
 
   test("Redocly's recommended rules: no error, no warning the config does not justify", async () => {

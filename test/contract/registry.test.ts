@@ -24,8 +24,8 @@ describe("one registry, four surfaces", () => {
     const ops: string[] = [];
     for (const [path, methods] of Object.entries<Record<string, { operationId: string }>>(doc.paths)) {
       for (const [method, op] of Object.entries(methods)) {
-        // The payment webhook is the one route that is not a tool; it is documented too.
-        if (op.operationId === "payments_webhook") continue;
+        // The routes that are not tools (the payment webhook, signed renders) are documented too.
+        if (op.operationId === "payments_webhook" || op.operationId === "media_render_signed") continue;
         ops.push(op.operationId);
         const tool = registry.find((t) => t.name === op.operationId)!;
         expect(`${tool.http.method} /api${tool.http.path}`).toBe(`${method.toUpperCase()} ${path}`);
@@ -67,7 +67,7 @@ describe("one registry, four surfaces", () => {
     expect(doc.components.securitySchemes.bearerAuth).toMatchObject({ type: "http", scheme: "bearer" });
     for (const methods of Object.values<Record<string, any>>(doc.paths)) {
       for (const op of Object.values(methods)) {
-        if (op.operationId === "payments_webhook") continue;
+        if (op.operationId === "payments_webhook" || op.operationId === "media_render_signed") continue;
         expect(op.responses["401"]).toBeDefined();
         expect(op.responses["400"]).toBeDefined();
       }
