@@ -67,6 +67,8 @@ async function sandboxFor(file: string): Promise<{ dir: string; state: string }>
     HOME: dir,
     XDG_CONFIG_HOME: join(dir, ".config"),
     PATH: `${bin}:${process.env.PATH}`,
+    // npx asks the registry whether npm is current; the examples need nothing from it.
+    npm_config_update_notifier: "false",
   };
   const state = join(dir, ".state.sh");
   writeFileSync(state, Object.entries(vars).map(([k, v]) => `export ${k}=${JSON.stringify(v)}`).join("\n"));
