@@ -1,4 +1,3 @@
-import { signRequest } from "../domain/access/http-signatures.ts";
 import { type AnyTool, inputLocation, pathParams } from "../tools/define.ts";
 import { VERSION } from "./version.ts";
 
@@ -27,8 +26,12 @@ export interface ClientOptions {
   url: string;
   /** The bearer secret; or, with `signing`, none. */
   apiKey: string | null;
-  /** A service credential: every request is signed (docs/signed-requests.md) instead of carrying a bearer. */
-  signing?: { keyId: string; secret: string };
+  /**
+   * Signs each request (a service credential, docs/signed-requests.md) instead of a bearer:
+   * returns the headers to add. Passed in, so this file stays free of node:crypto (the web
+   * console bundles it for the browser).
+   */
+  sign?: (request: { method: string; url: string; body?: Uint8Array }) => Record<string, string>;
   /** Attempts for a request that can be repeated safely; default 4. */
   attempts?: number;
   /** Told about each retry (the CLI prints it when it waits long). */
@@ -59,7 +62,7 @@ export class RestClient {
 
   /** Headers every request of this client carries: the bearer (unless it signs) and who is asking. */
   headers(): Record<string, string> {
-    return { ...(this.opts.signing || !this.apiKey ? {} : { authorization: `Bearer ${this.apiKey}` }), "user-agent": `media-cli/${VERSION}` };
+    return { ...(this.opts.sign || !this.apiKey ? {} : { authorization: `Bearer ${this.apiKey}` }), "user-agent": `media-cli/${VERSION}` };
   }
 
   /** Calls a tool over REST and returns its output, or throws ApiError. */
@@ -100,7 +103,7 @@ export class RestClient {
       let response: Response;
       try {
         // Each attempt is signed afresh: the service refuses a signature it has seen before.
-        const signature = this.opts.signing ? signRequest({ method, url, body: payload === undefined ? undefined : new TextEncoder().encode(payload) }, this.opts.signing) : {};
+        const signature = this.opts.sign?.({ method, url, body: payload === undefined ? undefined : new TextEncoder().encode(payload) }) ?? {};
         response = await this.fetchImpl(url, { method, headers: { ...headers, ...signature }, body: payload, redirect: "manual" });
       } catch (err) {
         if (attempt >= this.attempts) throw new ApiError(0, "network_error", `cannot reach ${this.url}: ${(err as Error).message}`);

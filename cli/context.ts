@@ -1,3 +1,4 @@
+import { signRequest } from "../domain/access/http-signatures.ts";
 import type { AnyTool } from "../tools/define.ts";
 import { ApiError, RestClient } from "./client.ts";
 import { configPermissionWarning, type Env, loadConfigFile, resolveSettings, type Settings } from "./config.ts";
@@ -94,7 +95,7 @@ export function createContext(io: Io, globals: Globals): Context {
       client = new RestClient({
         url: s.url,
         apiKey: signing ? null : s.apiKey,
-        ...(signing ? { signing } : {}),
+        ...(signing ? { sign: (request: { method: string; url: string; body?: Uint8Array }) => signRequest(request, signing) } : {}),
         onRetry: ({ waitMs, reason }) => {
           if (waitMs >= 2000 && !globals.quiet) io.err(`note: ${reason}; retrying in ${(waitMs / 1000).toFixed(0)}s\n`);
         },
