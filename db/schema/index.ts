@@ -12,3 +12,5 @@ export * from "./storyboards.ts";
 export * from "./search.ts";
 export * from "./billing.ts";
 export * from "./derivatives.ts";
+export * from "./webhooks.ts";
+export * from "./audit.ts";
