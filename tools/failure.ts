@@ -46,15 +46,23 @@ function errorCode(err: unknown): string | undefined {
  * SQL and stack traces are logged, never sent (STYLE.md: map errors once, at the surface).
  */
 export function toAppError(err: unknown, log: Logger, requestId: string): AppError {
+  const mapped = classifyError(err);
   if (err instanceof AppError) {
     if (err.status >= 500) log.error(err.message, { requestId, code: err.code, details: err.details });
-    return err;
+  } else if (mapped.code === "unavailable") {
+    log.warn("backing service unavailable", { requestId, code: errorCode(err), error: String(err) });
+  } else {
+    log.error("unexpected error", { requestId, error: err instanceof Error ? err.stack ?? err.message : String(err) });
   }
+  return mapped;
+}
+
+/** The AppError a client gets for `err`, without logging anything (the audit log records its status). */
+export function classifyError(err: unknown): AppError {
+  if (err instanceof AppError) return err;
   const code = errorCode(err);
   if ((code && (UNAVAILABLE_CODES.has(code) || code.startsWith("08"))) || isDependencyFailure(err)) {
-    log.warn("backing service unavailable", { requestId, code, error: String(err) });
     return new AppError("unavailable", "A backing service is temporarily unavailable; retry shortly");
   }
-  log.error("unexpected error", { requestId, error: err instanceof Error ? err.stack ?? err.message : String(err) });
   return new AppError("internal_error", "Internal error");
 }

@@ -1,6 +1,7 @@
 import type { z } from "zod";
 import { AppError, type ErrorDetail, errors } from "../domain/core/errors.ts";
 import { assertMayUse } from "./access.ts";
+import { auditCall } from "./audit-trail.ts";
 import type { AnyTool, ToolContext } from "./define.ts";
 
 /** Unknown keys are refused, so a misspelt optional field is an error, not silently ignored. */
@@ -52,9 +53,22 @@ function nulCharacterPaths(value: unknown, path: string[] = [], out: string[] = 
 
 /**
  * The one way any surface runs a tool: access (scope and reach), input validation, handler, and (when
- * configured) a check that the result matches the declared output schema.
+ * configured) a check that the result matches the declared output schema. Every call of a tool
+ * that changes something, and every refused call, ends with an audit entry (audit-trail.ts).
  */
 export async function invokeTool(tool: AnyTool, rawInput: unknown, ctx: ToolContext): Promise<unknown> {
+  let output: unknown;
+  try {
+    output = await runTool(tool, rawInput, ctx);
+  } catch (err) {
+    await auditCall(tool, rawInput, ctx, { error: err });
+    throw err;
+  }
+  await auditCall(tool, rawInput, ctx, { output });
+  return output;
+}
+
+async function runTool(tool: AnyTool, rawInput: unknown, ctx: ToolContext): Promise<unknown> {
   assertMayUse(tool, ctx.caller);
   const parsed = strictInput(tool).safeParse(rawInput ?? {});
   if (!parsed.success) throw errors.validation(zodDetails(parsed.error));

@@ -19,6 +19,7 @@ CREATE TABLE "webhook_deliveries" (
 	"attempts" integer DEFAULT 0 NOT NULL,
 	"next_attempt_at" timestamp with time zone DEFAULT now(),
 	"attempting_until" timestamp with time zone,
+	"claim_id" uuid,
 	"last_status_code" integer,
 	"last_error" text,
 	"created_at" timestamp with time zone DEFAULT now() NOT NULL,
@@ -46,7 +47,7 @@ CREATE TABLE "webhook_events" (
 	"id" uuid PRIMARY KEY DEFAULT gen_random_uuid() NOT NULL,
 	"org_id" uuid NOT NULL,
 	"type" text NOT NULL,
-	"payload" jsonb NOT NULL,
+	"payload" json NOT NULL,
 	"created_at" timestamp with time zone DEFAULT now() NOT NULL
 );
 --> statement-breakpoint

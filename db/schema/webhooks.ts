@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { boolean, index, integer, jsonb, pgTable, text, timestamp, uuid } from "drizzle-orm/pg-core";
+import { boolean, index, integer, json, pgTable, text, timestamp, uuid } from "drizzle-orm/pg-core";
 import { organizations } from "./identity.ts";
 
 const at = (name: string) => timestamp(name, { withTimezone: true });
@@ -31,14 +31,14 @@ export const webhookEndpoints = pgTable(
   (t) => [index("webhook_endpoints_org_idx").on(t.orgId, t.createdAt)],
 );
 
-/** One event as sent: `payload` is the exact JSON body every endpoint receives. */
+/** One event as sent: `payload` is the JSON body every endpoint receives (json, not jsonb: its keys keep their order). */
 export const webhookEvents = pgTable(
   "webhook_events",
   {
     id: uuid("id").primaryKey().defaultRandom(),
     orgId: uuid("org_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
     type: text("type").notNull(),
-    payload: jsonb("payload").notNull(),
+    payload: json("payload").notNull(),
     createdAt: at("created_at").notNull().defaultNow(),
   },
   (t) => [index("webhook_events_created_idx").on(t.createdAt)],
@@ -64,6 +64,8 @@ export const webhookDeliveries = pgTable(
     attempts: integer("attempts").notNull().default(0),
     nextAttemptAt: at("next_attempt_at").defaultNow(),
     attemptingUntil: at("attempting_until"),
+    /** Which run holds the claim: only that run may record the attempt's outcome. */
+    claimId: uuid("claim_id"),
     lastStatusCode: integer("last_status_code"),
     lastError: text("last_error"),
     createdAt: at("created_at").notNull().defaultNow(),

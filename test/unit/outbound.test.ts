@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { addressRefusal } from "../../net/address-policy.ts";
-import { checkOutboundUrl, OutboundRefused, OutboundTimeout, sendOutbound } from "../../net/outbound.ts";
+import { checkOutboundUrl, type OutboundPolicy, OutboundRefused, OutboundTimeout, sendOutbound } from "../../net/outbound.ts";
 
 /**
  * The SSRF-safe outbound request (net/): what it refuses without the network, what it refuses
@@ -8,8 +8,8 @@ import { checkOutboundUrl, OutboundRefused, OutboundTimeout, sendOutbound } from
  * Names are resolved by a table here, so no test asks a real DNS server.
  */
 
-const strict = { allowPrivate: false, allowedHosts: null };
-const dev = { allowPrivate: true, allowedHosts: null };
+const strict: OutboundPolicy = { allowPrivate: false, allowedHosts: null };
+const dev: OutboundPolicy = { allowPrivate: true, allowedHosts: null };
 let server: ReturnType<typeof Bun.serve>;
 let seen: { host: string | null; path: string }[] = [];
 
