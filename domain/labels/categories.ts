@@ -6,6 +6,7 @@ import type { Deps } from "../core/deps.ts";
 import { AppError, errors } from "../core/errors.ts";
 import { type Label, labelsFor } from "./object-labels.ts";
 import { countedObjects, resolveLiveObject } from "../media/object-refs.ts";
+import { announceUpdated } from "../events/object-events.ts";
 import { touchSearch } from "../search/index-rows.ts";
 import type { Page } from "../core/pagination.ts";
 import { escapeLike } from "./slug.ts";
@@ -118,7 +119,7 @@ export async function deleteCategory(
   caller: Caller,
   id: string,
 ): Promise<{ id: string; deleted: true; childrenMovedToRoot: number; unassignedObjects: number }> {
-  return deps.db.transaction(async (tx) => {
+  const result = await deps.db.transaction(async (tx) => {
     const [category] = await tx
       .select({ id: categories.id })
       .from(categories)
@@ -136,8 +137,12 @@ export async function deleteCategory(
       .returning({ objectId: objectCategories.objectId });
     await tx.delete(categories).where(and(eq(categories.id, id), eq(categories.orgId, caller.orgId)));
     await touchSearch(tx, deps, caller.orgId, removed.map((r) => r.objectId));
+    // Every object that carried it changed: one media.updated each.
+    await announceUpdated(tx, caller.orgId, removed.map((r) => r.objectId), ["categories"], deps.clock.now());
     return { id, deleted: true as const, childrenMovedToRoot: moved.length, unassignedObjects: removed.length };
   });
+  deps.jobs.kick();
+  return result;
 }
 
 /** `PUT /api/objects/{id}/categories`: the object's categories become exactly `categoryIds`, all or nothing. */
@@ -147,13 +152,16 @@ export async function setObjectCategories(
   objectId: string,
   categoryIds: string[],
 ): Promise<{ objectId: string; categories: Label[] }> {
-  return deps.db.transaction(async (tx) => {
+  const result = await deps.db.transaction(async (tx) => {
     await resolveLiveObject(tx, caller, objectId, { lock: true });
     await replaceObjectCategories(tx, caller.orgId, objectId, categoryIds);
     await touchSearch(tx, deps, caller.orgId, [objectId]);
+    await announceUpdated(tx, caller.orgId, [objectId], ["categories"], deps.clock.now());
     const labels = await labelsFor(tx, caller.orgId, [objectId]);
     return { objectId, categories: labels.get(objectId)!.categories };
   });
+  deps.jobs.kick();
+  return result;
 }
 
 /**

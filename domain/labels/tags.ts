@@ -7,6 +7,7 @@ import { AppError, errors } from "../core/errors.ts";
 import { type Label, labelsFor } from "./object-labels.ts";
 import { countedObjects, resolveLiveObject } from "../media/object-refs.ts";
 import type { ObjectStored } from "../media/lifecycle.ts";
+import { announceUpdated } from "../events/object-events.ts";
 import { touchSearch } from "../search/index-rows.ts";
 import { type Page, page } from "../core/pagination.ts";
 import { escapeLike, slugify } from "./slug.ts";
@@ -87,7 +88,7 @@ export async function createTag(deps: Deps, caller: Caller, input: { name: strin
 
 /** Deleting a tag removes it from every object (tags span buckets: the tool's reach is the organization). */
 export async function deleteTag(deps: Deps, caller: Caller, id: string): Promise<{ id: string; deleted: true; unassignedObjects: number }> {
-  return deps.db.transaction(async (tx) => {
+  const result = await deps.db.transaction(async (tx) => {
     const [tag] = await tx
       .select({ id: tags.id })
       .from(tags)
@@ -100,8 +101,12 @@ export async function deleteTag(deps: Deps, caller: Caller, id: string): Promise
       .returning({ objectId: objectTags.objectId });
     await tx.delete(tags).where(and(eq(tags.id, id), eq(tags.orgId, caller.orgId)));
     await touchSearch(tx, deps, caller.orgId, removed.map((r) => r.objectId));
+    // Every object that carried it changed: one media.updated each.
+    await announceUpdated(tx, caller.orgId, removed.map((r) => r.objectId), ["tags"], deps.clock.now());
     return { id, deleted: true as const, unassignedObjects: removed.length };
   });
+  deps.jobs.kick();
+  return result;
 }
 
 /** `PUT /api/objects/{id}/tags`: the object's tags become exactly `tagIds`, all or nothing. */
@@ -111,13 +116,16 @@ export async function setObjectTags(
   objectId: string,
   tagIds: string[],
 ): Promise<{ objectId: string; tags: Label[] }> {
-  return deps.db.transaction(async (tx) => {
+  const result = await deps.db.transaction(async (tx) => {
     await resolveLiveObject(tx, caller, objectId, { lock: true });
     await replaceObjectTags(tx, caller.orgId, objectId, tagIds);
     await touchSearch(tx, deps, caller.orgId, [objectId]);
+    await announceUpdated(tx, caller.orgId, [objectId], ["tags"], deps.clock.now());
     const labels = await labelsFor(tx, caller.orgId, [objectId]);
     return { objectId, tags: labels.get(objectId)!.tags };
   });
+  deps.jobs.kick();
+  return result;
 }
 
 /**
