@@ -12,6 +12,9 @@ import { setTools } from "./sets.ts";
 import { storyboardTools } from "./storyboards.ts";
 import { tagTools } from "./tags.ts";
 import { usageTools } from "./usage.ts";
+import { webhookTools } from "./webhooks.ts";
+import { auditTools } from "./audit.ts";
+import { trashTools } from "./trash.ts";
 
 /**
  * Every capability of the service. REST routes, MCP tools, OpenAPI operations and CLI
@@ -21,6 +24,7 @@ export const registry: readonly AnyTool[] = [
   ...identityTools,
   ...bucketTools,
   ...mediaTools,
+  ...trashTools,
   ...derivativeTools,
   ...presignTools,
   ...searchTools,
@@ -30,6 +34,8 @@ export const registry: readonly AnyTool[] = [
   ...storyboardTools,
   ...usageTools,
   ...billingTools,
+  ...webhookTools,
+  ...auditTools,
 ];
 
 export function findTool(name: string): AnyTool | undefined {
