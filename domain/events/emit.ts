@@ -42,7 +42,7 @@ export function eventCtes<T extends EventType>(e: Emission<T>, opts: { when?: SQ
     ${name("events")} as (
       insert into webhook_events (org_id, type, payload, created_at)
       select ${e.orgId}::uuid, ${e.type}::text, p.value::json, ${timestamp}::timestamptz
-      from jsonb_array_elements(${payloads}::text::jsonb) as p(value)
+      from json_array_elements(${payloads}::text::json) as p(value)
       where exists (select 1 from ${name("targets")})
       returning id
     ),

@@ -31,10 +31,14 @@ const retentionCutoff = (deps: Deps) => new Date(deps.clock.now().getTime() - RE
 /** In the trash: deleted, within retention, and no purge under way. */
 const inTrash = (deps: Deps): SQL => and(isNotNull(mediaObjects.deletedAt), gt(mediaObjects.deletedAt, retentionCutoff(deps)), isNull(mediaObjects.purgeQueuedAt))!;
 
-/** A live object at the key, or else any object created at the key since `o` was deleted. */
+/**
+ * A live object at the key, or else any object created at the key since this one was deleted.
+ * Written against the table's own name: Drizzle leaves columns unqualified in one-table
+ * selects, which inside these subqueries would mean the subquery's rows.
+ */
 const blockerSql = sql<Blocker | null>`case
-  when exists (select 1 from media_objects l where l.bucket_id = ${mediaObjects.bucketId} and l.key = ${mediaObjects.key} and l.deleted_at is null) then 'key_in_use'
-  when exists (select 1 from media_objects n where n.bucket_id = ${mediaObjects.bucketId} and n.key = ${mediaObjects.key} and n.id <> ${mediaObjects.id} and n.created_at >= ${mediaObjects.deletedAt}) then 'key_reused'
+  when exists (select 1 from media_objects l where l.bucket_id = media_objects.bucket_id and l.key = media_objects.key and l.deleted_at is null) then 'key_in_use'
+  when exists (select 1 from media_objects n where n.bucket_id = media_objects.bucket_id and n.key = media_objects.key and n.id <> media_objects.id and n.created_at >= media_objects.deleted_at) then 'key_reused'
 end`;
 
 export async function listTrash(deps: Deps, caller: Caller, q: { bucketId?: string | undefined; limit: number; offset: number }): Promise<Page<TrashEntry>> {
