@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from "node:util";
 import { z } from "zod";
 import { errorCatalogue, type ErrorCode } from "../domain/core/errors.ts";
 import { type AnyTool, COMMON_ERRORS, inputLocation, pathParams } from "../tools/define.ts";
@@ -110,9 +111,10 @@ function errorResponses(tool: AnyTool): Record<string, unknown> {
 }
 
 /**
- * Zod puts recursive (and `meta({ id })`) schemas under `definitions` with `#/definitions/...`
- * references, which OpenAPI resolves from the document root. They move to
- * components.schemas: named by their id, or after the tool when Zod made the name up.
+ * Zod puts the contract's named resources (`meta({ id })`, see contract/) and recursive schemas
+ * under `definitions` with `#/definitions/...` references, which OpenAPI resolves from the
+ * document root. They move to components.schemas: named by their id, or after the tool when
+ * Zod made the name up. Every tool that uses a resource must describe it the same way.
  */
 function hoistDefinitions(schema: JsonSchema, toolName: string, schemas: Record<string, unknown>): JsonSchema {
   const definitions = schema.definitions as Record<string, unknown> | undefined;
@@ -129,7 +131,14 @@ function hoistDefinitions(schema: JsonSchema, toolName: string, schemas: Record<
       ),
     );
   };
-  for (const [key, definition] of Object.entries(definitions)) schemas[nameOf(key)] = rewrite(definition);
+  for (const [key, definition] of Object.entries(definitions)) {
+    const name = nameOf(key);
+    const body = rewrite(definition);
+    if (name in schemas && !isDeepStrictEqual(schemas[name], body)) {
+      throw new Error(`Two schemas are named ${name} (${toolName} describes it differently): name one of them otherwise`);
+    }
+    schemas[name] = body;
+  }
   const { definitions: _, ...rest } = schema;
   return rewrite(rest) as JsonSchema;
 }

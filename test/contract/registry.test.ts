@@ -83,7 +83,7 @@ describe("one registry, four surfaces", () => {
     for (const tool of registry) {
       for (const code of tool.errors) expect(errorCatalogue[code]).toBeDefined();
       const byMethod = { GET: "read", POST: "write", PUT: "write", DELETE: "delete", PATCH: "write" }[tool.http.method];
-      const expected = exceptions[tool.name] ?? (tool.name.startsWith("api_keys_") || tool.name.startsWith("billing_") ? "admin" : byMethod);
+      const expected = exceptions[tool.name] ?? (["api_keys_", "billing_", "webhooks_", "audit_"].some((p) => tool.name.startsWith(p)) ? "admin" : byMethod);
       expect(`${tool.name}:${tool.scope}`).toBe(`${tool.name}:${expected}`);
     }
   });

@@ -78,6 +78,10 @@ const table: Record<string, Entry> = {
     input: (f) => ({ id: f.main.objectId, metadata: { probe: true } }),
     restricted: [refused((f) => ({ id: f.other.objectId, metadata: { probe: true } }))],
   },
+  // The trash is bucket data like media: a restricted key sees and acts on its bucket's only.
+  trash_list: { scope: "read", input: none, restricted: [refused((f) => ({ bucketId: f.other.bucketId })), allowed(none), allowed((f) => ({ bucketId: f.main.bucketId }))] },
+  trash_restore: { scope: "write", input: (f) => ({ id: f.main.trashedId }), restricted: [refused((f) => ({ id: f.other.trashedId }))] },
+  trash_purge: { scope: "delete", input: (f) => ({ id: f.main.trashedId }), restricted: [refused((f) => ({ id: f.other.trashedId }))] },
   media_stream: { scope: "read", input: (f) => ({ id: f.main.objectId }), restricted: [refused((f) => ({ id: f.other.objectId }))] },
   media_thumbnail: { scope: "read", input: (f) => ({ id: f.main.objectId }), restricted: [refused((f) => ({ id: f.other.objectId }))] },
 
@@ -180,7 +184,29 @@ const table: Record<string, Entry> = {
   // No payment provider in tests: 501 once past the scope check, but the restriction comes first.
   billing_invoices_list: { scope: "admin", reach: "organization", input: none, restricted: [refused(none)] },
   billing_portal_get: { scope: "admin", reach: "organization", input: none, restricted: [refused(none)] },
+
+  // Webhook endpoints receive every bucket's events, and the audit log covers the whole
+  // organization: admin, and no bucket-restricted key.
+  webhooks_create: { scope: "admin", reach: "organization", input: () => hook, restricted: [refused(() => hook)] },
+  webhooks_list: { scope: "admin", reach: "organization", input: none, restricted: [refused(none)] },
+  webhooks_get: { scope: "admin", reach: "organization", input: (f) => ({ id: f.webhookId }), restricted: [refused((f) => ({ id: f.webhookId }))] },
+  webhooks_update: { scope: "admin", reach: "organization", input: (f) => ({ id: f.webhookId, description: "probe" }), restricted: [refused((f) => ({ id: f.webhookId, description: "probe" }))] },
+  webhooks_enable: { scope: "admin", reach: "organization", input: (f) => ({ id: f.webhookId }), restricted: [refused((f) => ({ id: f.webhookId }))] },
+  webhooks_disable: { scope: "admin", reach: "organization", input: (f) => ({ id: f.webhookId }), restricted: [refused((f) => ({ id: f.webhookId }))] },
+  webhooks_delete: { scope: "admin", reach: "organization", input: (f) => ({ id: f.webhookId }), restricted: [refused((f) => ({ id: f.webhookId }))] },
+  webhooks_rotate_secret: { scope: "admin", reach: "organization", input: (f) => ({ id: f.webhookId }), restricted: [refused((f) => ({ id: f.webhookId }))] },
+  webhooks_send_test: { scope: "admin", reach: "organization", input: (f) => ({ id: f.webhookId }), restricted: [refused((f) => ({ id: f.webhookId }))] },
+  webhooks_deliveries_list: { scope: "admin", reach: "organization", input: (f) => ({ id: f.webhookId }), restricted: [refused((f) => ({ id: f.webhookId }))] },
+  webhooks_redeliver: {
+    scope: "admin", reach: "organization",
+    input: (f) => ({ id: f.webhookId, deliveryId: f.deliveryId }),
+    restricted: [refused((f) => ({ id: f.webhookId, deliveryId: f.deliveryId }))],
+  },
+  audit_list: { scope: "admin", reach: "organization", input: none, restricted: [refused(none)] },
 };
+
+/** An endpoint the matrix may create: on loopback, for an event type the matrix never causes. */
+const hook = { url: "http://127.0.0.1:9/probe", eventTypes: ["bucket.deleted"] };
 
 const autoCapacity = { enabled: false, incrementGb: 1, thresholdPct: 90, maxMonthlySpendCents: 0 };
 
@@ -191,7 +217,7 @@ function multipart(b: BucketData, extra: Input = {}): Input {
 /** The conventions' rule: GET read, POST/PUT write, DELETE delete; keys and billing admin; /me any. */
 function scopeByRule(tool: AnyTool): Scope | "any" {
   if (tool.http.path === "/me") return "any";
-  if (tool.http.path.startsWith("/api-keys") || tool.http.path.startsWith("/billing")) return "admin";
+  if (["/api-keys", "/billing", "/webhooks", "/audit"].some((p) => tool.http.path.startsWith(p))) return "admin";
   return tool.http.method === "GET" ? "read" : tool.http.method === "DELETE" ? "delete" : "write";
 }
 const RULE_EXCEPTIONS: Record<string, string> = { presign_download: "a POST that only reads" };
@@ -214,10 +240,10 @@ const expectedFor = (scopes: Scope[], bucketId: string | null = null) =>
 
 /** Every id of the fixture's data. */
 const knownIds = () =>
-  new Set([...idsOf(S.main), ...idsOf(S.other), S.emptyBucketId, S.tagId, S.tag2Id, S.categoryId, S.childCategoryId, S.readKeyId, S.mainKeyId, S.otherKeyId]);
+  new Set([...idsOf(S.main), ...idsOf(S.other), S.emptyBucketId, S.tagId, S.tag2Id, S.categoryId, S.childCategoryId, S.readKeyId, S.mainKeyId, S.otherKeyId, S.webhookId, S.deliveryId]);
 
 function idsOf(b: BucketData): string[] {
-  return [b.bucketId, b.objectId, b.object2Id, b.setId, b.generatedItemId, b.attachedItemId, b.storyboardId, ...b.clipIds, b.uploadId];
+  return [b.bucketId, b.objectId, b.object2Id, b.setId, b.generatedItemId, b.attachedItemId, b.storyboardId, ...b.clipIds, b.uploadId, b.trashedId];
 }
 
 let server: TestServer;
@@ -347,7 +373,7 @@ describe("scope matrix", () => {
 
 describe("bucket-restricted key", () => {
   // What a key restricted to the main bucket must never see.
-  const hidden = () => [...idsOf(S.other), S.emptyBucketId, S.otherKeyId, S.readKeyId, S.org.adminKey.id, `${S.marker}-other`];
+  const hidden = () => [...idsOf(S.other), S.emptyBucketId, S.otherKeyId, S.readKeyId, S.org.adminKey.id, `${S.marker}-other`, S.webhookId];
 
   for (const tool of registry) {
     test(`${tool.name}: only the key's bucket`, async () => {
