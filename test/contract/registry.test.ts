@@ -3,6 +3,7 @@ import SwaggerParser from "@apidevtools/swagger-parser";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { errorCatalogue } from "../../domain/core/errors.ts";
+import { EVENT_TYPES } from "../../contract/events.ts";
 import { createApp } from "../../http/server.ts";
 import { registry } from "../../tools/registry.ts";
 import { newOrg, startServer, type TestOrg, type TestServer } from "../support/server.ts";
@@ -74,6 +75,17 @@ describe("one registry, four surfaces", () => {
         expect(op.responses["401"]).toBeDefined();
         expect(op.responses["400"]).toBeDefined();
       }
+    }
+  });
+
+  test("the events webhooks send are documented: each type's body and signature headers (x-webhooks)", async () => {
+    const doc = (await server.api.get("/api/openapi.json")).body;
+    expect(Object.keys(doc["x-webhooks"]).sort()).toEqual([...EVENT_TYPES].sort());
+    for (const [type, item] of Object.entries<any>(doc["x-webhooks"])) {
+      const ref: string = item.post.requestBody.content["application/json"].schema.$ref;
+      const schema = doc.components.schemas[ref.replace("#/components/schemas/", "")];
+      expect({ type, fields: Object.keys(schema.properties), event: schema.properties.type.enum }).toEqual({ type, fields: ["type", "timestamp", "data"], event: [type] });
+      expect(item.post.parameters.map((p: { name: string }) => p.name)).toEqual(["webhook-id", "webhook-timestamp", "webhook-signature"]);
     }
   });
 
