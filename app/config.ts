@@ -1,12 +1,14 @@
-import { resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { z } from "zod";
 import { DEFAULT_PLANS, parsePlans } from "../domain/billing/plans.ts";
 import type { Config } from "../domain/core/config.ts";
 
+import { tracingSettings } from "./tracing.ts";
+
 export type { Config, WorkerConfig } from "../domain/core/config.ts";
 
 /**
- * Every setting of the service, read once from the environment (ARCHITECTURE.md).
+ * Every setting of the service, read once from the environment (docs/conventions.md lists them).
  * Everything is optional: with no environment the service runs on embedded backends.
  */
 const envSchema = z.object({
@@ -65,6 +67,12 @@ const envSchema = z.object({
   WEBHOOK_BACKOFF_MS: z.coerce.number().int().min(0).default(60_000),
   AUDIT_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(180),
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error", "silent"]).default("info"),
+  /** A second listener for /metrics, /healthz and /readyz, without credentials (docs/operations.md). */
+  METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  /** Bearer token for /metrics on the main port; unset: /metrics is not served there. */
+  METRICS_TOKEN: z.string().min(16).optional(),
+  READY_TIMEOUT_MS: z.coerce.number().int().min(50).default(2000),
+  SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(100).default(25_000),
 });
 
 function isOrigin(value: string): boolean {
@@ -74,6 +82,11 @@ function isOrigin(value: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** Where the database is: DATABASE_URL, else the embedded one under DATA_DIR. Every entry point opens it so. */
+export function databaseLocation(config: Pick<Config, "databaseUrl" | "dataDir">): { url?: string; dataDir: string } {
+  return { ...(config.databaseUrl ? { url: config.databaseUrl } : {}), dataDir: join(config.dataDir, "db") };
 }
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
@@ -146,5 +159,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     auditRetentionDays: e.AUDIT_RETENTION_DAYS,
     validateOutputs: false,
+    ops: {
+      metricsPort: e.METRICS_PORT ?? null,
+      metricsToken: e.METRICS_TOKEN ?? null,
+      readyTimeoutMs: e.READY_TIMEOUT_MS,
+      shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+      tracing: tracingSettings(present, "media-storage"),
+    },
   };
 }

@@ -2,6 +2,8 @@ import { bootstrap } from "../domain/access/identity.ts";
 import { createHttpApp } from "./http.ts";
 import { loadConfig } from "./config.ts";
 import { createServices } from "./services.ts";
+import { stopOnSignals } from "./shutdown.ts";
+import { withoutCredentials } from "./tracing.ts";
 
 /** `npm start`: the REST API, MCP endpoint and docs on one port, on embedded backends unless configured. */
 const config = loadConfig();
@@ -33,16 +35,9 @@ deps.log.info("media storage service started", {
   queue: services.backends.queue,
   jobs: services.backends.jobs === "elsewhere" ? "run by npm run worker (WORKER_INLINE=false)" : "run in this process",
   guards: services.backends.guards,
+  ...(services.opsPort !== null ? { ops: `http://${config.host}:${services.opsPort}` } : {}),
+  tracing: config.ops.tracing ? withoutCredentials(config.ops.tracing.url) : "off",
 });
 
-let stopping = false;
-async function shutdown(signal: string) {
-  if (stopping) return;
-  stopping = true;
-  deps.log.info("shutting down", { signal });
-  await app.stop();
-  await services.close();
-  process.exit(0);
-}
-process.on("SIGINT", () => void shutdown("SIGINT"));
-process.on("SIGTERM", () => void shutdown("SIGTERM"));
+// Bun's stop without closing active connections refuses new ones and resolves once the requests in flight have answered.
+stopOnSignals({ services, log: deps.log, what: "server", stopServing: () => app.stop(false) });

@@ -7,9 +7,9 @@ import type { ObjectStorage } from "../domain/ports/storage.ts";
 import { BullQueue, startBullWorker } from "../worker/bullmq-queue.ts";
 import { startMaintenance } from "../worker/maintenance.ts";
 import { MemoryQueue } from "../worker/memory-queue.ts";
-import { OutboxDispatcher } from "../worker/outbox.ts";
+import { OutboxDispatcher, pendingOutboxRows } from "../worker/outbox.ts";
 import { processorsFor } from "../worker/processors.ts";
-import type { Config } from "./config.ts";
+import { type Config, databaseLocation } from "./config.ts";
 import { createLogger } from "./log.ts";
 import { memoryGuardStores } from "../http/guards/stores/memory.ts";
 import type { GuardStores } from "../http/guards/stores/ports.ts";
@@ -20,12 +20,21 @@ import { openSearch } from "./search.ts";
 import { ApiCallMeter } from "../domain/usage/meter.ts";
 import { StripePayments } from "../payments/stripe.ts";
 import { openStorage } from "./storage.ts";
+import pkg from "../package.json" with { type: "json" };
+import { jobTracing } from "../domain/core/jobs.ts";
+import { type ReadinessProbe, readinessProbe } from "./health.ts";
+import { Metrics } from "./metrics.ts";
+import { meters, observeProcessors, observeSearch, sqlInstrument, storageInstrument } from "./observe.ts";
+import { startOpsServer } from "./ops-server.ts";
+import { jobTraceparent, startTracing } from "./tracing.ts";
 
 /**
  * "server": `npm start` (the API; runs jobs itself unless REDIS_URL is set with
  * WORKER_INLINE=false). "worker": `npm run worker` (BullMQ only: runs jobs, serves nothing).
+ * "task": a one-off command beside running servers (`npm run reconcile`): runs no jobs, no
+ * housekeeping and no listener; the jobs it records are dispatched by the servers' outbox poll.
  */
-export type Role = "server" | "worker";
+export type Role = "server" | "worker" | "task";
 
 export interface Services {
   deps: Deps;
@@ -48,6 +57,10 @@ export interface Services {
   queue: JobQueue;
   outbox: OutboxDispatcher;
   maintenance: { runOnce(): Promise<void> };
+  metrics: Metrics;
+  readiness: ReadinessProbe;
+  /** The port of the METRICS_PORT listener, when there is one. */
+  opsPort: number | null;
   close(): Promise<void>;
 }
 
@@ -68,9 +81,16 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   }
   const closers: (() => Promise<void>)[] = [];
   try {
-    const database = await openDatabase({ url: config.databaseUrl ?? undefined, dataDir: `${config.dataDir}/db` });
+    const metrics = new Metrics({ role });
+    if (config.ops.tracing) {
+      // Closed last, so the spans of shutting down are flushed too.
+      const tracing = await startTracing(config.ops.tracing, log, pkg.version);
+      closers.push(tracing.stop);
+    }
+    jobTracing.handOver = jobTraceparent;
+    const database = await openDatabase({ ...databaseLocation(config), instrument: sqlInstrument(metrics, "postgresql") });
     closers.push(database.close);
-    const opened = await openStorage(config);
+    const opened = await openStorage(config, storageInstrument(metrics));
     closers.push(opened.close);
     const storage: ObjectStorage = opened.storage;
     const redis = config.redisUrl ? await openRedis(config.redisUrl, log) : null;
@@ -80,11 +100,11 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     const shared = redis ? await sharedCredentialCache(redis, config.redisPrefix, log) : null;
     if (shared) closers.push(shared.close);
     const credentials = shared?.cache ?? localCredentialCache();
-    const jobs = { kick: () => outbox.kick() };
-    const search = await openSearch(config, database.db, log);
+    const jobs = { kick: () => (role === "task" ? undefined : outbox.kick()) };
+    const search = observeSearch(await openSearch(config, database.db, log), metrics);
     const payments = config.stripe.secretKey ? new StripePayments({ secretKey: config.stripe.secretKey, apiUrl: config.stripe.apiUrl }) : null;
-    const deps: Deps = { db: database.db, clock: overrides.clock ?? systemClock, log, config, jobs, storage, search, payments, credentials };
-    const processors = (overrides.processors ?? processorsFor)(deps);
+    const deps: Deps = { db: database.db, clock: overrides.clock ?? systemClock, log, config, jobs, storage, search, payments, credentials, meters: meters(metrics) };
+    const processors = observeProcessors((overrides.processors ?? processorsFor)(deps), metrics);
     const w = config.worker;
 
     let queue: JobQueue;
@@ -93,7 +113,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       const bull = new BullQueue(config);
       closers.push(() => bull.close());
       queue = bull;
-      where = role === "worker" || w.inline ? "here" : "elsewhere";
+      where = role === "worker" || (role === "server" && w.inline) ? "here" : "elsewhere";
       if (where === "here") {
         const worker = startBullWorker(config, processors, log);
         closers.push(() => worker.close());
@@ -108,19 +128,30 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       const memory = new MemoryQueue(processors, log, { concurrency: w.concurrency, attempts: w.attempts, backoffMs: w.backoffMs, lockMs: w.lockMs, ledger });
       closers.push(() => memory.close());
       queue = memory;
-      where = "in-process";
+      where = role === "task" ? "elsewhere" : "in-process";
     }
 
     const outbox = new OutboxDispatcher(deps, queue, { lockMs: w.lockMs });
-    outbox.start();
+    if (role !== "task") outbox.start();
     closers.push(() => outbox.stop());
-    const maintenance = startMaintenance(deps);
+    const maintenance = role === "task" ? { runOnce: async () => {}, stop: async () => {} } : startMaintenance(deps);
     closers.push(() => maintenance.stop());
     // Closed before the database (closers run in reverse): the last counts are written on shutdown.
     const apiCalls = new ApiCallMeter(deps);
     apiCalls.start();
     closers.push(() => apiCalls.stop());
+    metrics.observe({ pool: database.pool, jobs: () => jobCounts(deps, queue) });
+    const readiness = readinessProbe(deps, { redis, timeoutMs: config.ops.readyTimeoutMs, database: database.kind });
+    let opsPort: number | null = null;
+    if (config.ops.metricsPort !== null && role !== "task") {
+      const ops = startOpsServer({ metrics, readiness }, { host: config.host, port: config.ops.metricsPort });
+      opsPort = ops.port;
+      closers.push(ops.stop);
+    }
     return {
+      metrics,
+      readiness,
+      opsPort,
       deps,
       queue,
       outbox,
@@ -144,4 +175,13 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     for (const close of closers.reverse()) await close().catch(() => {});
     throw err;
   }
+}
+
+/** Queue depth for the metrics: what the queue holds by state, and outbox rows not yet handed to it. */
+async function jobCounts(deps: Deps, queue: JobQueue): Promise<Record<string, number>> {
+  const [held, outbox] = await Promise.all([
+    (queue as { counts?: () => Promise<Record<string, number>> }).counts?.() ?? {},
+    pendingOutboxRows(deps),
+  ]);
+  return { ...held, outbox };
 }

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { S3Storage } from "../storage/s3.ts";
+import { S3Storage, type StorageInstrument } from "../storage/s3.ts";
 import { startLocalS3 } from "../storage/local-s3/index.ts";
 import type { Config } from "./config.ts";
 
@@ -18,11 +18,11 @@ export interface OpenedStorage {
  * 127.0.0.1 with credentials generated once and kept in DATA_DIR. The bucket and its CORS
  * rule are ensured either way.
  */
-export async function openStorage(config: Config): Promise<OpenedStorage> {
+export async function openStorage(config: Config, instrument?: StorageInstrument): Promise<OpenedStorage> {
   const s3 = config.s3;
   if (s3.endpoint) {
     if (!s3.accessKeyId || !s3.secretAccessKey) throw new Error("S3_ENDPOINT is set: S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY are required too");
-    const storage = new S3Storage({ ...s3, endpoint: s3.endpoint, accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey });
+    const storage = new S3Storage({ ...s3, endpoint: s3.endpoint, accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey, instrument });
     await storage.ensureBucket();
     return { storage, endpoint: s3.endpoint, embedded: false, close: async () => storage.client.destroy() };
   }
@@ -41,6 +41,7 @@ export async function openStorage(config: Config): Promise<OpenedStorage> {
     bucket: s3.bucket,
     forcePathStyle: true,
     timeoutMs: s3.timeoutMs,
+    instrument,
     ...credentials,
   });
   await storage.ensureBucket();

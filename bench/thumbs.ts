@@ -30,7 +30,7 @@ import { createOrganization } from "../domain/access/organizations.ts";
 import { objectPath } from "../domain/media/storage-keys.ts";
 import { confirmUpload } from "../domain/media/uploads.ts";
 import type { BullQueue } from "../worker/bullmq-queue.ts";
-import { findTool } from "../worker/derivatives/exec.ts";
+import { findExecutable } from "../worker/derivatives/exec.ts";
 import { describeImage } from "../worker/derivatives/image.ts";
 import { renderThumbnail } from "../worker/derivatives/render.ts";
 import { extractPoster, posterTime } from "../worker/derivatives/video.ts";
@@ -138,8 +138,8 @@ async function imageMagick(photos: string[], tuned: boolean): Promise<number> {
 }
 
 async function barePosters(videos: string[]): Promise<number> {
-  const ffmpeg = findTool("ffmpeg", null)!;
-  const ffprobe = findTool("ffprobe", null)!;
+  const ffmpeg = findExecutable("ffmpeg", null)!;
+  const ffprobe = findExecutable("ffprobe", null)!;
   const dir = mkdtempSync(join(tmpdir(), "bench-poster-"));
   try {
     const items = [...videos, ...videos];

@@ -1,7 +1,7 @@
 import { type AnyTool, inputLocation, pathParams } from "../tools/define.ts";
 import { VERSION } from "./version.ts";
 
-/** An answer outside 2xx, carrying the REST error envelope (ARCHITECTURE.md). */
+/** An answer outside 2xx, carrying the REST error envelope (docs/conventions.md#errors). */
 export class ApiError extends Error {
   constructor(
     readonly status: number,
@@ -37,7 +37,7 @@ const RETRYABLE_STATUS = new Set([429, 502, 503, 504]);
 /**
  * The REST client. Every tool call is one request: path parameters in the path, the rest
  * in the query (GET, DELETE) or the JSON body (POST, PUT), as rest/input.ts reads them.
- * Requests that change state carry an Idempotency-Key (spec §4.10), so a retry after a
+ * Requests that change state carry an Idempotency-Key (docs/guards.md), so a retry after a
  * lost answer replays the first result instead of doing the work twice.
  */
 export class RestClient {
@@ -135,8 +135,8 @@ async function errorOf(response: Response): Promise<ApiError> {
   return new ApiError(response.status, code, `HTTP ${response.status}${text && text.length < 200 ? `: ${text.trim()}` : ""}`);
 }
 
-/** Where each input field of a tool travels over REST. */
-export function toolRequest(tool: AnyTool, input: Record<string, unknown>): { path: string; query?: URLSearchParams; body?: Record<string, unknown> } {
+/** Where each input field of a tool travels over REST (the CLI and the web console both send requests this way). */
+export function toolRequest(tool: Pick<AnyTool, "http">, input: Record<string, unknown>): { path: string; query?: URLSearchParams; body?: Record<string, unknown> } {
   const names = pathParams(tool.http.path);
   const rest: Record<string, unknown> = { ...input };
   let path = tool.http.path;

@@ -230,7 +230,7 @@ class Uploader {
   }
 
   /**
-   * Spec §4.9 multipart flow with resume: create (or reuse the saved uploadId), upload the
+   * The multipart flow, with resume: create (or reuse the saved uploadId), upload the
    * parts storage does not have yet, complete with the recorded list of parts (which
    * verifies every saved ETag), confirm. A saved upload the server no longer knows, or whose
    * parts storage refuses, is started over once.

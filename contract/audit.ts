@@ -1,11 +1,12 @@
 import { z } from "zod";
+import { id, timestamp } from "./common.ts";
 
 export const AUDIT_OUTCOMES = ["succeeded", "failed", "refused"] as const;
 
 export const auditEntry = z
   .object({
-    id: z.uuid().describe("Entry id (UUID)"),
-    at: z.iso.datetime().describe("When the call ended (ISO-8601 UTC)"),
+    id: id("Entry"),
+    at: timestamp("When the call ended"),
     actor: z.object({
       type: z.enum(["api_key", "user", "system"]).describe("api_key: a key's secret; user: a dashboard JWT; system: the service itself"),
       apiKeyId: z.uuid().nullable(),

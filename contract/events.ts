@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { bytes, id, timestamp } from "./common.ts";
 
 /**
  * The events the service sends to webhook endpoints: each type's `data`, kept small and made
@@ -6,12 +7,10 @@ import { z } from "zod";
  * (the Standard Webhooks payload shape); the `webhook-id` header is the event's id.
  */
 
-const uuid = (what: string) => z.uuid().describe(`${what} id (UUID)`);
-const bytes = (what: string) => z.number().int().describe(`${what}, bytes`);
 
 const objectRef = {
-  objectId: uuid("Media object"),
-  bucketId: uuid("Bucket"),
+  objectId: id("Media object"),
+  bucketId: id("Bucket"),
   key: z.string().describe("The object's key in its bucket"),
 };
 
@@ -21,24 +20,24 @@ export const eventData = {
     .object({ ...objectRef, changes: z.array(z.enum(["content", "metadata", "tags", "categories"])).describe("What changed: new bytes at the key, metadata, tags or categories") })
     .describe("An object's bytes were replaced at its key, or its metadata, tags or categories changed"),
   "media.deleted": z
-    .object({ ...objectRef, restorableUntil: z.iso.datetime().describe("Until when trash_restore can bring it back") })
+    .object({ ...objectRef, restorableUntil: timestamp("Until when trash_restore can bring it back") })
     .describe("An object was deleted (moved to the trash)"),
   "media.restored": z.object(objectRef).describe("A deleted object was restored from the trash"),
   "media.purged": z.object(objectRef).describe("A deleted object's bytes and record are gone for good"),
   "derivative.ready": z
-    .object({ objectId: uuid("Media object"), bucketId: uuid("Bucket"), variants: z.array(z.string()).describe("Variants made, such as thumbnail") })
+    .object({ objectId: id("Media object"), bucketId: id("Bucket"), variants: z.array(z.string()).describe("Variants made, such as thumbnail") })
     .describe("The worker made an object's derivatives (its thumbnail)"),
   "derivative.failed": z
-    .object({ objectId: uuid("Media object"), bucketId: uuid("Bucket"), state: z.enum(["failed", "unsupported"]), reason: z.string() })
+    .object({ objectId: id("Media object"), bucketId: id("Bucket"), state: z.enum(["failed", "unsupported"]), reason: z.string() })
     .describe("The worker could not make an object's thumbnail"),
   "set.generated": z
-    .object({ setId: uuid("Set"), baseObjectId: uuid("Base media object"), objectIds: z.array(z.uuid()).describe("The renditions made") })
+    .object({ setId: id("Set"), baseObjectId: id("Base media object"), objectIds: z.array(z.uuid()).describe("The renditions made") })
     .describe("A set's renditions were generated"),
-  "bucket.created": z.object({ bucketId: uuid("Bucket"), name: z.string() }).describe("A bucket was created"),
-  "bucket.deleted": z.object({ bucketId: uuid("Bucket"), name: z.string() }).describe("A bucket was deleted"),
-  "api_key.created": z.object({ apiKeyId: uuid("API key"), name: z.string(), bucketId: z.uuid().nullable() }).describe("An API key was created"),
-  "api_key.rotated": z.object({ apiKeyId: uuid("API key"), name: z.string(), bucketId: z.uuid().nullable() }).describe("An API key's secret was rotated"),
-  "api_key.deleted": z.object({ apiKeyId: uuid("API key"), name: z.string(), bucketId: z.uuid().nullable() }).describe("An API key was deleted"),
+  "bucket.created": z.object({ bucketId: id("Bucket"), name: z.string() }).describe("A bucket was created"),
+  "bucket.deleted": z.object({ bucketId: id("Bucket"), name: z.string() }).describe("A bucket was deleted"),
+  "api_key.created": z.object({ apiKeyId: id("API key"), name: z.string(), bucketId: z.uuid().nullable() }).describe("An API key was created"),
+  "api_key.rotated": z.object({ apiKeyId: id("API key"), name: z.string(), bucketId: z.uuid().nullable() }).describe("An API key's secret was rotated"),
+  "api_key.deleted": z.object({ apiKeyId: id("API key"), name: z.string(), bucketId: z.uuid().nullable() }).describe("An API key was deleted"),
   "usage.threshold": z
     .object({
       thresholdPct: z.union([z.literal(80), z.literal(100)]).describe("The share of allocated storage that used storage reached"),
@@ -50,9 +49,9 @@ export const eventData = {
     .object({ from: z.string(), to: z.string(), allocatedStorage: bytes("Allocated storage after the change"), source: z.enum(["api", "provider"]) })
     .describe("The organization's plan changed"),
   "billing.capacity_added": z
-    .object({ gb: z.number().int(), allocatedStorage: bytes("Allocated storage after the purchase"), chargeId: uuid("Charge"), automatic: z.boolean() })
+    .object({ gb: z.number().int(), allocatedStorage: bytes("Allocated storage after the purchase"), chargeId: id("Charge"), automatic: z.boolean() })
     .describe("Storage capacity was bought (by hand, or by auto-capacity)"),
-  "webhook.test": z.object({ endpointId: uuid("Webhook endpoint"), message: z.string() }).describe("Sent by webhooks_send_test to one endpoint only"),
+  "webhook.test": z.object({ endpointId: id("Webhook endpoint"), message: z.string() }).describe("Sent by webhooks_send_test to one endpoint only"),
 } as const;
 
 export type EventType = keyof typeof eventData;
@@ -68,7 +67,7 @@ function payloadOf<T extends EventType>(type: T) {
   return z
     .object({
       type: z.literal(type),
-      timestamp: z.iso.datetime().describe("When the event happened (ISO-8601 UTC)"),
+      timestamp: timestamp("When the event happened"),
       data: eventData[type],
     })
     .meta({ id: `${pascal(type)}Event` });

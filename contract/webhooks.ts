@@ -1,14 +1,12 @@
 import { z } from "zod";
+import { id, timestamp } from "./common.ts";
 import { SUBSCRIBABLE_EVENT_TYPES } from "./events.ts";
-
-const uuid = (what: string) => z.uuid().describe(`${what} id (UUID)`);
-const timestamp = (what: string) => z.iso.datetime().describe(`${what} (ISO-8601 UTC)`);
 
 export const subscribableEventType = z.enum(SUBSCRIBABLE_EVENT_TYPES as [string, ...string[]]);
 
 export const webhookEndpoint = z
   .object({
-    id: uuid("Webhook endpoint"),
+    id: id("Webhook endpoint"),
     url: z.string().describe("Where events are POSTed"),
     description: z.string(),
     eventTypes: z.array(subscribableEventType).describe("Event types sent here; empty: every type"),
@@ -47,9 +45,9 @@ export const webhookAttempt = z
 
 export const webhookDelivery = z
   .object({
-    id: uuid("Delivery"),
-    endpointId: uuid("Webhook endpoint"),
-    eventId: uuid("Event (also the webhook-id header)"),
+    id: id("Delivery"),
+    endpointId: id("Webhook endpoint"),
+    eventId: id("Event (also the webhook-id header)"),
     eventType: z.string(),
     status: z.enum(DELIVERY_STATES).describe("pending: being delivered or waiting for its next attempt"),
     attempts: z.array(webhookAttempt),

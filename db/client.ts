@@ -6,6 +6,7 @@ import { sql } from "drizzle-orm";
 import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
 import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
 import { migrate as migratePglite } from "drizzle-orm/pglite/migrator";
+import { instrumentPglite, instrumentPostgresJs, type PoolState, SingleConnectionGauge, type SqlInstrument } from "./instrument.ts";
 import { postgresFixApplied } from "./postgres-fix.ts";
 import * as schema from "./schema/index.ts";
 
@@ -23,6 +24,8 @@ export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
 export interface Database {
   db: Db;
   kind: "postgres" | "pglite";
+  /** Connections in use, idle and waited for, now (null when the driver does not tell). */
+  pool(): PoolState | null;
   close(): Promise<void>;
 }
 
@@ -44,10 +47,10 @@ const FAIL_FAST = { connect_timeout: 5, backoff: (retries: number) => Math.min(0
  * `url` set: PostgreSQL through postgres.js. Unset: PGlite in `dataDir`
  * ("memory://" for a throwaway one). Migrations are applied before returning.
  */
-export async function openDatabase(opts: { url?: string; dataDir: string; poolSize?: number }): Promise<Database> {
+export async function openDatabase(opts: { url?: string; dataDir: string; poolSize?: number; instrument?: SqlInstrument }): Promise<Database> {
   if (opts.url) {
     const client = postgres(opts.url, { max: opts.poolSize ?? 10, onnotice: () => {}, ...FAIL_FAST });
-    const db = drizzlePostgres(client, { schema }) as unknown as Db;
+    const db = drizzlePostgres(opts.instrument ? instrumentPostgresJs(client, opts.instrument) : client, { schema }) as unknown as Db;
     // Several instances may start at once; a session advisory lock on a one-connection
     // client makes them migrate one at a time.
     const migrator = postgres(opts.url, { max: 1, onnotice: () => {} });
@@ -57,13 +60,15 @@ export async function openDatabase(opts: { url?: string; dataDir: string; poolSi
     } finally {
       await migrator.end({ timeout: 5 });
     }
-    return { db, kind: "postgres", close: () => client.end({ timeout: 5 }) };
+    const pool = () => (client as unknown as { poolState?: PoolState }).poolState ?? null;
+    return { db, kind: "postgres", pool, close: () => client.end({ timeout: 5 }) };
   }
   if (!opts.dataDir.startsWith("memory://")) mkdirSync(opts.dataDir, { recursive: true });
   const client = await PGlite.create(opts.dataDir, { extensions: { pg_trgm } });
-  const db = drizzlePglite(client, { schema }) as unknown as Db;
+  const gauge = new SingleConnectionGauge();
+  const db = drizzlePglite(instrumentPglite(client, opts.instrument ?? ((_k, _s, run) => run()), gauge), { schema }) as unknown as Db;
   await migratePglite(drizzlePglite(client, { schema }), { migrationsFolder });
-  return { db, kind: "pglite", close: () => client.close() };
+  return { db, kind: "pglite", pool: () => gauge.state(), close: () => client.close() };
 }
 
 /** `db.execute` answers an array on postgres.js and `{ rows }` on PGlite. */

@@ -29,6 +29,28 @@ const replacements: [string, string][] = [
   ],
 ];
 
+/**
+ * postgres.js keeps its pool's queues private. One getter added to the `sql` object reads
+ * their lengths, for the pool metrics (app/metrics.ts): connections serving queries (busy,
+ * full, reserved by a transaction), idle ones, and queries waiting for a connection. Applied
+ * the same way; on a source that differs the getter is absent and the pool is not reported.
+ */
+const poolGetter: [string, string] = [
+  "Object.assign(sql, {\n    get parameters() { return options.parameters },",
+  "Object.assign(sql, {\n    get parameters() { return options.parameters },\n    get poolState() { return { max: options.max, inUse: busy.length + full.length + reserved.length, idle: open.length, waiting: queries.length } },",
+];
+
+plugin({
+  name: "postgres.js pool state",
+  setup(build) {
+    build.onLoad({ filter: /[\\/]postgres[\\/]src[\\/]index\.js$/ }, async ({ path }) => {
+      const source = await Bun.file(path).text();
+      if (!source.includes(poolGetter[0])) return { contents: source, loader: "js" };
+      return { contents: source.replace(poolGetter[0], poolGetter[1]), loader: "js" };
+    });
+  },
+});
+
 plugin({
   name: "postgres.js closed-socket write guard",
   setup(build) {

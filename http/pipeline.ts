@@ -12,6 +12,21 @@ export interface HttpContext {
   responseHeaders: Headers;
 }
 
+/** Which route a request took: the tool of a REST route, or /mcp, or a route without a tool. */
+export interface RouteInfo {
+  kind: "tool" | "mcp" | "public";
+  /** The REST tool's name; null for /mcp (the tool, if any, is known once it runs) and public routes. */
+  tool: string | null;
+  /** The route as declared, for span names: "GET /api/buckets/:id". */
+  template: string;
+}
+
+/**
+ * Sees every request the pipeline serves (metrics, traces): it runs `handle`, which never
+ * throws (errors are already answers), and returns its response.
+ */
+export type RequestObserver = (ctx: HttpContext, route: RouteInfo, handle: () => Promise<Response>) => Promise<Response>;
+
 export type Middleware = (ctx: HttpContext, next: () => Promise<Response>) => Promise<Response>;
 
 /** Runs the steps in order, each deciding whether and how to call the next. */

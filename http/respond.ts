@@ -6,7 +6,7 @@ export function json(status: number, body: unknown, headers?: HeadersInit): Resp
   return new Response(status === 204 ? null : JSON.stringify(body), { status, headers: h });
 }
 
-/** ARCHITECTURE.md: every non-2xx answer carries this envelope. */
+/** Every non-2xx answer carries this envelope (docs/conventions.md#errors). */
 export function errorResponse(err: AppError, requestId: string, headers?: HeadersInit): Response {
   const h = new Headers(headers);
   if (err.code === "rate_limited" && !h.has("retry-after")) h.set("retry-after", "60");

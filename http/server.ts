@@ -6,9 +6,10 @@ import { toAppError } from "../tools/failure.ts";
 import { registry } from "../tools/registry.ts";
 import { authentication } from "./auth.ts";
 import { docsPage, docsScript } from "../openapi/docs-page.ts";
+import { consoleRoutes } from "../console/serve.ts";
 import { errorResponse, json } from "./respond.ts";
 import { openApiDocument } from "../openapi/document.ts";
-import { compose, type HttpContext, type Middleware } from "./pipeline.ts";
+import { compose, type HttpContext, type Middleware, type RequestObserver, type RouteInfo } from "./pipeline.ts";
 import { securityPolicy } from "./security-headers.ts";
 import { routerPath, runToolOverHttp } from "../rest/routes.ts";
 
@@ -27,6 +28,8 @@ export interface AppOptions {
   publicGuards?: Middleware[];
   /** Routes that are not tools (the payment webhook); they handle their own authentication and pass through no guard. */
   extraRoutes?: (app: Elysia) => void;
+  /** Wraps the handling of every tool, /mcp and public route request (metrics, traces). */
+  observe?: RequestObserver;
 }
 
 type Handler = (ctx: HttpContext) => Promise<Response>;
@@ -51,7 +54,8 @@ export function createApp(opts: AppOptions) {
   const toolSteps = [...preAuth, auth, ...(opts.guards ?? [])];
   const mcpSteps = [...preAuth, auth, ...(opts.mcpGuards ?? opts.guards ?? [])];
 
-  const serve = async (request: Request, clientAddress: string | null, handler: Handler): Promise<Response> => {
+  const observe: RequestObserver = opts.observe ?? ((_ctx, _route, handle) => handle());
+  const serve = async (request: Request, clientAddress: string | null, handler: Handler, route: RouteInfo): Promise<Response> => {
     const started = performance.now();
     const ctx: HttpContext = {
       request,
@@ -61,14 +65,17 @@ export function createApp(opts: AppOptions) {
       clientAddress,
       responseHeaders: new Headers(),
     };
-    let response: Response;
-    try {
-      response = await handler(ctx);
-    } catch (err) {
-      response = errorResponse(toAppError(err, deps.log, ctx.requestId), ctx.requestId);
-    }
-    ctx.responseHeaders.set("x-request-id", ctx.requestId);
-    for (const [k, v] of ctx.responseHeaders) response.headers.set(k, v);
+    const response = await observe(ctx, route, async () => {
+      let response: Response;
+      try {
+        response = await handler(ctx);
+      } catch (err) {
+        response = errorResponse(toAppError(err, deps.log, ctx.requestId), ctx.requestId);
+      }
+      ctx.responseHeaders.set("x-request-id", ctx.requestId);
+      for (const [k, v] of ctx.responseHeaders) response.headers.set(k, v);
+      return response;
+    });
     // The access log names the caller by key or user id and the path without its query:
     // never the Authorization header, never a query string (which could carry a token).
     deps.log.debug("request", {
@@ -94,31 +101,49 @@ export function createApp(opts: AppOptions) {
   const address = (server: { requestIP(r: Request): { address: string } | null } | null, r: Request) => server?.requestIP(r)?.address ?? null;
 
   for (const tool of registry) {
+    const path = routerPath(tool.http.path);
+    const route: RouteInfo = { kind: "tool", tool: tool.name, template: `${tool.http.method} ${path}` };
     app.route(
       tool.http.method,
-      routerPath(tool.http.path),
+      path,
       ({ request, params, server }) =>
-        serve(request, address(server, request), compose(toolSteps, runToolOverHttp(tool, deps, params as Record<string, string>))),
+        serve(request, address(server, request), compose(toolSteps, runToolOverHttp(tool, deps, params as Record<string, string>)), route),
       { parse: "none" },
     );
   }
 
   const mcp = compose(mcpSteps, mcpOverHttp(deps));
-  app.all("/mcp", ({ request, server }) => serve(request, address(server, request), mcp), { parse: "none" });
+  const mcpRoute: RouteInfo = { kind: "mcp", tool: null, template: "POST /mcp" };
+  app.all("/mcp", ({ request, server }) => serve(request, address(server, request), mcp, mcpRoute), { parse: "none" });
 
-  const publicRoute = (handler: Handler) => {
+  const publicRoute = (template: string, handler: Handler) => {
     const run = compose(opts.publicGuards ?? [], handler);
-    return ({ request, server }: { request: Request; server: Parameters<typeof address>[0] }) => serve(request, address(server, request), run);
+    const route: RouteInfo = { kind: "public", tool: null, template };
+    return ({ request, server }: { request: Request; server: Parameters<typeof address>[0] }) => serve(request, address(server, request), run, route);
   };
   let openapi: Record<string, unknown> | undefined;
-  app.get("/api/openapi.json", publicRoute(async () => json(200, (openapi ??= openApiDocument(registry, deps.config.publicUrl ?? undefined)))));
-  app.get("/api/docs", publicRoute(async () => docsPage()));
-  app.get("/api/docs/scalar.js", publicRoute(async () => docsScript()));
+  app.get("/api/openapi.json", publicRoute("GET /api/openapi.json", async () => json(200, (openapi ??= openApiDocument(registry, deps.config.publicUrl ?? undefined)))));
+  app.get("/api/docs", publicRoute("GET /api/docs", async () => docsPage()));
+  app.get("/api/docs/scalar.js", publicRoute("GET /api/docs/scalar.js", async () => docsScript()));
+  // The web console: `/` points there; every /console path but its assets is the one page.
+  const site = consoleRoutes(deps);
+  app.get("/", () => new Response(null, { status: 302, headers: { location: "/console" } }));
+  app.get("/console", publicRoute("GET /console", () => site.page()));
+  app.get(
+    "/console/*",
+    publicRoute("GET /console/*", async (ctx) => {
+      const asset = /^\/console\/assets\/([\w.-]+)$/.exec(ctx.url.pathname);
+      if (!asset) return site.page();
+      const response = await site.asset(ctx.request, asset[1]!);
+      if (!response) throw new AppError("not_found", `No console asset ${asset[1]}`);
+      return response;
+    }),
+  );
   // Unknown /api paths are answered here rather than by onError, so they are counted and carry
   // the RateLimit fields like every other API answer. Router precedence keeps real routes first.
   app.all(
     "/api/*",
-    publicRoute(async (ctx) => {
+    publicRoute("* /api/*", async (ctx) => {
       throw new AppError("not_found", `No route for ${ctx.request.method} ${ctx.url.pathname}`);
     }),
     { parse: "none" },

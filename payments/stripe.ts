@@ -1,8 +1,9 @@
 import Stripe from "stripe";
 import { errors } from "../domain/core/errors.ts";
-import type { PaymentProvider, ProviderEvent, ProviderInvoice } from "../domain/ports/payments.ts";
+import type { Invoice } from "../contract/billing.ts";
+import type { PaymentProvider, ProviderEvent } from "../domain/ports/payments.ts";
 
-/** Spec §4.8 / issue 7: signatures older than this are refused (Stripe's own default too). */
+/** Signatures older than this are refused (Stripe's own default too), so a captured delivery cannot be replayed later. */
 export const WEBHOOK_TOLERANCE_SECONDS = 300;
 
 /** The Stripe adapter. `apiUrl` points the SDK elsewhere (stripe-mock, a local fake in tests). */
@@ -29,7 +30,7 @@ export class StripePayments implements PaymentProvider {
     return customer.id;
   }
 
-  async listInvoices(customerId: string, limit: number): Promise<{ data: ProviderInvoice[]; hasMore: boolean }> {
+  async listInvoices(customerId: string, limit: number): Promise<{ data: Invoice[]; hasMore: boolean }> {
     const list = await provider(() => this.stripe.invoices.list({ customer: customerId, limit }));
     return { data: list.data.map(invoiceView), hasMore: list.has_more };
   }
@@ -54,7 +55,7 @@ async function provider<T>(call: () => Promise<T>): Promise<T> {
 
 const iso = (seconds: unknown): string | null => (typeof seconds === "number" ? new Date(seconds * 1000).toISOString() : null);
 
-function invoiceView(i: Stripe.Invoice): ProviderInvoice {
+function invoiceView(i: Stripe.Invoice): Invoice {
   return {
     id: i.id ?? "",
     number: i.number ?? null,

@@ -7,7 +7,7 @@ import { toAppError } from "../tools/failure.ts";
 import { errorResponse, json } from "../http/respond.ts";
 
 /**
- * POST /api/payments/webhook, the one route that is not a tool (spec §4.8, §5.7, §4.10.8):
+ * POST /api/payments/webhook, the one route that is not a tool (docs/conventions.md):
  * no credential, verified by the provider's signature over the raw body, outside every
  * guard (idempotency, rate limit, metering). Deduplication by event id happens in billing.
  * Mounted through createApp's `extraRoutes`.

@@ -1,6 +1,7 @@
-import type { Facets, SearchRequest } from "../domain/ports/search.ts";
+import type { Facets } from "../contract/search.ts";
+import type { SearchRequest } from "../domain/ports/search.ts";
 import type { Clause, ParsedQuery } from "../domain/search/query.ts";
-import type { MediaKind } from "../domain/media/kind.ts";
+import type { MediaKind } from "../contract/media.ts";
 
 /**
  * Pure translations between our search model and Meilisearch's, kept apart from the client

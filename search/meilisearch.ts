@@ -33,6 +33,13 @@ export class MeiliSearchBackend implements SearchBackend {
     return this.client.index<MeiliDoc>(this.indexUid);
   }
 
+  /** Readiness: Meilisearch answers its health endpoint. */
+  async ping(timeoutMs: number): Promise<void> {
+    const res = await fetch(new URL("/health", this.client.config.host), { signal: AbortSignal.timeout(timeoutMs) });
+    await res.body?.cancel();
+    if (!res.ok) throw new Error(`Meilisearch health answered ${res.status}`);
+  }
+
   async ensureIndex(): Promise<void> {
     try {
       await this.client.createIndex(this.indexUid, { primaryKey: "id" }).waitTask();

@@ -1,7 +1,8 @@
 import { type SQL, sql } from "drizzle-orm";
 import { type Db, rowsOf } from "../db/client.ts";
 import type { Clause, ParsedQuery } from "../domain/search/query.ts";
-import { FACET_LIMIT, type Facets, type SearchBackend, type SearchHits, type SearchRequest } from "../domain/ports/search.ts";
+import type { Facets } from "../contract/search.ts";
+import { FACET_LIMIT, type SearchBackend, type SearchHits, type SearchRequest } from "../domain/ports/search.ts";
 
 /** Same separators the generated vector replaces (db/schema/search.ts). */
 const normalize = (text: string) => text.replace(/[/._-]+/g, " ");

@@ -3,7 +3,7 @@
  * database, in batches. With the default PostgreSQL search there is nothing to rebuild.
  */
 import { and, asc, gt, isNull } from "drizzle-orm";
-import { loadConfig } from "../app/config.ts";
+import { databaseLocation, loadConfig } from "../app/config.ts";
 import { createLogger } from "../app/log.ts";
 import { openSearch } from "../app/search.ts";
 import { openDatabase } from "../db/client.ts";
@@ -11,7 +11,7 @@ import { mediaObjects } from "../db/schema/index.ts";
 
 const config = loadConfig();
 const log = createLogger(config.logLevel);
-const database = await openDatabase({ url: config.databaseUrl ?? undefined, dataDir: `${config.dataDir}/db` });
+const database = await openDatabase(databaseLocation(config));
 const search = await openSearch(config, database.db, log);
 if (!search.sync) {
   log.info("search uses PostgreSQL full text; nothing to reindex");

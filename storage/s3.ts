@@ -15,7 +15,7 @@ import {
   S3Client,
   S3ServiceException,
 } from "@aws-sdk/client-s3";
-import type { ObjectStorage, PresignedRequest, StoredObjectInfo, UploadedPart } from "../domain/ports/storage.ts";
+import type { ListedObject, ObjectStorage, PresignedRequest, StoredObjectInfo, UploadedPart } from "../domain/ports/storage.ts";
 import { Presigner } from "./presigner.ts";
 
 export interface S3StorageOptions {
@@ -33,7 +33,27 @@ export interface S3StorageOptions {
    * hangs then fails the request (503 to clients) instead of holding it indefinitely.
    */
   timeoutMs?: number;
+  /** Wraps every call to storage (metrics, traces); `operation` is one of a fixed set of names. */
+  instrument?: StorageInstrument;
 }
+
+export type StorageInstrument = <T>(operation: string, run: () => Promise<T>) => Promise<T>;
+
+/** The calls that reach storage, and the operation name each is reported under. */
+const INSTRUMENTED = {
+  createMultipart: "create_multipart",
+  listParts: "list_parts",
+  completeMultipart: "complete_multipart",
+  abortMultipart: "abort_multipart",
+  head: "head",
+  get: "get",
+  put: "put",
+  putTags: "put_tags",
+  delete: "delete",
+  deletePrefix: "delete_prefix",
+  listPage: "list",
+  ping: "head_bucket",
+} as const;
 
 const DEFAULT_TIMEOUT_MS = 10_000;
 
@@ -51,6 +71,15 @@ export class S3Storage implements ObjectStorage {
 
   constructor(private readonly opts: S3StorageOptions) {
     this.timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    const instrument = opts.instrument;
+    if (instrument) {
+      // Wrapped once here rather than in every method; calls between methods are not wrapped twice.
+      const self = this as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
+      for (const [method, operation] of Object.entries(INSTRUMENTED)) {
+        const original = self[method]!.bind(this);
+        self[method] = (...args) => instrument(operation, () => original(...args));
+      }
+    }
     const endpoint = opts.endpoint ?? `https://s3.${opts.region}.amazonaws.com`;
     this.client = new S3Client({
       endpoint: opts.endpoint ?? undefined,
@@ -238,6 +267,42 @@ export class S3Storage implements ObjectStorage {
     return { signal: controller.signal, clear: () => clearTimeout(timer) };
   }
 
+  /** Readiness: the bucket answers within `timeoutMs` (a hung store fails the check, not the probe). */
+  async ping(timeoutMs: number): Promise<void> {
+    await this.client.send(new HeadBucketCommand({ Bucket: this.opts.bucket }), { abortSignal: AbortSignal.timeout(timeoutMs) });
+  }
+
+  /** One page of the listing under `prefix`, in key order (UTF-8 bytes), after `startAfter`. */
+  async listPage(prefix: string, startAfter?: string, delimiter?: string): Promise<ListedPage> {
+    const out = await this.client.send(
+      new ListObjectsV2Command({ Bucket: this.opts.bucket, Prefix: prefix, StartAfter: startAfter, Delimiter: delimiter, MaxKeys: 1000 }),
+    );
+    const objects = (out.Contents ?? []).map((o) => ({ key: o.Key!, size: o.Size ?? 0, lastModified: o.LastModified ?? null }));
+    const prefixes = (out.CommonPrefixes ?? []).map((p) => p.Prefix!);
+    const last = [objects.at(-1)?.key, prefixes.at(-1)].filter((k): k is string => k !== undefined).sort(compareKeys).at(-1);
+    return { objects, prefixes, next: out.IsTruncated && last ? last : null };
+  }
+
+  /** Every object under `prefix`, in key order, a page at a time: memory stays bounded whatever the count. */
+  async *list(prefix: string): AsyncIterable<ListedObject[]> {
+    let after: string | undefined;
+    do {
+      const page = await this.listPage(prefix, after);
+      if (page.objects.length > 0) yield page.objects;
+      after = page.next ?? undefined;
+    } while (after);
+  }
+
+  /** The "directories" right under `prefix` (keys cut at the next "/"), in order. */
+  async *listPrefixes(prefix: string): AsyncIterable<string[]> {
+    let after: string | undefined;
+    do {
+      const page = await this.listPage(prefix, after, "/");
+      if (page.prefixes.length > 0) yield page.prefixes;
+      after = page.next ?? undefined;
+    } while (after);
+  }
+
   async putTags(key: string, tagging: string): Promise<void> {
     const TagSet = [...new URLSearchParams(tagging)].map(([Key, Value]) => ({ Key, Value }));
     await this.client.send(new PutObjectTaggingCommand({ Bucket: this.opts.bucket, Key: key, Tagging: { TagSet } }));
@@ -261,6 +326,18 @@ export class S3Storage implements ObjectStorage {
     } while (token);
     return deleted;
   }
+}
+
+interface ListedPage {
+  objects: ListedObject[];
+  prefixes: string[];
+  /** Where the next page starts (StartAfter), or null at the end. */
+  next: string | null;
+}
+
+/** S3 orders keys by their UTF-8 bytes; JavaScript strings compare by UTF-16 units, which differs past U+FFFF. */
+export function compareKeys(a: string, b: string): number {
+  return Buffer.compare(Buffer.from(a, "utf8"), Buffer.from(b, "utf8"));
 }
 
 /** A non-2xx answer as an error shaped like the SDK's (name = S3 error code, $metadata.httpStatusCode). */

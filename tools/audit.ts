@@ -1,9 +1,8 @@
 import { z } from "zod";
 import { AUDIT_OUTCOMES, auditPage } from "../contract/audit.ts";
 import { listAudit } from "../domain/audit/audit.ts";
-import { MAX_LIMIT, DEFAULT_LIMIT } from "../domain/core/pagination.ts";
 import { defineTool } from "./define.ts";
-import { id, timestamp } from "./schemas.ts";
+import { DEFAULT_LIMIT, id, MAX_LIMIT, timestamp } from "../contract/common.ts";
 
 export const auditTools = [
   defineTool({

@@ -1,58 +1,8 @@
 import { z } from "zod";
-import { addCapacity, downgrade, getSubscription, listInvoices, MAX_CAPACITY_GB, portalUrl, setAutoCapacity } from "../domain/billing/billing.ts";
+import { autoCapacity, billingPortal, capacityPurchase, invoice, MAX_CAPACITY_GB, subscription } from "../contract/billing.ts";
+import { listOf } from "../contract/common.ts";
+import { addCapacity, downgrade, getSubscription, listInvoices, portalUrl, setAutoCapacity } from "../domain/billing/billing.ts";
 import { defineTool } from "./define.ts";
-import { id, listOf, timestamp } from "./schemas.ts";
-
-const bytes = (what: string) => z.number().int().describe(`${what}, bytes`);
-
-const autoCapacityInput = {
-  enabled: z.boolean(),
-  incrementGb: z.number().int().min(1).max(MAX_CAPACITY_GB).describe(`GB (GiB) bought each time it fires, 1..${MAX_CAPACITY_GB}`),
-  thresholdPct: z.number().int().min(1).max(100).describe("Fires when a confirmed upload brings used storage to this percentage of allocated storage, 1..100"),
-  maxMonthlySpendCents: z
-    .number()
-    .int()
-    .min(0)
-    .max(1_000_000_000)
-    .describe("Never fires when this calendar month's capacity charges plus the increment's price would pass this, cents"),
-};
-const autoCapacity = z.object(autoCapacityInput);
-
-const plan = z.object({
-  key: z.string(),
-  name: z.string(),
-  includedStorage: bytes("Storage the plan includes"),
-  priceCents: z.number().int().describe("Monthly price, cents"),
-  capacityPriceCentsPerGb: z.number().int().describe("Price of one GB (GiB) of added capacity, cents"),
-});
-
-const subscription = z.object({
-  plan,
-  status: z.string().describe("active, trialing, past_due, canceled, ... (the provider's status; active without a provider)"),
-  includedStorage: bytes("Included in the plan"),
-  extraStorage: bytes("Capacity bought on top of the plan; kept across plan changes"),
-  allocatedStorage: bytes("includedStorage + extraStorage"),
-  usedStorage: bytes("Confirmed objects"),
-  currentPeriod: z.object({ start: timestamp("Period start"), end: timestamp("Period end") }).describe("The provider's billing period, else the calendar month (UTC)"),
-  autoCapacity,
-  capacitySpentThisMonthCents: z.number().int().describe("Capacity charges this calendar month (UTC), cents"),
-  provider: z.object({ name: z.string().nullable(), customerId: z.string().nullable(), subscriptionId: z.string().nullable() }),
-  plans: z.array(plan).describe("Every configured tier"),
-});
-
-const invoice = z.object({
-  id: z.string(),
-  number: z.string().nullable(),
-  status: z.string().nullable(),
-  currency: z.string(),
-  amountDueCents: z.number().int(),
-  amountPaidCents: z.number().int(),
-  createdAt: timestamp("Creation time"),
-  periodStart: timestamp("Period start").nullable(),
-  periodEnd: timestamp("Period end").nullable(),
-  hostedInvoiceUrl: z.string().nullable(),
-  invoicePdfUrl: z.string().nullable(),
-});
 
 export const billingTools = [
   defineTool({
@@ -74,14 +24,7 @@ export const billingTools = [
     reach: "organization",
     http: { method: "POST", path: "/billing/capacity/add" },
     input: z.object({ gb: z.number().int().min(1).max(MAX_CAPACITY_GB).describe(`GB (GiB) to add, 1..${MAX_CAPACITY_GB}`) }),
-    output: z.object({
-      gb: z.number().int(),
-      addedStorage: bytes("Capacity added"),
-      amountCents: z.number().int().describe("Charge, cents"),
-      chargeId: id("Charge"),
-      allocatedStorage: bytes("Allocated after the purchase"),
-      extraStorage: bytes("All capacity bought so far"),
-    }),
+    output: capacityPurchase,
     handler: (input, { deps, caller }) => addCapacity(deps, caller, input),
   }),
   defineTool({
@@ -137,7 +80,7 @@ export const billingTools = [
     // A GET, but the first call creates the provider's customer.
     annotations: { readOnlyHint: false, idempotentHint: true, openWorldHint: true },
     input: z.object({ returnUrl: z.url().max(2048).optional().describe("Where the portal sends the user back; default PUBLIC_URL") }),
-    output: z.object({ url: z.string().describe("Portal session URL, short-lived"), customerId: z.string() }),
+    output: billingPortal,
     errors: ["not_configured", "unavailable"],
     handler: (input, { deps, caller }) => portalUrl(deps, caller, input),
   }),

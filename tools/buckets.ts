@@ -1,9 +1,8 @@
 import { z } from "zod";
 import { createBucket, deleteBucket, getBucket, listBuckets } from "../domain/buckets/buckets.ts";
+import { bucket } from "../contract/buckets.ts";
+import { deleted, id, listOf, pageInput } from "../contract/common.ts";
 import { defineTool } from "./define.ts";
-import { deleted, id, listOf, pageInput, timestamp } from "./schemas.ts";
-
-export const bucket = z.object({ id: id("Bucket"), name: z.string(), createdAt: timestamp("Creation time") });
 
 export const bucketTools = [
   defineTool({

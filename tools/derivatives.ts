@@ -1,8 +1,9 @@
 import { z } from "zod";
-import { getThumbnail, readThumbnail, type ThumbnailFile } from "../domain/derivatives/derivatives.ts";
+import { id } from "../contract/common.ts";
+import { type Thumbnail, thumbnail } from "../contract/media.ts";
+import { getThumbnail, readThumbnail } from "../domain/derivatives/derivatives.ts";
 import type { McpContent, ToolContext } from "./define.ts";
 import { defineTool } from "./define.ts";
-import { id, timestamp } from "./schemas.ts";
 
 const YEAR = 31_536_000;
 
@@ -13,7 +14,7 @@ export function etagMatches(header: string | null, etag: string): boolean {
   return header.split(",").some((t) => t.trim().replace(/^W\//, "") === `"${etag}"`);
 }
 
-async function thumbnailResponse(out: ThumbnailFile, request: Request, ctx: ToolContext): Promise<Response> {
+async function thumbnailResponse(out: Thumbnail, request: Request, ctx: ToolContext): Promise<Response> {
   const version = new URL(request.url).searchParams.get("v");
   const headers = new Headers({
     etag: `"${out.etag}"`,
@@ -28,7 +29,7 @@ async function thumbnailResponse(out: ThumbnailFile, request: Request, ctx: Tool
   return new Response(await readThumbnail(ctx.deps, out), { status: 200, headers });
 }
 
-async function thumbnailImage(out: ThumbnailFile, ctx: ToolContext): Promise<McpContent[]> {
+async function thumbnailImage(out: Thumbnail, ctx: ToolContext): Promise<McpContent[]> {
   const bytes = await new Response(await readThumbnail(ctx.deps, out)).arrayBuffer();
   return [{ type: "image", data: Buffer.from(bytes).toString("base64"), mimeType: out.contentType }];
 }
@@ -46,17 +47,7 @@ export const derivativeTools = [
       id: id("Media object"),
       v: z.string().max(64).optional().describe("The thumbnail's etag from the media object; a URL carrying the current one may be cached indefinitely"),
     }),
-    output: z.object({
-      objectId: id("Media object"),
-      bucketId: id("Bucket"),
-      variant: z.literal("thumbnail"),
-      contentType: z.string(),
-      width: z.number().int(),
-      height: z.number().int(),
-      size: z.number().int().describe("Bytes"),
-      etag: z.string(),
-      updatedAt: timestamp("When the thumbnail was made"),
-    }),
+    output: thumbnail,
     errors: ["not_found", "thumbnail_pending", "thumbnail_unavailable"],
     handler: (input, { deps, caller }) => getThumbnail(deps, caller, input.id),
     restResponse: (out, request, ctx) => thumbnailResponse(out, request, ctx),

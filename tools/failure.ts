@@ -41,9 +41,14 @@ function errorCode(err: unknown): string | undefined {
   return typeof code === "string" ? code : undefined;
 }
 
+/** The HTTP status `toAppError` will give this error, without logging it (metrics, traces). */
+export function failureStatus(err: unknown): number {
+  return classifyError(err).status;
+}
+
 /**
  * Anything thrown becomes an AppError before it reaches a client: internal messages,
- * SQL and stack traces are logged, never sent (STYLE.md: map errors once, at the surface).
+ * SQL and stack traces are logged, never sent: errors are mapped once, here at the surface.
  */
 export function toAppError(err: unknown, log: Logger, requestId: string): AppError {
   const mapped = classifyError(err);

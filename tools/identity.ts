@@ -1,25 +1,9 @@
 import { z } from "zod";
 import { createApiKey, DEFAULT_KEY_DAYS, deleteApiKey, listApiKeys, MAX_KEY_DAYS, rotateApiKey } from "../domain/access/api-keys.ts";
 import { me } from "../domain/access/identity.ts";
+import { deleted, id, listOf, pageInput, scope } from "../contract/common.ts";
+import { apiKey, apiKeyWithSecret, me as meOutput } from "../contract/identity.ts";
 import { defineTool } from "./define.ts";
-import { deleted, id, listOf, pageInput, scope, timestamp } from "./schemas.ts";
-
-const apiKey = z.object({
-  id: id("API key"),
-  name: z.string(),
-  accessKeyId: z.string().describe("Public identifier of the key (not the bearer value)"),
-  scopes: z.array(scope),
-  bucketId: id("Bucket").nullable().describe("The one bucket this key may use, or null for all"),
-  expiresAt: timestamp("Expiry"),
-  createdAt: timestamp("Creation time"),
-  rotatedAt: timestamp("Last rotation").nullable(),
-  expired: z.boolean(),
-});
-
-const apiKeyWithSecret = apiKey.extend({
-  secret: z.string().regex(/^[0-9a-f]{64}$/).describe("The bearer value; returned only here, store it now"),
-  note: z.string(),
-});
 
 export const identityTools = [
   defineTool({
@@ -31,19 +15,7 @@ export const identityTools = [
     reach: "bucket",
     http: { method: "GET", path: "/me" },
     input: z.object({}),
-    output: z.object({
-      user: z.object({ id: id("User"), email: z.string().nullable() }),
-      organization: z.object({ id: id("Organization"), name: z.string() }),
-      memberships: z.array(z.object({ organizationId: id("Organization"), organizationName: z.string(), role: z.enum(["owner", "member"]) })),
-      credential: z.object({
-        type: z.enum(["api_key", "jwt"]),
-        apiKeyId: id("API key").nullable(),
-        accessKeyId: z.string().nullable(),
-        scopes: z.array(scope).describe("Effective scopes (admin expanded)"),
-        bucketId: id("Bucket").nullable(),
-        expiresAt: timestamp("Expiry").nullable(),
-      }),
-    }),
+    output: meOutput,
     handler: (_input, { deps, caller }) => me(deps, caller),
   }),
   defineTool({

@@ -1,8 +1,21 @@
+import { AsyncLocalStorage } from "node:async_hooks";
 import type { z } from "zod";
+import { inSpan } from "../telemetry/spans.ts";
 import { AppError, type ErrorDetail, errors } from "../domain/core/errors.ts";
 import { assertMayUse } from "./access.ts";
 import { auditCall } from "./audit-trail.ts";
 import type { AnyTool, ToolContext } from "./define.ts";
+import { failureStatus } from "./failure.ts";
+
+/**
+ * What the request being served learns of the tool it ran, for its metrics: which tool, and
+ * the status of its failure (over MCP the HTTP answer is 200 whatever the tool did).
+ */
+export interface ToolCallNote {
+  tool: string | null;
+  failedWith: number | null;
+}
+export const toolCallNotes = new AsyncLocalStorage<ToolCallNote>();
 
 /** Unknown keys are refused, so a misspelt optional field is an error, not silently ignored. */
 const strictInputs = new WeakMap<AnyTool, z.ZodObject>();
@@ -57,10 +70,13 @@ function nulCharacterPaths(value: unknown, path: string[] = [], out: string[] = 
  * that changes something, and every refused call, ends with an audit entry (audit-trail.ts).
  */
 export async function invokeTool(tool: AnyTool, rawInput: unknown, ctx: ToolContext): Promise<unknown> {
+  const note = toolCallNotes.getStore();
+  if (note) note.tool = tool.name;
   let output: unknown;
   try {
-    output = await runTool(tool, rawInput, ctx);
+    output = await inSpan(`tool ${tool.name}`, { "media.tool": tool.name, "media.request_id": ctx.requestId }, () => runTool(tool, rawInput, ctx));
   } catch (err) {
+    if (note) note.failedWith = failureStatus(err);
     await auditCall(tool, rawInput, ctx, { error: err });
     throw err;
   }

@@ -1,9 +1,9 @@
 import { z } from "zod";
 import { deleteMedia, listMedia, loadMediaView, MEDIA_SORTS, streamUrl, updateMetadata } from "../domain/media/media.ts";
-import { MEDIA_KINDS } from "../domain/media/kind.ts";
+import { deleted, id, listOf, pageInput } from "../contract/common.ts";
+import { MEDIA_KINDS, mediaObject } from "../contract/media.ts";
+import { presignedDownload } from "../contract/presign.ts";
 import { defineTool } from "./define.ts";
-import { mediaObject } from "./media-schemas.ts";
-import { deleted, id, listOf, pageInput, timestamp } from "./schemas.ts";
 
 /** Metadata limits (README): 64 keys, keys up to 128 characters, string values up to 2048. */
 const metadata = z
@@ -15,7 +15,7 @@ export const mediaTools = [
   defineTool({
     name: "media_list",
     title: "List media objects",
-    description: "Media objects of the organization, filtered by bucket, kind or a substring of the key or file name, sorted and paginated.",
+    description: "Media objects of the organization, filtered by bucket, kind, tags, categories or a substring of the key or file name, sorted and paginated.",
     scope: "read",
     reach: "bucket",
     http: { method: "GET", path: "/media" },
@@ -23,6 +23,8 @@ export const mediaTools = [
       bucketId: id("Bucket").optional(),
       kind: z.enum(MEDIA_KINDS).optional(),
       search: z.string().min(1).max(200).optional().describe("Substring of the key or file name, case-insensitive"),
+      tags: z.string().max(2000).optional().describe("Comma-separated tag slugs; objects must carry every one"),
+      categories: z.string().max(2000).optional().describe("Comma-separated category slugs; objects must be in each (a category includes its descendants)"),
       sort: z.enum(MEDIA_SORTS).default("created_at"),
       order: z.enum(["desc", "asc"]).default("desc"),
       ...pageInput,
@@ -75,7 +77,7 @@ export const mediaTools = [
     reach: "bucket",
     http: { method: "GET", path: "/media/{id}/stream", status: 302 },
     input: z.object({ id: id("Media object") }),
-    output: z.object({ url: z.string(), method: z.literal("GET"), objectId: id("Media object"), key: z.string(), expiresIn: z.number().int(), expiresAt: timestamp("URL expiry") }),
+    output: presignedDownload,
     errors: ["not_found"],
     handler: (input, { deps, caller }) => streamUrl(deps, caller, input.id),
     restResponse: (out) => new Response(null, { status: 302, headers: { location: out.url, "cache-control": "private, no-store" } }),

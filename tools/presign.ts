@@ -1,14 +1,17 @@
 import { z } from "zod";
 import { presignDownload } from "../domain/media/media.ts";
 import { abortUpload, completeUpload, confirmUpload, createMultipartUpload, presignUpload, presignUploadPart } from "../domain/media/uploads.ts";
+import { id } from "../contract/common.ts";
+import { mediaObject } from "../contract/media.ts";
+import { abortedUpload, completedUpload, multipartUpload, presignedDownload, presignedPart, presignedUpload } from "../contract/presign.ts";
 import { defineTool } from "./define.ts";
-import { contentType, mediaObject, objectKey, uploadTags } from "./media-schemas.ts";
-import { id, timestamp } from "./schemas.ts";
+import { contentType, objectKey, uploadTags } from "./inputs.ts";
 
 const target = { bucketId: id("Bucket"), key: objectKey };
 const size = z.number().int().min(0).max(5 * 1024 ** 4).describe("Declared size in bytes: reserved against the quota until confirm measures the truth");
+/** What both ways of starting an upload take. */
+const uploadStart = z.object({ ...target, contentType: contentType.optional(), size: size.optional(), tags: uploadTags.optional() });
 const uploadId = z.string().min(1).max(1024).describe("From presign_create_multipart");
-const headers = z.record(z.string(), z.string()).describe("Send these headers unchanged with the PUT: they are signed");
 
 export const presignTools = [
   defineTool({
@@ -20,17 +23,8 @@ export const presignTools = [
     scope: "write",
     reach: "bucket",
     http: { method: "POST", path: "/presign/upload" },
-    input: z.object({ ...target, contentType: contentType.optional(), size: size.optional(), tags: uploadTags.optional() }),
-    output: z.object({
-      url: z.string(),
-      method: z.literal("PUT"),
-      key: z.string(),
-      bucketId: id("Bucket"),
-      bucket: z.string().describe("Bucket name"),
-      expiresIn: z.number().int().describe("Seconds the URL stays valid"),
-      expiresAt: timestamp("URL expiry"),
-      headers,
-    }),
+    input: uploadStart,
+    output: presignedUpload,
     errors: ["not_found", "quota_exceeded"],
     handler: (input, { deps, caller }) => presignUpload(deps, caller, input),
   }),
@@ -43,8 +37,8 @@ export const presignTools = [
     scope: "write",
     reach: "bucket",
     http: { method: "POST", path: "/presign/create-multipart" },
-    input: z.object({ ...target, contentType: contentType.optional(), size: size.optional(), tags: uploadTags.optional() }),
-    output: z.object({ uploadId: z.string(), bucketId: id("Bucket"), key: z.string(), bucket: z.string(), contentType: z.string() }),
+    input: uploadStart,
+    output: multipartUpload,
     errors: ["not_found", "quota_exceeded"],
     handler: (input, { deps, caller }) => createMultipartUpload(deps, caller, input),
   }),
@@ -61,7 +55,7 @@ export const presignTools = [
       partNumber: z.number().int().min(1).max(10000).describe("1..10000"),
       contentType: contentType.optional(),
     }),
-    output: z.object({ url: z.string(), method: z.literal("PUT"), partNumber: z.number().int(), expiresIn: z.number().int(), headers }),
+    output: presignedPart,
     errors: ["not_found"],
     handler: (input, { deps, caller }) => presignUploadPart(deps, caller, input),
   }),
@@ -85,7 +79,7 @@ export const presignTools = [
         .optional()
         .describe("Each part's number and the ETag its PUT returned"),
     }),
-    output: z.object({ bucketId: id("Bucket"), key: z.string(), uploadId: z.string(), etag: z.string().nullable(), parts: z.number().int() }),
+    output: completedUpload,
     errors: ["not_found", "bad_request"],
     handler: (input, { deps, caller }) => completeUpload(deps, caller, input),
   }),
@@ -98,7 +92,7 @@ export const presignTools = [
     http: { method: "POST", path: "/presign/abort-multipart" },
     annotations: { destructiveHint: true, idempotentHint: false },
     input: z.object({ ...target, uploadId }),
-    output: z.object({ bucketId: id("Bucket"), key: z.string(), uploadId: z.string(), aborted: z.literal(true) }),
+    output: abortedUpload,
     errors: ["not_found"],
     handler: (input, { deps, caller }) => abortUpload(deps, caller, input),
   }),
@@ -129,14 +123,7 @@ export const presignTools = [
       objectId: id("Media object"),
       expiresIn: z.number().int().min(60).max(604800).default(3600).describe("Seconds, 60..604800, default 3600"),
     }),
-    output: z.object({
-      url: z.string(),
-      method: z.literal("GET"),
-      objectId: id("Media object"),
-      key: z.string(),
-      expiresIn: z.number().int(),
-      expiresAt: timestamp("URL expiry"),
-    }),
+    output: presignedDownload,
     errors: ["not_found"],
     handler: (input, { deps, caller }) => presignDownload(deps, caller, input),
   }),

@@ -7,6 +7,7 @@ import { derivativeTools } from "./derivatives.ts";
 import { identityTools } from "./identity.ts";
 import { mediaTools } from "./media.ts";
 import { presignTools } from "./presign.ts";
+import { reconcileTools } from "./reconcile.ts";
 import { searchTools } from "./search.ts";
 import { setTools } from "./sets.ts";
 import { storyboardTools } from "./storyboards.ts";
@@ -34,6 +35,7 @@ export const registry: readonly AnyTool[] = [
   ...storyboardTools,
   ...usageTools,
   ...billingTools,
+  ...reconcileTools,
   ...webhookTools,
   ...auditTools,
 ];

@@ -1,11 +1,10 @@
 import { z } from "zod";
-import { MEDIA_KINDS } from "../domain/media/kind.ts";
+import { id, pageInput } from "../contract/common.ts";
+import { MEDIA_KINDS } from "../contract/media.ts";
+import { searchResult } from "../contract/search.ts";
 import { searchMedia } from "../domain/search/search.ts";
 import { defineTool } from "./define.ts";
-import { mediaObject } from "./media-schemas.ts";
-import { id, pageInput } from "./schemas.ts";
 
-const facetCount = z.object({ slug: z.string(), name: z.string(), count: z.number().int() });
 const isoDate = z
   .string()
   .refine((v) => /^\d{4}-\d{2}-\d{2}(T[\d:.]+(Z|[+-]\d{2}:\d{2}))?$/.test(v) && !Number.isNaN(Date.parse(v)), "an ISO date (2026-11-22) or date-time (2026-11-22T10:00:00Z)");
@@ -33,15 +32,7 @@ export const searchTools = [
       dateTo: isoDate.optional().describe("Created at or before (a date means until its end, UTC)"),
       ...pageInput,
     }),
-    output: z.object({
-      media: z.array(mediaObject),
-      total: z.number().int().describe("Objects matching, across all pages"),
-      facets: z.object({
-        tags: z.array(facetCount).describe("Tags of the matching objects, most frequent first (at most 100)"),
-        categories: z.array(facetCount).describe("Categories directly assigned to the matching objects, most frequent first (at most 100)"),
-        kinds: z.array(z.object({ kind: z.enum(MEDIA_KINDS), count: z.number().int() })),
-      }),
-    }),
+    output: searchResult,
     errors: ["not_found"],
     handler: (input, { deps, caller }) => searchMedia(deps, caller, input),
   }),

@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { SET_ITEM_SOURCES } from "../db/schema/index.ts";
+import { deleted, id, listOf, pageInput } from "../contract/common.ts";
+import { mediaSet, setGeneration, setItem, setSummary } from "../contract/sets.ts";
 import {
   ASPECT_RATIO,
   addSetItem,
@@ -13,38 +14,8 @@ import {
   removeSetItem,
 } from "../domain/collections/sets.ts";
 import { defineTool } from "./define.ts";
-import { deleted, id, listOf, pageInput, timestamp } from "./schemas.ts";
 
 const side = (what: string) => z.number().int().min(1).max(MAX_RENDITION_SIDE).describe(`${what} in pixels, 1..${MAX_RENDITION_SIDE}`);
-
-export const setItem = z.object({
-  id: id("Set item"),
-  setId: id("Set"),
-  objectId: id("Media object").nullable().describe("The rendition; null while a generated item has not been rendered yet"),
-  objectDeleted: z.boolean().describe("True when objectId points at a deleted media object"),
-  source: z
-    .enum(SET_ITEM_SOURCES)
-    .describe("attached: the object was given when adding the item, generate leaves it alone; generated: generate renders it from the base object"),
-  aspectRatio: z.string().describe("W:H"),
-  width: z.number().int(),
-  height: z.number().int(),
-  role: z.string(),
-  createdAt: timestamp("Creation time"),
-});
-
-const setSummary = z.object({
-  id: id("Set"),
-  name: z.string(),
-  bucketId: id("Bucket").describe("The base object's bucket; the set lives there"),
-  baseObjectId: id("Media object"),
-  baseObjectDeleted: z.boolean().describe("True when the base object was deleted; generate then answers 409"),
-  itemCount: z.number().int(),
-  generateRequestedAt: timestamp("Last generate request").nullable(),
-  createdAt: timestamp("Creation time"),
-  updatedAt: timestamp("Last change"),
-});
-
-export const set = setSummary.extend({ items: z.array(setItem).describe("In the order they were added") });
 
 export const setTools = [
   defineTool({
@@ -70,7 +41,7 @@ export const setTools = [
       name: z.string().trim().min(1).max(200),
       baseObjectId: id("Media object").describe("The original the renditions are made from"),
     }),
-    output: set,
+    output: mediaSet,
     errors: ["not_found"],
     handler: (input, { deps, caller }) => createSet(deps, caller, input),
   }),
@@ -82,7 +53,7 @@ export const setTools = [
     reach: "bucket",
     http: { method: "GET", path: "/sets/{id}" },
     input: z.object({ id: id("Set") }),
-    output: set,
+    output: mediaSet,
     errors: ["not_found"],
     handler: (input, { deps, caller }) => getSet(deps, caller, input.id),
   }),
@@ -143,12 +114,7 @@ export const setTools = [
     reach: "bucket",
     http: { method: "POST", path: "/sets/{id}/generate", status: 202 },
     input: z.object({ id: id("Set") }),
-    output: z.object({
-      setId: id("Set"),
-      jobId: id("Job"),
-      status: z.literal("queued"),
-      items: z.number().int().describe("Generated items the job will render"),
-    }),
+    output: setGeneration,
     errors: ["not_found", "conflict"],
     handler: (input, { deps, caller }) => generateSet(deps, caller, input.id),
   }),

@@ -1,4 +1,6 @@
 import { z } from "zod";
+import { deleted, id, listOf, pageInput } from "../contract/common.ts";
+import { clip, storyboard, storyboardSummary } from "../contract/storyboards.ts";
 import {
   addClip,
   createStoryboard,
@@ -12,28 +14,6 @@ import {
   updateClip,
 } from "../domain/collections/storyboards.ts";
 import { defineTool } from "./define.ts";
-import { deleted, id, listOf, pageInput, timestamp } from "./schemas.ts";
-
-export const clip = z.object({
-  id: id("Clip"),
-  storyboardId: id("Storyboard"),
-  objectId: id("Media object"),
-  position: z.number().int().describe("0-based; a storyboard's clips are always at 0..n-1"),
-  note: z.string(),
-  objectDeleted: z.boolean().describe("True when the media object was deleted; the clip keeps its place until removed"),
-  createdAt: timestamp("Creation time"),
-});
-
-const storyboardSummary = z.object({
-  id: id("Storyboard"),
-  name: z.string(),
-  bucketId: id("Bucket").nullable().describe("When set, every clip comes from this bucket and keys restricted to it can use the storyboard"),
-  clipCount: z.number().int(),
-  createdAt: timestamp("Creation time"),
-  updatedAt: timestamp("Last change"),
-});
-
-export const storyboard = storyboardSummary.extend({ clips: z.array(clip).describe("Ordered by position") });
 
 const note = z.string().max(MAX_NOTE).describe(`Free text, at most ${MAX_NOTE} characters`);
 

@@ -1,27 +1,12 @@
 import { z } from "zod";
-import { MAX_TAG_NAME, MAX_TAGS_PER_OBJECT, createTag, deleteTag, listTags, setObjectTags } from "../domain/labels/tags.ts";
+import { listOf, pageInput } from "../contract/common.ts";
+import { objectTags, tag, tagDeleted } from "../contract/labels.ts";
+import { tagKind } from "../domain/labels/kinds.ts";
+import { deleteLabel } from "../domain/labels/labels.ts";
+import { createTag, listTags, MAX_TAG_NAME, MAX_TAGS_PER_OBJECT } from "../domain/labels/tags.ts";
 import { defineTool } from "./define.ts";
-import { deleted, id, listOf, pageInput, timestamp } from "./schemas.ts";
-
-/** A tag or category as attached to a media object. */
-export const label = (what: string) => z.object({ id: id(what), name: z.string(), slug: z.string() });
-
-/** Names of tags and categories: trimmed, 1..128 characters, no control characters. */
-export const labelName = (max: number) =>
-  z
-    .string()
-    .trim()
-    .min(1)
-    .max(max)
-    .refine((s) => !/\p{Cc}/u.test(s), "Control characters are not allowed");
-
-export const tag = z.object({
-  id: id("Tag"),
-  name: z.string(),
-  slug: z.string().describe("Derived from the name, unique in the organization; search filters use it"),
-  objectCount: z.number().int().describe("Live media objects carrying the tag (a bucket-restricted key counts only its bucket)"),
-  createdAt: timestamp("Creation time"),
-});
+import { labelName } from "./inputs.ts";
+import { deleteLabelTool, setObjectLabelsTool } from "./labels.ts";
 
 export const tagTools = [
   defineTool({
@@ -54,35 +39,18 @@ export const tagTools = [
     errors: ["conflict"],
     handler: (input, { deps, caller }) => createTag(deps, caller, input),
   }),
-  defineTool({
-    name: "tags_delete",
-    title: "Delete a tag",
+  deleteLabelTool(tagKind, {
     description:
       "Deletes a tag and removes it from every media object (reported as unassignedObjects). " +
       "Tags are shared by all buckets, so a bucket-restricted key cannot delete them.",
-    scope: "delete",
-    reach: "organization",
-    http: { method: "DELETE", path: "/tags/{id}" },
-    input: z.object({ id: id("Tag") }),
-    output: deleted("Tag").extend({ unassignedObjects: z.number().int().describe("Objects that carried the tag") }),
-    errors: ["not_found"],
-    handler: (input, { deps, caller }) => deleteTag(deps, caller, input.id),
+    output: tagDeleted,
+    remove: (deps, caller, id) => deleteLabel(deps, caller, tagKind, id),
   }),
-  defineTool({
-    name: "objects_set_tags",
-    title: "Set a media object's tags",
+  setObjectLabelsTool(tagKind, {
     description:
       "Replaces the complete tag list of a media object with tagIds (it does not append: send every tag the object should keep; [] removes all). " +
       "Any unknown tag id is 404 with details.missingIds and nothing changes. Create missing tags with tags_create first.",
-    scope: "write",
-    reach: "bucket",
-    http: { method: "PUT", path: "/objects/{id}/tags" },
-    input: z.object({
-      id: id("Media object"),
-      tagIds: z.array(id("Tag")).max(MAX_TAGS_PER_OBJECT).describe(`The object's tags after the call, at most ${MAX_TAGS_PER_OBJECT}`),
-    }),
-    output: z.object({ objectId: id("Media object"), tags: z.array(label("Tag")).describe("The object's tags now, by slug") }),
-    errors: ["not_found"],
-    handler: (input, { deps, caller }) => setObjectTags(deps, caller, input.id, input.tagIds),
+    max: MAX_TAGS_PER_OBJECT,
+    output: objectTags,
   }),
 ];

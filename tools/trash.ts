@@ -1,11 +1,9 @@
 import { z } from "zod";
-import { trashFields } from "../contract/trash.ts";
+import { id, listOf, pageInput } from "../contract/common.ts";
+import { mediaObject } from "../contract/media.ts";
+import { purged, trashedObject } from "../contract/trash.ts";
 import { listTrash, purgeTrashed, restoreObject } from "../domain/media/trash.ts";
 import { defineTool } from "./define.ts";
-import { mediaObject } from "./media-schemas.ts";
-import { id, listOf, pageInput } from "./schemas.ts";
-
-const trashedObject = mediaObject.extend(trashFields);
 
 /**
  * The trash (docs/events.md): deleted objects stay restorable for the retention period. Like
@@ -46,7 +44,7 @@ export const trashTools = [
     reach: "bucket",
     http: { method: "DELETE", path: "/trash/{id}" },
     input: z.object({ id: id("Media object") }),
-    output: z.object({ id: id("Media object"), purged: z.literal(true) }),
+    output: purged,
     errors: ["not_found"],
     handler: (input, { deps, caller }) => purgeTrashed(deps, caller, input.id),
   }),

@@ -16,7 +16,7 @@ import {
 } from "../domain/events/endpoints.ts";
 import { checkOutboundUrl, OutboundRefused } from "../net/outbound.ts";
 import { defineTool } from "./define.ts";
-import { deleted, id, listOf, pageInput } from "./schemas.ts";
+import { deleted, id, listOf, pageInput } from "../contract/common.ts";
 
 /**
  * Webhook endpoints: where the organization's events are sent (docs/events.md). Admin scope,

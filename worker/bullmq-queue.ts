@@ -50,6 +50,12 @@ export class BullQueue implements JobQueue {
     await this.queue.add(job.name, job.data, { jobId: job.id });
   }
 
+  /** The shared queue's jobs by state (metrics); failed ones are those BullMQ keeps (30 days). */
+  async counts(): Promise<Record<string, number>> {
+    const counts = await this.queue.getJobCounts("waiting", "active", "delayed", "prioritized", "failed");
+    return { waiting: (counts.waiting ?? 0) + (counts.prioritized ?? 0), active: counts.active ?? 0, delayed: counts.delayed ?? 0, failed: counts.failed ?? 0 };
+  }
+
   async close(): Promise<void> {
     await settleWithin(this.queue.close(), this.connection.status === "ready" ? CLOSE_WAIT_MS : 0);
     this.connection.disconnect();

@@ -130,6 +130,11 @@ export class MemoryQueue implements JobQueue {
     this.opts.ledger.renewed([...this.held.keys()]).catch((err) => this.log.warn("renewing job claims failed", { error: String(err) }));
   }
 
+  /** What this process holds, by state (metrics). */
+  async counts(): Promise<Record<string, number>> {
+    return { waiting: this.ready.length, active: this.running.size, delayed: this.retries.size };
+  }
+
   /** Waits until nothing is queued, running or waiting for a retry (tests, benchmarks). */
   async drain(): Promise<void> {
     while (this.held.size > 0) await Promise.race([...this.running, Bun.sleep(10)]);

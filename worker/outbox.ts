@@ -124,3 +124,12 @@ export async function pruneOutbox(deps: Pick<Deps, "db">): Promise<void> {
       ),
     );
 }
+
+/** Committed jobs not handed to a queue yet (waiting for a dispatch pass, or deferred). */
+export async function pendingOutboxRows(deps: Pick<Deps, "db">): Promise<number> {
+  const [row] = await deps.db
+    .select({ n: sql<number>`count(*)::int` })
+    .from(jobOutbox)
+    .where(and(isNull(jobOutbox.doneAt), isNull(jobOutbox.dispatchedAt)));
+  return row?.n ?? 0;
+}

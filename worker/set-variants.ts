@@ -7,14 +7,14 @@ import { objectPath } from "../domain/media/storage-keys.ts";
 import { recordStoredObject } from "../domain/media/uploads.ts";
 import { emitEvent } from "../domain/events/emit.ts";
 import { MediaError } from "./derivatives/errors.ts";
-import { findTool, runTool } from "./derivatives/exec.ts";
+import { findExecutable, runTool } from "./derivatives/exec.ts";
 import { probe } from "./derivatives/probe.ts";
 import { type ImageInput, renderCover } from "./derivatives/render.ts";
 import { downloadTo, withTempDir } from "./derivatives/source.ts";
 import { extractPoster, posterTime } from "./derivatives/video.ts";
 
 /**
- * The `sets.generate` job (spec §4.5): every generated item of the set is rendered from the
+ * The `sets.generate` job: every generated item of the set is rendered from the
  * base object at its width x height (scaled to cover, cropped around what draws the eye),
  * stored as a media object in the base object's bucket and recorded on the item. A video base
  * is rendered from its poster frame, a PDF from its first page. Each item always lands at the
@@ -58,7 +58,7 @@ async function sourceImage(deps: Deps, kind: string, file: string, dir: string, 
   const w = deps.config.worker;
   const opts = { timeoutMs: w.toolTimeoutMs, redact: dir };
   const tool = (name: string) => {
-    const path = findTool(name, w.toolsDir);
+    const path = findExecutable(name, w.toolsDir);
     if (!path) throw new MediaError(`${name} is not installed on the worker, so renditions cannot be made from ${kind} files`);
     return path;
   };

@@ -1,14 +1,13 @@
 import { index, pgTable, text, timestamp, uniqueIndex, uuid } from "drizzle-orm/pg-core";
-import { buckets } from "./buckets.ts";
-import { organizations, users } from "./identity.ts";
-
-const createdAt = () => timestamp("created_at", { withTimezone: true }).notNull().defaultNow();
+import { bucketRef } from "./buckets.ts";
+import { organizationRef, users } from "./identity.ts";
+import { createdAt, uuidKey } from "./columns.ts";
 
 export const apiKeys = pgTable(
   "api_keys",
   {
-    id: uuid("id").primaryKey().defaultRandom(),
-    orgId: uuid("org_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
+    id: uuidKey(),
+    orgId: organizationRef(),
     userId: uuid("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
     name: text("name").notNull(),
     accessKeyId: text("access_key_id").notNull(),
@@ -16,7 +15,7 @@ export const apiKeys = pgTable(
     secretHash: text("secret_hash").notNull(),
     scopes: text("scopes").array().notNull(),
     // A key restricted to a bucket dies with it.
-    bucketId: uuid("bucket_id").references(() => buckets.id, { onDelete: "cascade" }),
+    bucketId: bucketRef(),
     expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
     rotatedAt: timestamp("rotated_at", { withTimezone: true }),
     createdAt: createdAt(),

@@ -1,5 +1,6 @@
 import { index, integer, jsonb, pgTable, text, timestamp, uuid } from "drizzle-orm/pg-core";
-import { organizations } from "./identity.ts";
+import { uuidKey } from "./columns.ts";
+import { organizationRef } from "./identity.ts";
 
 /**
  * Who did what, per organization: every call of a mutating tool and every refused call, as
@@ -9,8 +10,8 @@ import { organizations } from "./identity.ts";
 export const auditLog = pgTable(
   "audit_log",
   {
-    id: uuid("id").primaryKey().defaultRandom(),
-    orgId: uuid("org_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
+    id: uuidKey(),
+    orgId: organizationRef(),
     at: timestamp("at", { withTimezone: true }).notNull().defaultNow(),
     /** "api_key", "user" (a dashboard JWT) or "system" (the service itself, e.g. disabling a failing webhook endpoint). */
     actorType: text("actor_type", { enum: ["api_key", "user", "system"] }).notNull(),

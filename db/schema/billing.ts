@@ -1,5 +1,6 @@
 import { bigint, boolean, index, integer, pgTable, text, timestamp, uniqueIndex, uuid } from "drizzle-orm/pg-core";
-import { organizations } from "./identity.ts";
+import { organizationRef, organizations } from "./identity.ts";
+import { updatedAt, uuidKey } from "./columns.ts";
 
 /**
  * An organization's plan, purchased capacity, auto-capacity settings and its link to the
@@ -27,7 +28,7 @@ export const billingAccounts = pgTable(
     currentPeriodEnd: timestamp("current_period_end", { withTimezone: true }),
     /** Creation time of the last subscription event applied: older ones arriving late are ignored. */
     providerUpdatedAt: timestamp("provider_updated_at", { withTimezone: true }),
-    updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+    updatedAt: updatedAt(),
   },
   (t) => [uniqueIndex("billing_accounts_customer_uq").on(t.providerCustomerId)],
 );
@@ -36,10 +37,8 @@ export const billingAccounts = pgTable(
 export const billingCharges = pgTable(
   "billing_charges",
   {
-    id: uuid("id").primaryKey().defaultRandom(),
-    orgId: uuid("org_id")
-      .notNull()
-      .references(() => organizations.id, { onDelete: "cascade" }),
+    id: uuidKey(),
+    orgId: organizationRef(),
     kind: text("kind", { enum: ["capacity", "auto_capacity"] }).notNull(),
     gb: integer("gb").notNull(),
     amountCents: bigint("amount_cents", { mode: "number" }).notNull(),

@@ -1,6 +1,7 @@
-import { type AnyPgColumn, index, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid } from "drizzle-orm/pg-core";
-import { organizations } from "./identity.ts";
-import { mediaObjects } from "./media.ts";
+import { type AnyPgColumn, index, pgTable, primaryKey, text, uniqueIndex, uuid } from "drizzle-orm/pg-core";
+import { organizationRef } from "./identity.ts";
+import { mediaObjectRef } from "./media.ts";
+import { createdAt, uuidKey } from "./columns.ts";
 
 /**
  * A tree per organization. Nodes only attach to existing nodes (there is no move), so a
@@ -10,13 +11,13 @@ import { mediaObjects } from "./media.ts";
 export const categories = pgTable(
   "categories",
   {
-    id: uuid("id").primaryKey().defaultRandom(),
-    orgId: uuid("org_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
+    id: uuidKey(),
+    orgId: organizationRef(),
     parentId: uuid("parent_id").references((): AnyPgColumn => categories.id, { onDelete: "set null" }),
     name: text("name").notNull(),
     // Unique per organization; a name used elsewhere in the tree gets a numeric suffix.
     slug: text("slug").notNull(),
-    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    createdAt: createdAt(),
   },
   (t) => [uniqueIndex("categories_org_slug_uq").on(t.orgId, t.slug), index("categories_parent_idx").on(t.parentId)],
 );
@@ -24,10 +25,10 @@ export const categories = pgTable(
 export const objectCategories = pgTable(
   "object_categories",
   {
-    orgId: uuid("org_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
-    objectId: uuid("object_id").notNull().references(() => mediaObjects.id, { onDelete: "cascade" }),
+    orgId: organizationRef(),
+    objectId: mediaObjectRef().notNull(),
     categoryId: uuid("category_id").notNull().references(() => categories.id, { onDelete: "cascade" }),
-    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    createdAt: createdAt(),
   },
   (t) => [primaryKey({ columns: [t.objectId, t.categoryId] }), index("object_categories_category_idx").on(t.categoryId)],
 );

@@ -1,8 +1,6 @@
 import { bigint, integer, pgTable, text, timestamp, uniqueIndex, uuid } from "drizzle-orm/pg-core";
+import { DERIVATIVE_STATES } from "../../contract/media.ts";
 import { mediaObjects } from "./media.ts";
-
-export const DERIVATIVE_STATES = ["pending", "ready", "failed", "unsupported"] as const;
-export type DerivativeState = (typeof DERIVATIVE_STATES)[number];
 
 /**
  * What the worker made from an object (thumbnail, poster, waveform, page), one row per

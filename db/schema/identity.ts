@@ -1,15 +1,18 @@
-import { index, pgTable, primaryKey, text, timestamp, uuid } from "drizzle-orm/pg-core";
-
-const createdAt = () => timestamp("created_at", { withTimezone: true }).notNull().defaultNow();
+import { index, pgTable, primaryKey, text, uuid } from "drizzle-orm/pg-core";
+import { MEMBERSHIP_ROLES } from "../../contract/identity.ts";
+import { createdAt, uuidKey } from "./columns.ts";
 
 export const organizations = pgTable("organizations", {
-  id: uuid("id").primaryKey().defaultRandom(),
+  id: uuidKey(),
   name: text("name").notNull(),
   createdAt: createdAt(),
 });
 
+/** The owning organization: every row of the organization goes with it. */
+export const organizationRef = () => uuid("org_id").notNull().references(() => organizations.id, { onDelete: "cascade" });
+
 export const users = pgTable("users", {
-  id: uuid("id").primaryKey().defaultRandom(),
+  id: uuidKey(),
   email: text("email"),
   createdAt: createdAt(),
 });
@@ -17,9 +20,9 @@ export const users = pgTable("users", {
 export const memberships = pgTable(
   "memberships",
   {
-    orgId: uuid("org_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
+    orgId: organizationRef(),
     userId: uuid("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
-    role: text("role", { enum: ["owner", "member"] }).notNull(),
+    role: text("role", { enum: MEMBERSHIP_ROLES }).notNull(),
     createdAt: createdAt(),
   },
   (t) => [primaryKey({ columns: [t.orgId, t.userId] }), index("memberships_user_idx").on(t.userId)],

@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
-import { index, jsonb, pgTable, text, timestamp, uuid } from "drizzle-orm/pg-core";
+import { index, jsonb, pgTable, text, timestamp } from "drizzle-orm/pg-core";
+import { createdAt, uuidKey } from "./columns.ts";
 
 /**
  * Transactional outbox: a job is written in the same transaction as the change that needs
@@ -14,11 +15,11 @@ import { index, jsonb, pgTable, text, timestamp, uuid } from "drizzle-orm/pg-cor
 export const jobOutbox = pgTable(
   "job_outbox",
   {
-    id: uuid("id").primaryKey().defaultRandom(),
+    id: uuidKey(),
     name: text("name").notNull(),
     payload: jsonb("payload").notNull(),
     runAfter: timestamp("run_after", { withTimezone: true }).notNull().defaultNow(),
-    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    createdAt: createdAt(),
     /** Last hand-over to a queue (in-process: the holder's renewed claim). */
     dispatchedAt: timestamp("dispatched_at", { withTimezone: true }),
     /** The outbox is done with the row: handed to a durable queue, or settled in-process. */

@@ -1,17 +1,16 @@
 import { sql } from "drizzle-orm";
 import { bigint, index, jsonb, pgTable, text, timestamp, uniqueIndex, uuid } from "drizzle-orm/pg-core";
-import { buckets } from "./buckets.ts";
-import { organizations } from "./identity.ts";
-
-export const MEDIA_KINDS = ["image", "video", "audio", "pdf", "3d", "other"] as const;
-export type MediaKind = (typeof MEDIA_KINDS)[number];
+import { MEDIA_KINDS } from "../../contract/media.ts";
+import { bucketRef } from "./buckets.ts";
+import { organizationRef } from "./identity.ts";
+import { createdAt, updatedAt, uuidKey } from "./columns.ts";
 
 export const mediaObjects = pgTable(
   "media_objects",
   {
-    id: uuid("id").primaryKey().defaultRandom(),
-    orgId: uuid("org_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
-    bucketId: uuid("bucket_id").notNull().references(() => buckets.id, { onDelete: "cascade" }),
+    id: uuidKey(),
+    orgId: organizationRef(),
+    bucketId: bucketRef().notNull(),
     key: text("key").notNull(),
     size: bigint("size", { mode: "number" }).notNull(),
     contentType: text("content_type").notNull(),
@@ -20,8 +19,8 @@ export const mediaObjects = pgTable(
     etag: text("etag"),
     /** Technical facts the worker extracted (dimensions, duration, pages, EXIF); `metadata` stays the user's. */
     info: jsonb("info").$type<Record<string, unknown>>().notNull().default({}),
-    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
-    updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
     // Soft delete: hidden everywhere at once; the bytes are purged after a retention period.
     deletedAt: timestamp("deleted_at", { withTimezone: true }),
     /** Set when the purge job for a soft-deleted object has been enqueued. */
@@ -38,3 +37,6 @@ export const mediaObjects = pgTable(
     index("media_org_trash_idx").on(t.orgId, t.deletedAt).where(sql`${t.deletedAt} is not null`),
   ],
 );
+
+/** The media object the row is about (it goes with the object). */
+export const mediaObjectRef = () => uuid("object_id").references(() => mediaObjects.id, { onDelete: "cascade" });

@@ -1,7 +1,7 @@
 import { sql } from "drizzle-orm";
 import { bigint, customType, index, pgTable, text, timestamp, uuid } from "drizzle-orm/pg-core";
-import { MEDIA_KINDS } from "./media.ts";
-import { organizations } from "./identity.ts";
+import { MEDIA_KINDS } from "../../contract/media.ts";
+import { organizationRef } from "./identity.ts";
 import { mediaObjects } from "./media.ts";
 
 const tsvector = customType<{ data: string }>({ dataType: () => "tsvector" });
@@ -10,7 +10,7 @@ const tsvector = customType<{ data: string }>({ dataType: () => "tsvector" });
  * One row per live media object with everything a search filters, ranks and counts facets
  * on, so that a search reads this table alone (no join per match). Kept beside the object,
  * so media queries never carry it, and rewritten in the same transaction as every change to
- * the object's key, labels or metadata (domain/search.ts): a change is searchable as soon as
+ * the object's key, labels or metadata (domain/search/index-rows.ts): a change is searchable as soon as
  * its call returns. Soft-deleted objects have no row.
  * The vector is generated: key and file name weigh most, then tag and category names, then
  * metadata values. Separators in paths and names become spaces so that "img_2026.jpg"
@@ -22,9 +22,7 @@ export const mediaSearch = pgTable(
     objectId: uuid("object_id")
       .primaryKey()
       .references(() => mediaObjects.id, { onDelete: "cascade" }),
-    orgId: uuid("org_id")
-      .notNull()
-      .references(() => organizations.id, { onDelete: "cascade" }),
+    orgId: organizationRef(),
     bucketId: uuid("bucket_id").notNull(),
     kind: text("kind", { enum: MEDIA_KINDS }).notNull(),
     size: bigint("size", { mode: "number" }).notNull(),

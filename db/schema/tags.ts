@@ -1,16 +1,17 @@
-import { index, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid } from "drizzle-orm/pg-core";
-import { organizations } from "./identity.ts";
-import { mediaObjects } from "./media.ts";
+import { index, pgTable, primaryKey, text, uniqueIndex, uuid } from "drizzle-orm/pg-core";
+import { organizationRef } from "./identity.ts";
+import { mediaObjectRef } from "./media.ts";
+import { createdAt, uuidKey } from "./columns.ts";
 
 /** Flat labels of an organization. The slug is the tag's identity: two names with one slug are one tag. */
 export const tags = pgTable(
   "tags",
   {
-    id: uuid("id").primaryKey().defaultRandom(),
-    orgId: uuid("org_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
+    id: uuidKey(),
+    orgId: organizationRef(),
     name: text("name").notNull(),
     slug: text("slug").notNull(),
-    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    createdAt: createdAt(),
   },
   (t) => [uniqueIndex("tags_org_slug_uq").on(t.orgId, t.slug), index("tags_org_name_idx").on(t.orgId, t.name)],
 );
@@ -18,10 +19,10 @@ export const tags = pgTable(
 export const objectTags = pgTable(
   "object_tags",
   {
-    orgId: uuid("org_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
-    objectId: uuid("object_id").notNull().references(() => mediaObjects.id, { onDelete: "cascade" }),
+    orgId: organizationRef(),
+    objectId: mediaObjectRef().notNull(),
     tagId: uuid("tag_id").notNull().references(() => tags.id, { onDelete: "cascade" }),
-    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    createdAt: createdAt(),
   },
   (t) => [primaryKey({ columns: [t.objectId, t.tagId] }), index("object_tags_tag_idx").on(t.tagId)],
 );

@@ -1,6 +1,8 @@
 import { bigint, date, index, jsonb, pgTable, primaryKey, text, timestamp, uuid } from "drizzle-orm/pg-core";
-import { buckets } from "./buckets.ts";
-import { organizations } from "./identity.ts";
+import { USAGE_EVENT_TYPES } from "../../contract/usage.ts";
+import { bucketRef } from "./buckets.ts";
+import { organizationRef, organizations } from "./identity.ts";
+import { createdAt, updatedAt, uuidKey } from "./columns.ts";
 
 /**
  * Storage accounting per organization, kept by counters updated in the same transaction as
@@ -15,16 +17,14 @@ export const orgUsage = pgTable("org_usage", {
   reservedStorage: bigint("reserved_storage", { mode: "number" }).notNull().default(0),
   allocatedStorage: bigint("allocated_storage", { mode: "number" }).notNull(),
   objectCount: bigint("object_count", { mode: "number" }).notNull().default(0),
-  updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+  updatedAt: updatedAt(),
 });
 
 /** Per-month counters: egress and API calls reset with the month by construction. */
 export const usageMonthly = pgTable(
   "usage_monthly",
   {
-    orgId: uuid("org_id")
-      .notNull()
-      .references(() => organizations.id, { onDelete: "cascade" }),
+    orgId: organizationRef(),
     /** First day of the month (UTC). */
     month: date("month", { mode: "string" }).notNull(),
     egressBytes: bigint("egress_bytes", { mode: "number" }).notNull().default(0),
@@ -40,20 +40,16 @@ export const usageMonthly = pgTable(
 export const uploadReservations = pgTable(
   "upload_reservations",
   {
-    id: uuid("id").primaryKey().defaultRandom(),
-    orgId: uuid("org_id")
-      .notNull()
-      .references(() => organizations.id, { onDelete: "cascade" }),
-    bucketId: uuid("bucket_id")
-      .notNull()
-      .references(() => buckets.id, { onDelete: "cascade" }),
+    id: uuidKey(),
+    orgId: organizationRef(),
+    bucketId: bucketRef().notNull(),
     key: text("key").notNull(),
     bytes: bigint("bytes", { mode: "number" }).notNull().default(0),
     contentType: text("content_type").notNull(),
     tags: text("tags").array().notNull().default([]),
     uploadId: text("upload_id"),
     expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
-    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    createdAt: createdAt(),
   },
   (t) => [
     index("upload_reservations_key_idx").on(t.bucketId, t.key),
@@ -70,9 +66,7 @@ export const uploadReservations = pgTable(
 export const usageDaily = pgTable(
   "usage_daily",
   {
-    orgId: uuid("org_id")
-      .notNull()
-      .references(() => organizations.id, { onDelete: "cascade" }),
+    orgId: organizationRef(),
     day: date("day", { mode: "string" }).notNull(),
     usedStorage: bigint("used_storage", { mode: "number" }).notNull(),
     allocatedStorage: bigint("allocated_storage", { mode: "number" }).notNull(),
@@ -83,22 +77,6 @@ export const usageDaily = pgTable(
   (t) => [primaryKey({ columns: [t.orgId, t.day] })],
 );
 
-export const USAGE_EVENT_TYPES = [
-  "upload_confirmed",
-  "object_deleted",
-  "object_purged",
-  "object_restored",
-  "download",
-  "stream",
-  "capacity_added",
-  "auto_capacity",
-  "plan_changed",
-  "subscription_updated",
-  "invoice_paid",
-  "invoice_payment_failed",
-] as const;
-export type UsageEventType = (typeof USAGE_EVENT_TYPES)[number];
-
 /**
  * The usage ledger: one row per change that matters to usage or billing, written in the same
  * transaction as the change. Object ids are kept without a foreign key: the ledger outlives
@@ -107,12 +85,10 @@ export type UsageEventType = (typeof USAGE_EVENT_TYPES)[number];
 export const usageEvents = pgTable(
   "usage_events",
   {
-    id: uuid("id").primaryKey().defaultRandom(),
+    id: uuidKey(),
     /** Insertion order: breaks ties between events of the same instant. */
     seq: bigint("seq", { mode: "number" }).notNull().generatedAlwaysAsIdentity(),
-    orgId: uuid("org_id")
-      .notNull()
-      .references(() => organizations.id, { onDelete: "cascade" }),
+    orgId: organizationRef(),
     type: text("type", { enum: USAGE_EVENT_TYPES }).notNull(),
     at: timestamp("at", { withTimezone: true }).notNull(),
     objectId: uuid("object_id"),

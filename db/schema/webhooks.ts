@@ -1,6 +1,8 @@
 import { sql } from "drizzle-orm";
 import { boolean, index, integer, json, pgTable, text, timestamp, uuid } from "drizzle-orm/pg-core";
-import { organizations } from "./identity.ts";
+import { DELIVERY_STATES } from "../../contract/webhooks.ts";
+import { createdAt, updatedAt, uuidKey } from "./columns.ts";
+import { organizationRef } from "./identity.ts";
 
 const at = (name: string) => timestamp(name, { withTimezone: true });
 
@@ -12,8 +14,8 @@ const at = (name: string) => timestamp(name, { withTimezone: true });
 export const webhookEndpoints = pgTable(
   "webhook_endpoints",
   {
-    id: uuid("id").primaryKey().defaultRandom(),
-    orgId: uuid("org_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
+    id: uuidKey(),
+    orgId: organizationRef(),
     url: text("url").notNull(),
     description: text("description").notNull().default(""),
     /** Event types sent here; empty: every type. */
@@ -25,8 +27,8 @@ export const webhookEndpoints = pgTable(
     /** Why a disabled endpoint is disabled: "manual", or "failing" when a delivery exhausted its attempts. */
     disabledReason: text("disabled_reason"),
     disabledAt: at("disabled_at"),
-    createdAt: at("created_at").notNull().defaultNow(),
-    updatedAt: at("updated_at").notNull().defaultNow(),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
   },
   (t) => [index("webhook_endpoints_org_idx").on(t.orgId, t.createdAt)],
 );
@@ -35,17 +37,14 @@ export const webhookEndpoints = pgTable(
 export const webhookEvents = pgTable(
   "webhook_events",
   {
-    id: uuid("id").primaryKey().defaultRandom(),
-    orgId: uuid("org_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
+    id: uuidKey(),
+    orgId: organizationRef(),
     type: text("type").notNull(),
     payload: json("payload").notNull(),
-    createdAt: at("created_at").notNull().defaultNow(),
+    createdAt: createdAt(),
   },
   (t) => [index("webhook_events_created_idx").on(t.createdAt)],
 );
-
-export const DELIVERY_STATES = ["pending", "succeeded", "failed"] as const;
-export type DeliveryState = (typeof DELIVERY_STATES)[number];
 
 /**
  * One event on its way to one endpoint. Each attempt is a `webhooks.deliver` job; a failed
@@ -56,8 +55,8 @@ export type DeliveryState = (typeof DELIVERY_STATES)[number];
 export const webhookDeliveries = pgTable(
   "webhook_deliveries",
   {
-    id: uuid("id").primaryKey().defaultRandom(),
-    orgId: uuid("org_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
+    id: uuidKey(),
+    orgId: organizationRef(),
     eventId: uuid("event_id").notNull().references(() => webhookEvents.id, { onDelete: "cascade" }),
     endpointId: uuid("endpoint_id").notNull().references(() => webhookEndpoints.id, { onDelete: "cascade" }),
     status: text("status", { enum: DELIVERY_STATES }).notNull().default("pending"),
@@ -68,8 +67,8 @@ export const webhookDeliveries = pgTable(
     claimId: uuid("claim_id"),
     lastStatusCode: integer("last_status_code"),
     lastError: text("last_error"),
-    createdAt: at("created_at").notNull().defaultNow(),
-    updatedAt: at("updated_at").notNull().defaultNow(),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
     completedAt: at("completed_at"),
   },
   (t) => [
@@ -83,8 +82,8 @@ export const webhookDeliveries = pgTable(
 export const webhookAttempts = pgTable(
   "webhook_attempts",
   {
-    id: uuid("id").primaryKey().defaultRandom(),
-    orgId: uuid("org_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
+    id: uuidKey(),
+    orgId: organizationRef(),
     deliveryId: uuid("delivery_id").notNull().references(() => webhookDeliveries.id, { onDelete: "cascade" }),
     attempt: integer("attempt").notNull(),
     startedAt: at("started_at").notNull(),

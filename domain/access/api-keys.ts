@@ -1,6 +1,9 @@
-import { and, count, desc, eq, type SQL } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
+import type { Deleted } from "../../contract/common.ts";
+import type { ApiKey, ApiKeyWithSecret } from "../../contract/identity.ts";
 import { apiKeys, buckets } from "../../db/schema/index.ts";
 import { type Caller, effectiveScopes, hasScope, type Scope } from "./caller.ts";
+import { findOwned, type Owned, visiblePage } from "./owned-rows.ts";
 import { assertBucketAllowed, visibleTo } from "./visibility.ts";
 import type { Deps } from "../core/deps.ts";
 import { errors } from "../core/errors.ts";
@@ -11,32 +14,15 @@ import { emitEvent } from "../events/emit.ts";
 /** What api_key.* events say of a key: never its secret. */
 const keyEvent = (row: KeyRow) => ({ apiKeyId: row.id, name: row.name, bucketId: row.bucketId });
 
-/** Spec §2 and §5: default 90 days, at most 365. */
+/** Key lifetimes: 90 days unless asked otherwise, never more than 365. */
 export const DEFAULT_KEY_DAYS = 90;
 export const MAX_KEY_DAYS = 365;
 
 const SECRET_NOTE = "Store this secret now: it is shown only once. Send it as 'Authorization: Bearer <secret>'; the accessKeyId only identifies the key.";
 
-export interface ApiKeyView {
-  id: string;
-  name: string;
-  accessKeyId: string;
-  scopes: Scope[];
-  bucketId: string | null;
-  expiresAt: string;
-  createdAt: string;
-  rotatedAt: string | null;
-  expired: boolean;
-}
-
-export interface ApiKeyWithSecret extends ApiKeyView {
-  secret: string;
-  note: string;
-}
-
 type KeyRow = typeof apiKeys.$inferSelect;
 
-function view(row: KeyRow, now: Date): ApiKeyView {
+function view(row: KeyRow, now: Date): ApiKey {
   return {
     id: row.id,
     name: row.name,
@@ -51,14 +37,10 @@ function view(row: KeyRow, now: Date): ApiKeyView {
 }
 
 /** A bucket-restricted caller manages only keys restricted to the same bucket. */
-const columns = { org: apiKeys.orgId, bucket: apiKeys.bucketId };
+const owned: Owned = { table: apiKeys, id: apiKeys.id, org: apiKeys.orgId, bucket: apiKeys.bucketId, createdAt: apiKeys.createdAt, noun: "API key", what: "The API key" };
 
-export async function listApiKeys(deps: Deps, caller: Caller, q: { limit: number; offset: number }): Promise<Page<ApiKeyView>> {
-  const where = visibleTo(caller, columns);
-  const [rows, [{ total } = { total: 0 }]] = await Promise.all([
-    deps.db.select().from(apiKeys).where(where).orderBy(desc(apiKeys.createdAt), desc(apiKeys.id)).limit(q.limit).offset(q.offset),
-    deps.db.select({ total: count() }).from(apiKeys).where(where),
-  ]);
+export async function listApiKeys(deps: Deps, caller: Caller, q: { limit: number; offset: number }): Promise<Page<ApiKey>> {
+  const { rows, total } = await visiblePage(deps.db, caller, owned, deps.db.select().from(apiKeys).$dynamic(), q);
   const now = deps.clock.now();
   return page(rows.map((r) => view(r, now)), total, q.offset);
 }
@@ -111,23 +93,18 @@ export async function createApiKey(
  * it: 403, as for its other bucket-scoped data; other organizations' keys stay 404.
  */
 async function assertKeyManageable(deps: Deps, caller: Caller, id: string): Promise<void> {
-  const [row] = await deps.db
-    .select({ bucketId: apiKeys.bucketId })
-    .from(apiKeys)
-    .where(and(eq(apiKeys.id, id), eq(apiKeys.orgId, caller.orgId)));
-  if (!row) throw errors.notFound("API key");
-  assertBucketAllowed(caller, row.bucketId, "The API key");
+  await findOwned<KeyRow>(deps.db, caller, owned, id);
 }
 
-export async function deleteApiKey(deps: Deps, caller: Caller, id: string): Promise<{ id: string; deleted: true }> {
+export async function deleteApiKey(deps: Deps, caller: Caller, id: string): Promise<Deleted> {
   await assertKeyManageable(deps, caller, id);
   await deps.db.transaction(async (tx) => {
-    const [deleted] = await tx.delete(apiKeys).where(and(eq(apiKeys.id, id), visibleTo(caller, columns))).returning();
+    const [deleted] = await tx.delete(apiKeys).where(and(eq(apiKeys.id, id), visibleTo(caller, owned))).returning();
     if (!deleted) throw errors.notFound("API key");
     await emitEvent(tx, { orgId: caller.orgId, type: "api_key.deleted", at: deps.clock.now(), data: keyEvent(deleted) });
   });
   deps.jobs.kick();
-  // Spec §5: the secret stops working at once, on every instance.
+  // The secret stops working at once, on every instance.
   await deps.credentials?.forget({ keyId: id });
   return { id, deleted: true };
 }
@@ -141,14 +118,14 @@ export async function rotateApiKey(deps: Deps, caller: Caller, id: string): Prom
     const [rotated] = await tx
       .update(apiKeys)
       .set({ secretHash: hashSecret(secret), rotatedAt: now })
-      .where(and(eq(apiKeys.id, id), visibleTo(caller, columns)))
+      .where(and(eq(apiKeys.id, id), visibleTo(caller, owned)))
       .returning();
     if (!rotated) throw errors.notFound("API key");
     await emitEvent(tx, { orgId: caller.orgId, type: "api_key.rotated", at: now, data: keyEvent(rotated) });
     return rotated;
   });
   deps.jobs.kick();
-  // Spec §5.5: rotation invalidates the old secret, on every instance.
+  // Rotation ends the old secret at once, on every instance.
   await deps.credentials?.forget({ keyId: id });
   return { ...view(row, now), secret, note: SECRET_NOTE };
 }

@@ -11,7 +11,7 @@ import { hashSecret, isSecretShape, sameHash } from "./secrets.ts";
 
 /**
  * Turns an Authorization header into a Caller, or throws 401.
- * Spec §5: the bearer is the key's secret (never its accessKeyId), or a dashboard JWT.
+ * The bearer is an API key's secret (never its accessKeyId) or a dashboard JWT (docs/conventions.md#credentials).
  */
 export async function authenticate(deps: Deps, authorization: string | null | undefined): Promise<Caller> {
   const token = bearerToken(authorization);
@@ -92,7 +92,7 @@ async function authenticateJwt(deps: Deps, token: string): Promise<Caller> {
     orgId: org_id,
     userId: sub,
     apiKeyId: null,
-    // A dashboard user acts with every scope in its organization (ARCHITECTURE.md).
+    // A dashboard user acts with every scope in its organization, on every bucket.
     scopes: new Set(SCOPES),
     bucketId: null,
     principal: `user:${sub}`,

@@ -1,7 +1,7 @@
+import { SCOPES, type Scope } from "../../contract/common.ts";
 import { errors } from "../core/errors.ts";
 
-export const SCOPES = ["read", "write", "delete", "admin"] as const;
-export type Scope = (typeof SCOPES)[number];
+export { SCOPES, type Scope };
 
 /**
  * Who is calling, as established by authentication. Built by the server, never from
@@ -19,7 +19,7 @@ export interface Caller {
   principal: string;
 }
 
-/** `admin` implies every scope (ARCHITECTURE.md). */
+/** `admin` implies every scope. */
 export function hasScope(caller: Pick<Caller, "scopes">, scope: Scope): boolean {
   return caller.scopes.has("admin") || caller.scopes.has(scope);
 }

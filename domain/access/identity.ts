@@ -1,26 +1,13 @@
 import { count, eq, sql } from "drizzle-orm";
+import type { Me } from "../../contract/identity.ts";
 import { apiKeys, memberships, organizations, users } from "../../db/schema/index.ts";
-import { type Caller, effectiveScopes, type Scope } from "./caller.ts";
+import { type Caller, effectiveScopes } from "./caller.ts";
 import type { Deps } from "../core/deps.ts";
 import { createOrganization } from "./organizations.ts";
 import { errors } from "../core/errors.ts";
 import { hashSecret, newAccessKeyId, newSecret } from "./secrets.ts";
 
-export interface MeView {
-  user: { id: string; email: string | null };
-  organization: { id: string; name: string };
-  memberships: { organizationId: string; organizationName: string; role: "owner" | "member" }[];
-  credential: {
-    type: "api_key" | "jwt";
-    apiKeyId: string | null;
-    accessKeyId: string | null;
-    scopes: Scope[];
-    bucketId: string | null;
-    expiresAt: string | null;
-  };
-}
-
-export async function me(deps: Deps, caller: Caller): Promise<MeView> {
+export async function me(deps: Deps, caller: Caller): Promise<Me> {
   const [[user], [org], orgs, [key]] = await Promise.all([
     deps.db.select().from(users).where(eq(users.id, caller.userId)),
     deps.db.select().from(organizations).where(eq(organizations.id, caller.orgId)),

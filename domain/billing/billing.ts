@@ -1,11 +1,12 @@
 import { and, eq, gte, isNull, lt, sql } from "drizzle-orm";
 import type { Db } from "../../db/client.ts";
+import type { AutoCapacitySettings, BillingPortal, CapacityPurchase, Invoice, PlanOffer, Subscription } from "../../contract/billing.ts";
 import { billingAccounts, billingCharges, organizations, orgUsage } from "../../db/schema/index.ts";
 import type { Caller } from "../access/caller.ts";
 import type { Deps } from "../core/deps.ts";
 import { errors } from "../core/errors.ts";
 import { findPlan, freeTier, GB, type Plan } from "./plans.ts";
-import type { PaymentProvider, ProviderInvoice } from "../ports/payments.ts";
+import type { PaymentProvider } from "../ports/payments.ts";
 import { type Page, page } from "../core/pagination.ts";
 import { snapshotDay, type UsageCounters } from "../usage/counters.ts";
 import { recordUsageEvent } from "../usage/events.ts";
@@ -13,42 +14,10 @@ import type { ObjectStored } from "../media/lifecycle.ts";
 import { emitEvent } from "../events/emit.ts";
 import { announceThresholds } from "../usage/thresholds.ts";
 
-/** Largest single capacity purchase, in GB (README). */
-export const MAX_CAPACITY_GB = 10_240;
-
 type Account = typeof billingAccounts.$inferSelect;
 type UsageRow = typeof orgUsage.$inferSelect;
 
-export interface AutoCapacitySettings {
-  enabled: boolean;
-  incrementGb: number;
-  thresholdPct: number;
-  maxMonthlySpendCents: number;
-}
-
-export interface PlanView {
-  key: string;
-  name: string;
-  includedStorage: number;
-  priceCents: number;
-  capacityPriceCentsPerGb: number;
-}
-
-export interface SubscriptionView {
-  plan: PlanView;
-  status: string;
-  includedStorage: number;
-  extraStorage: number;
-  allocatedStorage: number;
-  usedStorage: number;
-  currentPeriod: { start: string; end: string };
-  autoCapacity: AutoCapacitySettings;
-  capacitySpentThisMonthCents: number;
-  provider: { name: string | null; customerId: string | null; subscriptionId: string | null };
-  plans: PlanView[];
-}
-
-const planView = (p: Plan): PlanView => ({
+const planView = (p: Plan): PlanOffer => ({
   key: p.key,
   name: p.name,
   includedStorage: p.includedStorage,
@@ -130,7 +99,7 @@ async function buyCapacity(
   kind: "capacity" | "auto_capacity",
   now: Date,
   details: Record<string, unknown> = {},
-) {
+): Promise<CapacityPurchase> {
   const orgId = locked.account.orgId;
   const plan = planOf(deps, locked.account);
   const bytes = gb * GB;
@@ -154,7 +123,7 @@ async function buyCapacity(
   return { gb, addedStorage: bytes, amountCents, chargeId: charge!.id, allocatedStorage: after.allocatedStorage, extraStorage: account!.extraStorage };
 }
 
-export async function addCapacity(deps: Deps, caller: Caller, input: { gb: number }) {
+export async function addCapacity(deps: Deps, caller: Caller, input: { gb: number }): Promise<CapacityPurchase> {
   const now = deps.clock.now();
   const bought = await deps.db.transaction(async (tx) => buyCapacity(tx, deps, await lockBilling(tx, deps, caller.orgId), input.gb, "capacity", now));
   deps.jobs.kick();
@@ -162,7 +131,7 @@ export async function addCapacity(deps: Deps, caller: Caller, input: { gb: numbe
 }
 
 /**
- * Spec §2 auto-capacity, run inside a confirm's transaction after its counter UPDATE (so the
+ * Auto-capacity, run inside a confirm's transaction after its counter UPDATE (so the
  * usage row is locked and `after` is current): when the confirm grew usage to thresholdPct of
  * the allocation or beyond, incrementGb is bought, unless this month's capacity charges plus
  * its price would pass maxMonthlySpendCents. Concurrent confirms run this one after another,
@@ -208,7 +177,7 @@ export async function setAutoCapacity(deps: Deps, caller: Caller, s: AutoCapacit
   return autoView(account!);
 }
 
-export async function getSubscription(deps: Deps, caller: Caller): Promise<SubscriptionView> {
+export async function getSubscription(deps: Deps, caller: Caller): Promise<Subscription> {
   const now = deps.clock.now();
   const account = await ensureAccount(deps.db, deps, caller.orgId);
   const [[usage], spent] = await Promise.all([
@@ -266,12 +235,12 @@ export async function switchPlan(
 }
 
 /**
- * Spec §4.8: 409 when current usage exceeds the target plan. "Exceeds" compares used storage
+ * 409 when current usage exceeds what the target plan would allocate. "Exceeds" compares used storage
  * with what the organization would be allocated on the target: its included storage plus the
  * capacity bought, which stays with the organization. Only cheaper (or equally priced) tiers
  * are reachable here; upgrades go through the payment provider.
  */
-export async function downgrade(deps: Deps, caller: Caller, input: { tierKey: string }): Promise<SubscriptionView> {
+export async function downgrade(deps: Deps, caller: Caller, input: { tierKey: string }): Promise<Subscription> {
   const target = findPlan(deps.config.plans, input.tierKey);
   if (!target) {
     throw errors.validation([{ path: "tierKey", message: `Unknown plan; one of: ${deps.config.plans.map((p) => p.key).join(", ")}` }]);
@@ -309,7 +278,7 @@ function provider(deps: Deps): PaymentProvider {
 }
 
 /** The provider's invoices for the organization; none before it has a customer there. */
-export async function listInvoices(deps: Deps, caller: Caller, q: { limit: number }): Promise<Page<ProviderInvoice>> {
+export async function listInvoices(deps: Deps, caller: Caller, q: { limit: number }): Promise<Page<Invoice>> {
   const payments = provider(deps);
   const account = await ensureAccount(deps.db, deps, caller.orgId);
   if (!account.providerCustomerId) return page([], 0, 0);
@@ -336,7 +305,7 @@ async function ensureCustomer(deps: Deps, payments: PaymentProvider, orgId: stri
   return stored!.id!;
 }
 
-export async function portalUrl(deps: Deps, caller: Caller, input: { returnUrl?: string | undefined }): Promise<{ url: string; customerId: string }> {
+export async function portalUrl(deps: Deps, caller: Caller, input: { returnUrl?: string | undefined }): Promise<BillingPortal> {
   const payments = provider(deps);
   const customerId = await ensureCustomer(deps, payments, caller.orgId);
   const url = await payments.portalUrl(customerId, input.returnUrl ?? deps.config.publicUrl);

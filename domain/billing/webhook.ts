@@ -15,7 +15,7 @@ const ENDED_STATUSES = new Set(["canceled", "incomplete_expired"]);
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
- * Spec §6.1: the provider delivers at least once. The event id is claimed in the same
+ * The provider delivers at least once. The event id is claimed in the same
  * transaction as the event's effect: a redelivery, even one running concurrently, waits on
  * the first claim and then finds it taken, so the effect happens once. If the effect fails,
  * the claim rolls back with it and the provider's retry applies it.

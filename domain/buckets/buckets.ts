@@ -1,7 +1,10 @@
-import { and, count, desc, eq, isNull, type SQL, sql } from "drizzle-orm";
+import { and, count, eq, isNull, sql } from "drizzle-orm";
+import type { Bucket } from "../../contract/buckets.ts";
+import type { Deleted } from "../../contract/common.ts";
 import { buckets, mediaObjects, uploadReservations } from "../../db/schema/index.ts";
 import type { Caller } from "../access/caller.ts";
-import { assertBucketAllowed, visibleTo } from "../access/visibility.ts";
+import { type Owned, visiblePage } from "../access/owned-rows.ts";
+import { assertBucketAllowed } from "../access/visibility.ts";
 import type { Deps } from "../core/deps.ts";
 import { errors } from "../core/errors.ts";
 import { prepared } from "../core/prepared.ts";
@@ -11,15 +14,9 @@ import { objectPath } from "../media/storage-keys.ts";
 import { releaseReservation } from "../usage/counters.ts";
 import { emitEvent } from "../events/emit.ts";
 
-export interface BucketView {
-  id: string;
-  name: string;
-  createdAt: string;
-}
-
 type BucketRow = typeof buckets.$inferSelect;
 
-const view = (b: BucketRow): BucketView => ({ id: b.id, name: b.name, createdAt: b.createdAt.toISOString() });
+const view = (b: BucketRow): Bucket => ({ id: b.id, name: b.name, createdAt: b.createdAt.toISOString() });
 
 /**
  * The bucket, if it belongs to the caller's organization (404 otherwise, even when it exists
@@ -40,20 +37,19 @@ export async function resolveBucket(deps: Deps, caller: Caller, bucketId: string
   return bucket;
 }
 
-export async function listBuckets(deps: Deps, caller: Caller, q: { limit: number; offset: number }): Promise<Page<BucketView>> {
-  const where = visibleTo(caller, { org: buckets.orgId, bucket: buckets.id });
-  const [rows, [{ total } = { total: 0 }]] = await Promise.all([
-    deps.db.select().from(buckets).where(where).orderBy(desc(buckets.createdAt), desc(buckets.id)).limit(q.limit).offset(q.offset),
-    deps.db.select({ total: count() }).from(buckets).where(where),
-  ]);
+/** A restricted key sees its own bucket only. */
+const owned: Owned = { table: buckets, id: buckets.id, org: buckets.orgId, bucket: buckets.id, createdAt: buckets.createdAt, noun: "Bucket", what: "The bucket" };
+
+export async function listBuckets(deps: Deps, caller: Caller, q: { limit: number; offset: number }): Promise<Page<Bucket>> {
+  const { rows, total } = await visiblePage(deps.db, caller, owned, deps.db.select().from(buckets).$dynamic(), q);
   return page(rows.map(view), total, q.offset);
 }
 
-export async function getBucket(deps: Deps, caller: Caller, id: string): Promise<BucketView> {
+export async function getBucket(deps: Deps, caller: Caller, id: string): Promise<Bucket> {
   return view(await resolveBucket(deps, caller, id));
 }
 
-export async function createBucket(deps: Deps, caller: Caller, input: { name: string }): Promise<BucketView> {
+export async function createBucket(deps: Deps, caller: Caller, input: { name: string }): Promise<Bucket> {
   const at = deps.clock.now();
   const row = await deps.db.transaction(async (tx) => {
     const [created] = await tx.insert(buckets).values({ orgId: caller.orgId, name: input.name, createdAt: at }).onConflictDoNothing().returning();
@@ -65,8 +61,8 @@ export async function createBucket(deps: Deps, caller: Caller, input: { name: st
   return view(row);
 }
 
-/** Spec §4.2: 409 while the bucket holds live objects. */
-export async function deleteBucket(deps: Deps, caller: Caller, id: string): Promise<{ id: string; deleted: true }> {
+/** 409 while the bucket holds live objects: they must be deleted first. */
+export async function deleteBucket(deps: Deps, caller: Caller, id: string): Promise<Deleted> {
   const pending = await deps.db.transaction(async (tx) => {
     // Lock the bucket row so no upload can be confirmed into it while we decide.
     const [bucket] = await tx

@@ -1,50 +1,23 @@
-import { and, asc, count, desc, eq, isNull, or, type SQL, sql } from "drizzle-orm";
+import { and, asc, count, eq, isNull, or, sql } from "drizzle-orm";
 import type { Db } from "../../db/client.ts";
-import { mediaObjects, mediaSetItems, mediaSets, type SetItemSource } from "../../db/schema/index.ts";
+import type { Deleted } from "../../contract/common.ts";
+import type { MediaSet, SetGeneration, SetItem, SetItemSource, SetSummary } from "../../contract/sets.ts";
+import { mediaObjects, mediaSetItems, mediaSets } from "../../db/schema/index.ts";
 import type { Caller } from "../access/caller.ts";
-import { assertBucketAllowed, visibleTo } from "../access/visibility.ts";
+import { deleteOwned, findOwned, type Owned, visiblePage } from "../access/owned-rows.ts";
 import type { Deps } from "../core/deps.ts";
 import { errors } from "../core/errors.ts";
 import { enqueueJob } from "../core/jobs.ts";
 import { resolveLiveObject } from "../media/object-refs.ts";
 import { type Page, page } from "../core/pagination.ts";
 
-/** Limits of ours (the spec gives none). */
+/** Limits of ours (docs/conventions.md#limits-of-ours). */
 export const MAX_SET_ITEMS = 100;
 export const MAX_RENDITION_SIDE = 16384;
 /** `W:H`, positive integers without leading zeros. */
 export const ASPECT_RATIO = /^([1-9][0-9]{0,4}):([1-9][0-9]{0,4})$/;
 /** How far width:height may stray from the aspect ratio (rounding, "21:9" at 2560x1080). */
 const RATIO_TOLERANCE = 0.02;
-
-export interface SetItemView {
-  id: string;
-  setId: string;
-  objectId: string | null;
-  objectDeleted: boolean;
-  source: SetItemSource;
-  aspectRatio: string;
-  width: number;
-  height: number;
-  role: string;
-  createdAt: string;
-}
-
-export interface SetSummary {
-  id: string;
-  name: string;
-  bucketId: string;
-  baseObjectId: string;
-  baseObjectDeleted: boolean;
-  itemCount: number;
-  generateRequestedAt: string | null;
-  createdAt: string;
-  updatedAt: string;
-}
-
-export interface SetView extends SetSummary {
-  items: SetItemView[];
-}
 
 type SetRow = typeof mediaSets.$inferSelect;
 type ItemRow = typeof mediaSetItems.$inferSelect;
@@ -61,7 +34,7 @@ const summary = (s: SetRow, baseObjectDeleted: boolean, itemCount: number): SetS
   updatedAt: s.updatedAt.toISOString(),
 });
 
-const itemView = (i: ItemRow, objectDeleted: boolean): SetItemView => ({
+const itemView = (i: ItemRow, objectDeleted: boolean): SetItem => ({
   id: i.id,
   setId: i.setId,
   objectId: i.objectId,
@@ -75,40 +48,29 @@ const itemView = (i: ItemRow, objectDeleted: boolean): SetItemView => ({
 });
 
 /** A set lives in its base object's bucket; restricted keys see the sets of their bucket only. */
-const columns = { org: mediaSets.orgId, bucket: mediaSets.bucketId };
+const owned: Owned = { table: mediaSets, id: mediaSets.id, org: mediaSets.orgId, bucket: mediaSets.bucketId, createdAt: mediaSets.createdAt, noun: "Set", what: "The set" };
 
 /** The set in the caller's organization (404) and bucket (403), optionally locked for the transaction. */
-async function resolveSet(db: Db, caller: Caller, id: string, lock = false): Promise<SetRow> {
-  const query = db
-    .select()
-    .from(mediaSets)
-    .where(and(eq(mediaSets.id, id), eq(mediaSets.orgId, caller.orgId)))
-    .limit(1);
-  const [set] = lock ? await query.for("update") : await query;
-  if (!set) throw errors.notFound("Set");
-  assertBucketAllowed(caller, set.bucketId, "The set");
-  return set;
-}
+const resolveSet = (db: Db, caller: Caller, id: string, lock = false) => findOwned<SetRow>(db, caller, owned, id, lock);
 
 const itemCount = sql<number>`(select count(*) from ${mediaSetItems} where ${mediaSetItems.setId} = ${mediaSets.id} and ${mediaSetItems.orgId} = ${mediaSets.orgId})`.mapWith(Number);
 
 export async function listSets(deps: Deps, caller: Caller, q: { limit: number; offset: number }): Promise<Page<SetSummary>> {
-  const where = visibleTo(caller, columns);
-  const [rows, [{ total } = { total: 0 }]] = await Promise.all([
+  const { rows, total } = await visiblePage(
+    deps.db,
+    caller,
+    owned,
     deps.db
       .select({ set: mediaSets, baseDeletedAt: mediaObjects.deletedAt, itemCount })
       .from(mediaSets)
       .leftJoin(mediaObjects, and(eq(mediaObjects.id, mediaSets.baseObjectId), eq(mediaObjects.orgId, mediaSets.orgId)))
-      .where(where)
-      .orderBy(desc(mediaSets.createdAt), desc(mediaSets.id))
-      .limit(q.limit)
-      .offset(q.offset),
-    deps.db.select({ total: count() }).from(mediaSets).where(where),
-  ]);
+      .$dynamic(),
+    q,
+  );
   return page(rows.map((r) => summary(r.set, r.baseDeletedAt !== null, r.itemCount)), total, q.offset);
 }
 
-async function loadSetView(db: Db, set: SetRow): Promise<SetView> {
+async function loadSetView(db: Db, set: SetRow): Promise<MediaSet> {
   const [base, items] = await Promise.all([
     db
       .select({ deletedAt: mediaObjects.deletedAt })
@@ -127,7 +89,7 @@ async function loadSetView(db: Db, set: SetRow): Promise<SetView> {
   };
 }
 
-export async function createSet(deps: Deps, caller: Caller, input: { name: string; baseObjectId: string }): Promise<SetView> {
+export async function createSet(deps: Deps, caller: Caller, input: { name: string; baseObjectId: string }): Promise<MediaSet> {
   const base = await resolveLiveObject(deps.db, caller, input.baseObjectId, { what: "Base object" });
   const now = deps.clock.now();
   const [row] = await deps.db
@@ -137,17 +99,13 @@ export async function createSet(deps: Deps, caller: Caller, input: { name: strin
   return { ...summary(row!, false, 0), items: [] };
 }
 
-export async function getSet(deps: Deps, caller: Caller, id: string): Promise<SetView> {
+export async function getSet(deps: Deps, caller: Caller, id: string): Promise<MediaSet> {
   return loadSetView(deps.db, await resolveSet(deps.db, caller, id));
 }
 
 /** Deletes the set and its items; the media objects they point at stay. */
-export async function deleteSet(deps: Deps, caller: Caller, id: string): Promise<{ id: string; deleted: true }> {
-  return deps.db.transaction(async (tx) => {
-    await resolveSet(tx, caller, id, true);
-    await tx.delete(mediaSets).where(and(eq(mediaSets.id, id), eq(mediaSets.orgId, caller.orgId)));
-    return { id, deleted: true as const };
-  });
+export async function deleteSet(deps: Deps, caller: Caller, id: string): Promise<Deleted> {
+  return deleteOwned(deps.db, caller, owned, id);
 }
 
 export interface NewSetItem {
@@ -163,7 +121,7 @@ export interface NewSetItem {
  * `generate` leaves it alone. Without: the item describes a rendition for `generate` to render
  * from the base object; its `objectId` stays null until the worker records the result.
  */
-export async function addSetItem(deps: Deps, caller: Caller, setId: string, input: NewSetItem): Promise<SetItemView> {
+export async function addSetItem(deps: Deps, caller: Caller, setId: string, input: NewSetItem): Promise<SetItem> {
   checkRatio(input);
   return deps.db.transaction(async (tx) => {
     // Locked so that concurrent adds cannot overrun the item limit.
@@ -215,7 +173,7 @@ function checkRatio(input: Pick<NewSetItem, "aspectRatio" | "width" | "height">)
 }
 
 /** Removes the item; an object it pointed at (attached or generated) stays. */
-export async function removeSetItem(deps: Deps, caller: Caller, setId: string, itemId: string): Promise<{ id: string; deleted: true }> {
+export async function removeSetItem(deps: Deps, caller: Caller, setId: string, itemId: string): Promise<Deleted> {
   return deps.db.transaction(async (tx) => {
     const set = await resolveSet(tx, caller, setId, true);
     const removed = await tx
@@ -228,13 +186,6 @@ export async function removeSetItem(deps: Deps, caller: Caller, setId: string, i
   });
 }
 
-export interface GenerateAccepted {
-  setId: string;
-  jobId: string;
-  status: "queued";
-  items: number;
-}
-
 /**
  * What `generate` renders: every "generated" item, whether it has a rendition yet or not
  * (regenerating replaces the previous rendition), and any item left without an object (an
@@ -242,8 +193,8 @@ export interface GenerateAccepted {
  */
 const renderable = or(eq(mediaSetItems.source, "generated"), isNull(mediaSetItems.objectId));
 
-/** Spec §4.5: 202, the work runs in the worker. 409 when the base object was deleted. */
-export async function generateSet(deps: Deps, caller: Caller, setId: string): Promise<GenerateAccepted> {
+/** 202: the work runs in the worker. 409 when the base object was deleted. */
+export async function generateSet(deps: Deps, caller: Caller, setId: string): Promise<SetGeneration> {
   const accepted = await deps.db.transaction(async (tx) => {
     const set = await resolveSet(tx, caller, setId, true);
     const [base] = await tx

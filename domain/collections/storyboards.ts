@@ -1,41 +1,19 @@
-import { and, asc, count, desc, eq, inArray, type SQL, sql } from "drizzle-orm";
+import { and, asc, eq, inArray, sql } from "drizzle-orm";
 import type { Db } from "../../db/client.ts";
+import type { Deleted } from "../../contract/common.ts";
+import type { Clip, Storyboard, StoryboardSummary } from "../../contract/storyboards.ts";
 import { mediaObjects, storyboardClips, storyboards } from "../../db/schema/index.ts";
 import { resolveBucket } from "../buckets/buckets.ts";
 import type { Caller } from "../access/caller.ts";
-import { assertBucketAllowed, visibleTo } from "../access/visibility.ts";
+import { deleteOwned, findOwned, type Owned, visiblePage } from "../access/owned-rows.ts";
 import type { Deps } from "../core/deps.ts";
 import { type ErrorDetail, errors } from "../core/errors.ts";
 import { resolveLiveObject } from "../media/object-refs.ts";
 import { type Page, page } from "../core/pagination.ts";
 
-/** Limits of ours (the spec gives none). */
+/** Limits of ours (docs/conventions.md#limits-of-ours). */
 export const MAX_CLIPS = 1000;
 export const MAX_NOTE = 2000;
-
-export interface ClipView {
-  id: string;
-  storyboardId: string;
-  objectId: string;
-  /** 0-based and dense: the clips of a storyboard are at 0..n-1. */
-  position: number;
-  note: string;
-  objectDeleted: boolean;
-  createdAt: string;
-}
-
-export interface StoryboardSummary {
-  id: string;
-  name: string;
-  bucketId: string | null;
-  clipCount: number;
-  createdAt: string;
-  updatedAt: string;
-}
-
-export interface StoryboardView extends StoryboardSummary {
-  clips: ClipView[];
-}
 
 type StoryboardRow = typeof storyboards.$inferSelect;
 type ClipRow = typeof storyboardClips.$inferSelect & { objectDeletedAt: Date | null };
@@ -51,7 +29,7 @@ const summary = (s: StoryboardRow, clipCount: number): StoryboardSummary => ({
 
 // The position shown is the index in stored order, so the view stays dense even if a purged
 // object took its clip with it (foreign-key cascade) and left a gap the next mutation closes.
-const clipView = (c: ClipRow, position: number): ClipView => ({
+const clipView = (c: ClipRow, position: number): Clip => ({
   id: c.id,
   storyboardId: c.storyboardId,
   objectId: c.objectId,
@@ -62,24 +40,14 @@ const clipView = (c: ClipRow, position: number): ClipView => ({
 });
 
 /** A bucket-restricted key sees only storyboards bound to its bucket. */
-const columns = { org: storyboards.orgId, bucket: storyboards.bucketId };
+const owned: Owned = { table: storyboards, id: storyboards.id, org: storyboards.orgId, bucket: storyboards.bucketId, createdAt: storyboards.createdAt, noun: "Storyboard", what: "The storyboard" };
 
 /**
  * The storyboard in the caller's organization (404), usable by the caller's key (403).
  * `lock`: every mutation takes the row lock first, so changes to one storyboard's clips run
  * one after another and positions can be computed from what is read.
  */
-async function resolveStoryboard(db: Db, caller: Caller, id: string, lock = false): Promise<StoryboardRow> {
-  const query = db
-    .select()
-    .from(storyboards)
-    .where(and(eq(storyboards.id, id), eq(storyboards.orgId, caller.orgId)))
-    .limit(1);
-  const [row] = lock ? await query.for("update") : await query;
-  if (!row) throw errors.notFound("Storyboard");
-  assertBucketAllowed(caller, row.bucketId, "The storyboard");
-  return row;
-}
+const resolveStoryboard = (db: Db, caller: Caller, id: string, lock = false) => findOwned<StoryboardRow>(db, caller, owned, id, lock);
 
 async function loadClips(db: Db, sb: StoryboardRow): Promise<ClipRow[]> {
   const rows = await db
@@ -91,7 +59,7 @@ async function loadClips(db: Db, sb: StoryboardRow): Promise<ClipRow[]> {
   return rows.map((r) => ({ ...r.clip, objectDeletedAt: r.objectDeletedAt }));
 }
 
-async function loadView(db: Db, sb: StoryboardRow): Promise<StoryboardView> {
+async function loadView(db: Db, sb: StoryboardRow): Promise<Storyboard> {
   const clips = await loadClips(db, sb);
   return { ...summary(sb, clips.length), clips: clips.map(clipView) };
 }
@@ -137,17 +105,7 @@ async function touch(tx: Db, deps: Deps, sb: StoryboardRow): Promise<StoryboardR
 const clipCount = sql<number>`(select count(*) from ${storyboardClips} where ${storyboardClips.storyboardId} = ${storyboards.id} and ${storyboardClips.orgId} = ${storyboards.orgId})`.mapWith(Number);
 
 export async function listStoryboards(deps: Deps, caller: Caller, q: { limit: number; offset: number }): Promise<Page<StoryboardSummary>> {
-  const where = visibleTo(caller, columns);
-  const [rows, [{ total } = { total: 0 }]] = await Promise.all([
-    deps.db
-      .select({ sb: storyboards, clipCount })
-      .from(storyboards)
-      .where(where)
-      .orderBy(desc(storyboards.createdAt), desc(storyboards.id))
-      .limit(q.limit)
-      .offset(q.offset),
-    deps.db.select({ total: count() }).from(storyboards).where(where),
-  ]);
+  const { rows, total } = await visiblePage(deps.db, caller, owned, deps.db.select({ sb: storyboards, clipCount }).from(storyboards).$dynamic(), q);
   return page(rows.map((r) => summary(r.sb, r.clipCount)), total, q.offset);
 }
 
@@ -160,7 +118,7 @@ export async function createStoryboard(
   deps: Deps,
   caller: Caller,
   input: { name: string; bucketId?: string | undefined },
-): Promise<StoryboardView> {
+): Promise<Storyboard> {
   const bucketId = input.bucketId ?? caller.bucketId;
   if (bucketId) await resolveBucket(deps, caller, bucketId);
   const now = deps.clock.now();
@@ -171,17 +129,13 @@ export async function createStoryboard(
   return { ...summary(row!, 0), clips: [] };
 }
 
-export async function getStoryboard(deps: Deps, caller: Caller, id: string): Promise<StoryboardView> {
+export async function getStoryboard(deps: Deps, caller: Caller, id: string): Promise<Storyboard> {
   return loadView(deps.db, await resolveStoryboard(deps.db, caller, id));
 }
 
 /** Deletes the storyboard and its clips; the media objects stay. */
-export async function deleteStoryboard(deps: Deps, caller: Caller, id: string): Promise<{ id: string; deleted: true }> {
-  return deps.db.transaction(async (tx) => {
-    await resolveStoryboard(tx, caller, id, true);
-    await tx.delete(storyboards).where(and(eq(storyboards.id, id), eq(storyboards.orgId, caller.orgId)));
-    return { id, deleted: true as const };
-  });
+export async function deleteStoryboard(deps: Deps, caller: Caller, id: string): Promise<Deleted> {
+  return deleteOwned(deps.db, caller, owned, id);
 }
 
 /** Inserts at `position` (0..n, default n = append); the clips from there on move down one. */
@@ -190,7 +144,7 @@ export async function addClip(
   caller: Caller,
   storyboardId: string,
   input: { objectId: string; position?: number | undefined; note?: string | undefined },
-): Promise<ClipView> {
+): Promise<Clip> {
   return deps.db.transaction(async (tx) => {
     const sb = await resolveStoryboard(tx, caller, storyboardId, true);
     const object = await resolveLiveObject(tx, caller, input.objectId);
@@ -217,10 +171,10 @@ export async function addClip(
 }
 
 /**
- * Spec §4.6: `clipIds` must be exactly the storyboard's clips, each once. Anything else is
+ * `clipIds` must be exactly the storyboard's clips, each once. Anything else is
  * 400 with one detail per problem, and nothing changes. Answers the reordered storyboard.
  */
-export async function reorderClips(deps: Deps, caller: Caller, storyboardId: string, clipIds: string[]): Promise<StoryboardView> {
+export async function reorderClips(deps: Deps, caller: Caller, storyboardId: string, clipIds: string[]): Promise<Storyboard> {
   return deps.db.transaction(async (tx) => {
     const sb = await resolveStoryboard(tx, caller, storyboardId, true);
     const clips = await loadClips(tx, sb);
@@ -246,7 +200,7 @@ export async function updateClip(
   storyboardId: string,
   clipId: string,
   input: { position?: number | undefined; note?: string | undefined },
-): Promise<ClipView> {
+): Promise<Clip> {
   if (input.position === undefined && input.note === undefined) {
     throw errors.validation([{ path: "", message: "Give position, note or both" }]);
   }
@@ -281,7 +235,7 @@ export async function updateClip(
 }
 
 /** Removes the clip; the clips after it move up one, so positions stay dense. */
-export async function removeClip(deps: Deps, caller: Caller, storyboardId: string, clipId: string): Promise<{ id: string; deleted: true }> {
+export async function removeClip(deps: Deps, caller: Caller, storyboardId: string, clipId: string): Promise<Deleted> {
   return deps.db.transaction(async (tx) => {
     const sb = await resolveStoryboard(tx, caller, storyboardId, true);
     const clips = await loadClips(tx, sb);

@@ -45,6 +45,31 @@ export interface Config {
   auditRetentionDays: number;
   /** Check every tool result against its output schema (tests turn this on). */
   validateOutputs: boolean;
+  ops: OpsConfig;
+}
+
+/** Metrics, probes, traces and shutdown (docs/operations.md). */
+export interface OpsConfig {
+  /** Port of the credential-free listener for /metrics, /healthz and /readyz; null: none. */
+  metricsPort: number | null;
+  /** /metrics on the main port with this bearer token; null: not served there. */
+  metricsToken: string | null;
+  /** Longest wait for each dependency in /readyz. */
+  readyTimeoutMs: number;
+  /** SIGTERM: in-flight requests and jobs get this long to finish before the process exits anyway. */
+  shutdownTimeoutMs: number;
+  /** OpenTelemetry export, from the standard OTEL_* variables; null: tracing off. */
+  tracing: TracingSettings | null;
+}
+
+export interface TracingSettings {
+  /** Full URL of the traces endpoint (…/v1/traces). */
+  url: string;
+  protocol: "http/protobuf" | "http/json";
+  headers: Record<string, string>;
+  serviceName: string;
+  /** 0..1: share of new traces kept (traces continued from a caller follow the caller's decision). */
+  sampleRatio: number;
 }
 
 /** Background jobs (docs/worker.md). */

@@ -3,6 +3,7 @@ import type { Db } from "../../db/client.ts";
 import type { Clock } from "./clock.ts";
 import type { CredentialCache } from "../ports/credentials.ts";
 import type { Logger } from "../ports/log.ts";
+import type { Meters } from "../ports/meters.ts";
 import type { PaymentProvider } from "../ports/payments.ts";
 import type { SearchBackend } from "../ports/search.ts";
 import type { ObjectStorage } from "../ports/storage.ts";
@@ -24,4 +25,6 @@ export interface Deps {
   jobs: { kick(): void };
   /** API keys seen recently; absent means every request looks its key up. */
   credentials?: CredentialCache;
+  /** Counts for the service's metrics; absent where nothing is measured. */
+  meters?: Meters;
 }

@@ -22,6 +22,13 @@ export interface JobPayloads {
 
 export type JobName = keyof JobPayloads;
 
+/**
+ * Where a job's trace context comes from. While tracing is on (app/tracing.ts) it records the
+ * hand-over and returns a W3C traceparent, kept in the payload so the job's run, in whatever
+ * process, continues the trace of the request that caused it.
+ */
+export const jobTracing: { handOver(name: JobName): string | null } = { handOver: () => null };
+
 /** Records the job in the caller's transaction; the dispatcher hands it to the queue after commit. */
 export async function enqueueJob<N extends JobName>(
   tx: Db,
@@ -29,9 +36,10 @@ export async function enqueueJob<N extends JobName>(
   payload: JobPayloads[N],
   opts: { runAfter?: Date } = {},
 ): Promise<string> {
+  const traceparent = jobTracing.handOver(name);
   const [row] = await tx
     .insert(jobOutbox)
-    .values({ name, payload, ...(opts.runAfter ? { runAfter: opts.runAfter } : {}) })
+    .values({ name, payload: traceparent ? { ...payload, traceparent } : payload, ...(opts.runAfter ? { runAfter: opts.runAfter } : {}) })
     .returning({ id: jobOutbox.id });
   return row!.id;
 }

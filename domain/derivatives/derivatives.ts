@@ -1,6 +1,7 @@
 import { and, eq, inArray, isNull, ne, sql } from "drizzle-orm";
 import { type Db, rowsOf } from "../../db/client.ts";
-import { type DerivativeState, derivatives, mediaObjects } from "../../db/schema/index.ts";
+import type { DerivativeState, Thumbnail, ThumbnailSummary } from "../../contract/media.ts";
+import { derivatives, mediaObjects } from "../../db/schema/index.ts";
 import type { Caller } from "../access/caller.ts";
 import type { Deps } from "../core/deps.ts";
 import { AppError } from "../core/errors.ts";
@@ -12,8 +13,6 @@ import { enqueueJob } from "../core/jobs.ts";
 import { derivativePrefix } from "../media/storage-keys.ts";
 import { emitEvent, eventCtes } from "../events/emit.ts";
 
-export { DERIVATIVE_STATES, type DerivativeState } from "../../db/schema/index.ts";
-
 /** The variant GET /api/media/{id}/thumbnail serves: a WebP whose long edge is at most THUMBNAIL_EDGE. */
 export const THUMBNAIL = "thumbnail" as const;
 export const THUMBNAIL_EDGE = 320;
@@ -23,16 +22,6 @@ const RENDERABLE: ReadonlySet<MediaKind> = new Set(["image", "video", "audio", "
 export const hasRenderer = (kind: MediaKind) => RENDERABLE.has(kind);
 
 export type DerivativeRow = typeof derivatives.$inferSelect;
-
-/** What the media object view says about its thumbnail. */
-export interface ThumbnailSummary {
-  state: DerivativeState;
-  width: number | null;
-  height: number | null;
-  contentType: string | null;
-  /** Changes whenever the thumbnail's bytes change; use it as `?v=` to cache the thumbnail URL for good. */
-  etag: string | null;
-}
 
 const EXTENSIONS: Record<string, string> = { "image/webp": "webp", "image/png": "png", "image/jpeg": "jpg" };
 
@@ -122,24 +111,12 @@ export async function markThumbnailPending(tx: Db, object: { id: string; kind: M
 
 export const unsupportedKind = (kind: MediaKind) => `No thumbnail is made for ${kind === "other" ? "this type of file" : `${kind} files`}`;
 
-export interface ThumbnailFile {
-  objectId: string;
-  bucketId: string;
-  variant: typeof THUMBNAIL;
-  contentType: string;
-  width: number;
-  height: number;
-  size: number;
-  etag: string;
-  updatedAt: string;
-}
-
 /**
  * The thumbnail of a live object of the caller's organization. 404 with its own code while it
  * is being made (`thumbnail_pending`) and when there is none (`thumbnail_unavailable`, with
  * the reason).
  */
-export async function getThumbnail(deps: Deps, caller: Caller, objectId: string): Promise<ThumbnailFile> {
+export async function getThumbnail(deps: Deps, caller: Caller, objectId: string): Promise<Thumbnail> {
   const object = await resolveLiveObject(deps.db, caller, objectId);
   const [row] = await deps.db
     .select()
@@ -167,7 +144,7 @@ export async function getThumbnail(deps: Deps, caller: Caller, objectId: string)
 }
 
 /** The thumbnail's bytes; a regeneration that replaced them since `getThumbnail` reads as pending. */
-export async function readThumbnail(deps: Deps, file: ThumbnailFile): Promise<ReadableStream<Uint8Array>> {
+export async function readThumbnail(deps: Deps, file: Thumbnail): Promise<ReadableStream<Uint8Array>> {
   const got = await deps.storage.get(derivativeKey(file));
   if (!got) throw new AppError("thumbnail_pending", "The thumbnail was just replaced; try again", { state: "pending" });
   return got.body;

@@ -1,12 +1,12 @@
 import { createHash, hkdfSync } from "node:crypto";
 import { errors } from "../core/errors.ts";
 
-/** Spec §4.10 and §8: the rules of Idempotency-Key, free of HTTP types. */
+/** The rules of Idempotency-Key (docs/guards.md), free of HTTP types. */
 
-/** §4.10.1: only these methods take part; GET (and HEAD, OPTIONS) ignore the header. */
+/** Only these methods take part; GET (and HEAD, OPTIONS) ignore the header. */
 export const IDEMPOTENT_METHODS: ReadonlySet<string> = new Set(["POST", "PUT", "DELETE", "PATCH"]);
 
-/** §4.10.6 and §8: a stored response is replayed for 24 hours, then the key is forgotten. */
+/** A stored response is replayed for 24 hours, then the key is forgotten. */
 export const IDEMPOTENCY_RETENTION_MS = 24 * 60 * 60 * 1000;
 
 /**
@@ -19,7 +19,7 @@ export const IDEMPOTENCY_LEASE_MS = 60 * 1000;
 /** Stripe's limit; the key is hashed, so this bounds only what a client may send. */
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
 
-/** What makes two requests "the same" (§4.10.3-4): key, method, full URL, caller, organization. */
+/** What makes two requests "the same": key, method, full URL, caller, organization. */
 export interface ReplayScope {
   key: string;
   method: string;

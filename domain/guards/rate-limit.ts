@@ -1,6 +1,7 @@
 /**
  * Request rate limiting as a GCRA (generic cell rate algorithm): a bucket of `limit` units per
- * credential that refills continuously at `limit` per `windowMs`. Spec §8 gives 300 per minute.
+ * credential that refills continuously at `limit` per `windowMs` (by default 300 per minute,
+ * RATE_LIMIT_PER_MINUTE).
  *
  * Chosen over a sliding-window log because the state per credential is one number (the
  * "theoretical arrival time") whatever the limit, so the Redis script is O(1) in time and

@@ -1,37 +1,23 @@
-import { and, asc, count, eq, inArray, like, notInArray, or, sql } from "drizzle-orm";
-import type { Db } from "../../db/client.ts";
+import { and, asc, count, eq, like, or, sql } from "drizzle-orm";
+import type { Category, CategoryDeleted, CategoryNode } from "../../contract/labels.ts";
+import { rowsOf } from "../../db/client.ts";
 import { categories, mediaObjects, objectCategories } from "../../db/schema/index.ts";
 import type { Caller } from "../access/caller.ts";
 import type { Deps } from "../core/deps.ts";
-import { AppError, errors } from "../core/errors.ts";
-import { type Label, labelsFor } from "./object-labels.ts";
-import { countedObjects, resolveLiveObject } from "../media/object-refs.ts";
-import { announceUpdated } from "../events/object-events.ts";
-import { touchSearch } from "../search/index-rows.ts";
+import { errors } from "../core/errors.ts";
+import { categoryKind } from "./kinds.ts";
+import { deleteLabel } from "./labels.ts";
+import { countedObjects } from "../media/object-refs.ts";
 import type { Page } from "../core/pagination.ts";
-import { escapeLike } from "./slug.ts";
-import { slugOrThrow } from "./tags.ts";
+import { escapeLike, slugOrThrow } from "./slug.ts";
 
 export const MAX_CATEGORY_NAME = 128;
 /** Most categories one object can be in (ours). */
 export const MAX_CATEGORIES_PER_OBJECT = 100;
 
-export interface CategoryView {
-  id: string;
-  name: string;
-  slug: string;
-  parentId: string | null;
-  createdAt: string;
-}
-
-export interface CategoryNode extends CategoryView {
-  objectCount: number;
-  children: CategoryNode[];
-}
-
 type CategoryRow = typeof categories.$inferSelect;
 
-const view = (c: CategoryRow): CategoryView => ({
+const view = (c: CategoryRow): Category => ({
   id: c.id,
   name: c.name,
   slug: c.slug,
@@ -64,15 +50,15 @@ export async function listCategoryTree(deps: Deps, caller: Caller): Promise<Page
 }
 
 /**
- * A new node under `parentId` (same organization, else 404) or at the root. Nodes never move,
- * so no cycle can form. Slugs are unique per organization: a name whose slug is taken gets
+ * A new node under `parentId` (same organization, else 404) or at the root. A new node has
+ * no children, so creating one cannot form a cycle (moves check for that). Slugs are unique per organization: a name whose slug is taken gets
  * the first free "-2", "-3", ... suffix (siblings may share a name; their slugs differ).
  */
 export async function createCategory(
   deps: Deps,
   caller: Caller,
   input: { name: string; parentId?: string | undefined },
-): Promise<CategoryView> {
+): Promise<Category> {
   const base = slugOrThrow(input.name, "name");
   return deps.db.transaction(async (tx) => {
     if (input.parentId) {
@@ -105,90 +91,65 @@ export async function createCategory(
   });
 }
 
-function firstFreeSlug(base: string, taken: Set<string>): string {
-  if (!taken.has(base)) return base;
-  for (let n = 2; ; n++) if (!taken.has(`${base}-${n}`)) return `${base}-${n}`;
-}
-
 /**
- * Spec §4.4: the children move to the root and the object assignments go, in one
- * transaction. Categories span buckets: the tool's reach is the organization.
+ * Moves a category, with everything below it, under `parentId` (a category of the
+ * organization, else 404) or to the root (null). Moving it under itself or under one of its
+ * own descendants would make a cycle: 409. Moves of one organization take turns, so two
+ * crossing moves (A under B while B goes under A) cannot make one either. Search filters
+ * expand a category to its descendants when they run, so nothing needs reindexing.
  */
-export async function deleteCategory(
-  deps: Deps,
-  caller: Caller,
-  id: string,
-): Promise<{ id: string; deleted: true; childrenMovedToRoot: number; unassignedObjects: number }> {
-  const result = await deps.db.transaction(async (tx) => {
+export async function moveCategory(deps: Deps, caller: Caller, id: string, parentId: string | null): Promise<Category> {
+  return deps.db.transaction(async (tx) => {
+    await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`categories-tree:${caller.orgId}`}, 0))`);
     const [category] = await tx
       .select({ id: categories.id })
       .from(categories)
       .where(and(eq(categories.id, id), eq(categories.orgId, caller.orgId)))
       .for("update");
     if (!category) throw errors.notFound("Category");
+    if (parentId !== null) {
+      const [parent] = await tx
+        .select({ id: categories.id })
+        .from(categories)
+        .where(and(eq(categories.id, parentId), eq(categories.orgId, caller.orgId)))
+        .for("share");
+      if (!parent) throw errors.notFound("Parent category");
+      const below = rowsOf<{ id: string }>(
+        await tx.execute(sql`
+          with recursive up as (
+            select id, parent_id from categories where id = ${parentId} and org_id = ${caller.orgId}
+            union all
+            select c.id, c.parent_id from categories c join up on c.id = up.parent_id where c.org_id = ${caller.orgId}
+          )
+          select id from up where id = ${id} limit 1`),
+      );
+      if (below.length > 0) throw errors.conflict("A category cannot move under itself or one of its own descendants");
+    }
+    const [row] = await tx
+      .update(categories)
+      .set({ parentId })
+      .where(and(eq(categories.id, id), eq(categories.orgId, caller.orgId)))
+      .returning();
+    return view(row!);
+  });
+}
+
+function firstFreeSlug(base: string, taken: Set<string>): string {
+  if (!taken.has(base)) return base;
+  for (let n = 2; ; n++) if (!taken.has(`${base}-${n}`)) return `${base}-${n}`;
+}
+
+/**
+ * Deleting a category moves its children to the root and takes it off every object, in one
+ * transaction.
+ */
+export async function deleteCategory(deps: Deps, caller: Caller, id: string): Promise<CategoryDeleted> {
+  return deleteLabel(deps, caller, categoryKind, id, async (tx) => {
     const moved = await tx
       .update(categories)
       .set({ parentId: null })
       .where(and(eq(categories.parentId, id), eq(categories.orgId, caller.orgId)))
       .returning({ id: categories.id });
-    const removed = await tx
-      .delete(objectCategories)
-      .where(and(eq(objectCategories.categoryId, id), eq(objectCategories.orgId, caller.orgId)))
-      .returning({ objectId: objectCategories.objectId });
-    await tx.delete(categories).where(and(eq(categories.id, id), eq(categories.orgId, caller.orgId)));
-    await touchSearch(tx, deps, caller.orgId, removed.map((r) => r.objectId));
-    // Every object that carried it changed: one media.updated each.
-    await announceUpdated(tx, caller.orgId, removed.map((r) => r.objectId), ["categories"], deps.clock.now());
-    return { id, deleted: true as const, childrenMovedToRoot: moved.length, unassignedObjects: removed.length };
+    return { childrenMovedToRoot: moved.length };
   });
-  deps.jobs.kick();
-  return result;
-}
-
-/** `PUT /api/objects/{id}/categories`: the object's categories become exactly `categoryIds`, all or nothing. */
-export async function setObjectCategories(
-  deps: Deps,
-  caller: Caller,
-  objectId: string,
-  categoryIds: string[],
-): Promise<{ objectId: string; categories: Label[] }> {
-  const result = await deps.db.transaction(async (tx) => {
-    await resolveLiveObject(tx, caller, objectId, { lock: true });
-    await replaceObjectCategories(tx, caller.orgId, objectId, categoryIds);
-    await touchSearch(tx, deps, caller.orgId, [objectId]);
-    await announceUpdated(tx, caller.orgId, [objectId], ["categories"], deps.clock.now());
-    const labels = await labelsFor(tx, caller.orgId, [objectId]);
-    return { objectId, categories: labels.get(objectId)!.categories };
-  });
-  deps.jobs.kick();
-  return result;
-}
-
-/**
- * Replaces an object's categories (duplicates ignored). Every id must be a category of the
- * organization, else 404 with `details.missingIds` and nothing changes. Run it inside the
- * transaction that created or locked the object.
- */
-export async function replaceObjectCategories(tx: Db, orgId: string, objectId: string, categoryIds: string[]): Promise<void> {
-  const wanted = [...new Set(categoryIds)];
-  if (wanted.length > 0) {
-    const found = await tx
-      .select({ id: categories.id })
-      .from(categories)
-      .where(and(eq(categories.orgId, orgId), inArray(categories.id, wanted)))
-      .for("key share");
-    const foundIds = new Set(found.map((c) => c.id));
-    const missingIds = wanted.filter((id) => !foundIds.has(id));
-    if (missingIds.length > 0) {
-      throw new AppError("not_found", `Category not found: ${missingIds.join(", ")}`, { missingIds });
-    }
-  }
-  const mine = and(eq(objectCategories.objectId, objectId), eq(objectCategories.orgId, orgId));
-  await tx.delete(objectCategories).where(wanted.length > 0 ? and(mine, notInArray(objectCategories.categoryId, wanted)) : mine);
-  if (wanted.length > 0) {
-    await tx
-      .insert(objectCategories)
-      .values(wanted.map((categoryId) => ({ orgId, objectId, categoryId })))
-      .onConflictDoNothing();
-  }
 }

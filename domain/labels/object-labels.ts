@@ -1,18 +1,10 @@
 import { and, asc, eq, sql } from "drizzle-orm";
+import type { Label } from "../../contract/labels.ts";
 import type { Db } from "../../db/client.ts";
-import { categories, objectCategories, objectTags, tags } from "../../db/schema/index.ts";
 import { anyId, prepared } from "../core/prepared.ts";
+import { LABEL_KINDS, type LabelKind } from "./kinds.ts";
 
-export interface Label {
-  id: string;
-  name: string;
-  slug: string;
-}
-
-export interface ObjectLabels {
-  tags: Label[];
-  categories: Label[];
-}
+export type ObjectLabels = Record<LabelKind["key"], Label[]>;
 
 /**
  * Tags and categories of many media objects at once, for the media object view: one query
@@ -24,30 +16,27 @@ export async function labelsFor(db: Db, orgId: string, objectIds: readonly strin
   const ids = [...new Set(objectIds)];
   for (const id of ids) out.set(id, { tags: [], categories: [] });
   if (ids.length === 0) return out;
-  // Prepared (see prepared.ts), with the ids as one parameter, so the text is the same for
-  // any number of objects: building a 50-value IN list was most of a listing's own CPU.
   const params = { orgId, ids: ids.join(",") };
-  const [tagRows, categoryRows] = await Promise.all([
-    prepared(db, "object_tags", (d) =>
-      d
-        .select({ objectId: objectTags.objectId, id: tags.id, name: tags.name, slug: tags.slug })
-        .from(objectTags)
-        .innerJoin(tags, eq(tags.id, objectTags.tagId))
-        .where(and(eq(objectTags.orgId, sql.placeholder("orgId")), eq(tags.orgId, sql.placeholder("orgId")), anyId(objectTags.objectId)))
-        .orderBy(asc(tags.slug))
-        .prepare("object_tags"),
-    ).execute(params),
-    prepared(db, "object_categories", (d) =>
-      d
-        .select({ objectId: objectCategories.objectId, id: categories.id, name: categories.name, slug: categories.slug })
-        .from(objectCategories)
-        .innerJoin(categories, eq(categories.id, objectCategories.categoryId))
-        .where(and(eq(objectCategories.orgId, sql.placeholder("orgId")), eq(categories.orgId, sql.placeholder("orgId")), anyId(objectCategories.objectId)))
-        .orderBy(asc(categories.slug))
-        .prepare("object_categories"),
-    ).execute(params),
-  ]);
-  for (const { objectId, ...label } of tagRows) out.get(objectId)?.tags.push(label);
-  for (const { objectId, ...label } of categoryRows) out.get(objectId)?.categories.push(label);
+  const found = await Promise.all(LABEL_KINDS.map((kind) => labelsOfKind(db, kind).execute(params)));
+  LABEL_KINDS.forEach((kind, i) => {
+    for (const { objectId, ...label } of found[i]!) out.get(objectId)?.[kind.key].push(label);
+  });
   return out;
+}
+
+/**
+ * Prepared (see prepared.ts), with the ids as one parameter, so the text is the same for any
+ * number of objects: building a 50-value IN list was most of a listing's own CPU.
+ */
+function labelsOfKind(db: Db, kind: LabelKind) {
+  const { labels, links } = kind;
+  return prepared(db, `object_${kind.key}`, (d) =>
+    d
+      .select({ objectId: links.objectId, id: labels.id, name: labels.name, slug: labels.slug })
+      .from(links)
+      .innerJoin(labels, eq(labels.id, kind.labelId))
+      .where(and(eq(links.orgId, sql.placeholder("orgId")), eq(labels.orgId, sql.placeholder("orgId")), anyId(links.objectId)))
+      .orderBy(asc(labels.slug))
+      .prepare(`object_${kind.key}`),
+  );
 }

@@ -1,33 +1,25 @@
-import { and, asc, count, eq, ilike, inArray, notInArray, or, type SQL, sql } from "drizzle-orm";
+import { and, asc, count, eq, ilike, or, type SQL, sql } from "drizzle-orm";
 import type { Db } from "../../db/client.ts";
+import type { Tag } from "../../contract/labels.ts";
 import { mediaObjects, objectTags, tags } from "../../db/schema/index.ts";
 import type { Caller } from "../access/caller.ts";
 import type { Deps } from "../core/deps.ts";
-import { AppError, errors } from "../core/errors.ts";
-import { type Label, labelsFor } from "./object-labels.ts";
-import { countedObjects, resolveLiveObject } from "../media/object-refs.ts";
+import { errors } from "../core/errors.ts";
+import { tagKind } from "./kinds.ts";
+import { replaceObjectLabels } from "./labels.ts";
+import { countedObjects } from "../media/object-refs.ts";
 import type { ObjectStored } from "../media/lifecycle.ts";
-import { announceUpdated } from "../events/object-events.ts";
-import { touchSearch } from "../search/index-rows.ts";
 import { type Page, page } from "../core/pagination.ts";
-import { escapeLike, slugify } from "./slug.ts";
+import { escapeLike, slugify, slugOrThrow } from "./slug.ts";
 
-/** Spec §2 allows upload labels of up to 128 characters; a tag name is held to the same. */
+/** Upload labels may have up to 128 characters and become tags, so a tag name is held to the same. */
 export const MAX_TAG_NAME = 128;
 /** Most tags one object can carry (ours). */
 export const MAX_TAGS_PER_OBJECT = 100;
 
-export interface TagView {
-  id: string;
-  name: string;
-  slug: string;
-  objectCount: number;
-  createdAt: string;
-}
-
 type TagRow = typeof tags.$inferSelect;
 
-const view = (t: TagRow, objectCount: number): TagView => ({
+const view = (t: TagRow, objectCount: number): Tag => ({
   id: t.id,
   name: t.name,
   slug: t.slug,
@@ -39,7 +31,7 @@ export async function listTags(
   deps: Deps,
   caller: Caller,
   q: { search?: string | undefined; limit: number; offset: number },
-): Promise<Page<TagView>> {
+): Promise<Page<Tag>> {
   const conditions: SQL[] = [eq(tags.orgId, caller.orgId)];
   const search = q.search?.trim();
   if (search) {
@@ -66,7 +58,7 @@ export async function listTags(
 }
 
 /** A tag is its slug: a second name with the same slug is 409 with the existing tag's id. */
-export async function createTag(deps: Deps, caller: Caller, input: { name: string }): Promise<TagView> {
+export async function createTag(deps: Deps, caller: Caller, input: { name: string }): Promise<Tag> {
   const slug = slugOrThrow(input.name, "name");
   for (let attempt = 0; attempt < 3; attempt++) {
     const [row] = await deps.db
@@ -86,83 +78,10 @@ export async function createTag(deps: Deps, caller: Caller, input: { name: strin
   throw errors.conflict(`The tag '${input.name}' is being changed concurrently; retry`);
 }
 
-/** Deleting a tag removes it from every object (tags span buckets: the tool's reach is the organization). */
-export async function deleteTag(deps: Deps, caller: Caller, id: string): Promise<{ id: string; deleted: true; unassignedObjects: number }> {
-  const result = await deps.db.transaction(async (tx) => {
-    const [tag] = await tx
-      .select({ id: tags.id })
-      .from(tags)
-      .where(and(eq(tags.id, id), eq(tags.orgId, caller.orgId)))
-      .for("update");
-    if (!tag) throw errors.notFound("Tag");
-    const removed = await tx
-      .delete(objectTags)
-      .where(and(eq(objectTags.tagId, id), eq(objectTags.orgId, caller.orgId)))
-      .returning({ objectId: objectTags.objectId });
-    await tx.delete(tags).where(and(eq(tags.id, id), eq(tags.orgId, caller.orgId)));
-    await touchSearch(tx, deps, caller.orgId, removed.map((r) => r.objectId));
-    // Every object that carried it changed: one media.updated each.
-    await announceUpdated(tx, caller.orgId, removed.map((r) => r.objectId), ["tags"], deps.clock.now());
-    return { id, deleted: true as const, unassignedObjects: removed.length };
-  });
-  deps.jobs.kick();
-  return result;
-}
-
-/** `PUT /api/objects/{id}/tags`: the object's tags become exactly `tagIds`, all or nothing. */
-export async function setObjectTags(
-  deps: Deps,
-  caller: Caller,
-  objectId: string,
-  tagIds: string[],
-): Promise<{ objectId: string; tags: Label[] }> {
-  const result = await deps.db.transaction(async (tx) => {
-    await resolveLiveObject(tx, caller, objectId, { lock: true });
-    await replaceObjectTags(tx, caller.orgId, objectId, tagIds);
-    await touchSearch(tx, deps, caller.orgId, [objectId]);
-    await announceUpdated(tx, caller.orgId, [objectId], ["tags"], deps.clock.now());
-    const labels = await labelsFor(tx, caller.orgId, [objectId]);
-    return { objectId, tags: labels.get(objectId)!.tags };
-  });
-  deps.jobs.kick();
-  return result;
-}
-
-/**
- * Replaces an object's complete tag list (duplicates ignored). Every id must be a tag of the
- * organization, else 404 with `details.missingIds` and nothing changes: run it inside the
- * transaction that created or locked the object. Used by `PUT /api/objects/{id}/tags` and
- * by the upload flow (with ids from `ensureTagsByName`).
- */
-export async function replaceObjectTags(tx: Db, orgId: string, objectId: string, tagIds: string[]): Promise<void> {
-  const wanted = [...new Set(tagIds)];
-  if (wanted.length > 0) {
-    // Key-share locks keep the tags from being deleted before this transaction commits.
-    const found = await tx
-      .select({ id: tags.id })
-      .from(tags)
-      .where(and(eq(tags.orgId, orgId), inArray(tags.id, wanted)))
-      .for("key share");
-    const foundIds = new Set(found.map((t) => t.id));
-    const missingIds = wanted.filter((id) => !foundIds.has(id));
-    if (missingIds.length > 0) {
-      throw new AppError("not_found", `Tag not found: ${missingIds.join(", ")}`, { missingIds });
-    }
-  }
-  const mine = and(eq(objectTags.objectId, objectId), eq(objectTags.orgId, orgId));
-  await tx.delete(objectTags).where(wanted.length > 0 ? and(mine, notInArray(objectTags.tagId, wanted)) : mine);
-  if (wanted.length > 0) {
-    await tx
-      .insert(objectTags)
-      .values(wanted.map((tagId) => ({ orgId, objectId, tagId })))
-      .onConflictDoNothing();
-  }
-}
-
 /** Labels given at upload become the object's tags (created on first use), replacing any it had. */
 export async function applyUploadTags(e: ObjectStored): Promise<void> {
   if (e.uploadTags.length === 0) return;
-  await replaceObjectTags(e.tx, e.orgId, e.object.id, await ensureTagsByName(e.tx, e.orgId, e.uploadTags));
+  await replaceObjectLabels(e.tx, tagKind, e.orgId, e.object.id, await ensureTagsByName(e.tx, e.orgId, e.uploadTags));
 }
 
 /**
@@ -193,11 +112,4 @@ export async function ensureTagsByName(tx: Db, orgId: string, names: string[]): 
     .returning({ id: tags.id, slug: tags.slug });
   const idOf = new Map(rows.map((r) => [r.slug, r.id]));
   return [...bySlug.keys()].map((slug) => idOf.get(slug)!);
-}
-
-/** The slug of a name, or a validation error on `path` when it has no letter or digit. */
-export function slugOrThrow(name: string, path: string): string {
-  const slug = slugify(name);
-  if (!slug) throw errors.validation([{ path, message: "The name needs at least one letter or digit" }]);
-  return slug;
 }

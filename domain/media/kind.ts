@@ -1,5 +1,5 @@
 import mime from "mime";
-import { MEDIA_KINDS, type MediaKind } from "../../db/schema/media.ts";
+import { MEDIA_KINDS, type MediaKind } from "../../contract/media.ts";
 
 export { MEDIA_KINDS, type MediaKind };
 
@@ -17,7 +17,7 @@ export function contentTypeFor(key: string): string {
   return mime.getType(key) ?? "application/octet-stream";
 }
 
-/** Spec §2 kinds: from the content type, falling back to the extension when it says nothing. */
+/** The kind: from the content type, falling back to the extension when it says nothing. */
 export function kindOf(contentType: string | null, key: string): MediaKind {
   const type = (contentType ?? "").split(";")[0]!.trim().toLowerCase();
   const fromType = kindOfType(type);

@@ -1,4 +1,7 @@
-import { and, asc, count, desc, eq, ilike, isNotNull, isNull, lte, type SQL } from "drizzle-orm";
+import { and, asc, count, desc, eq, ilike, isNotNull, isNull, lte, type SQL, sql } from "drizzle-orm";
+import type { Deleted } from "../../contract/common.ts";
+import type { MediaObject } from "../../contract/media.ts";
+import type { PresignedDownload } from "../../contract/presign.ts";
 import { buckets, mediaObjects, orgUsage } from "../../db/schema/index.ts";
 import { resolveBucket } from "../buckets/buckets.ts";
 import type { Caller } from "../access/caller.ts";
@@ -8,13 +11,14 @@ import { touchSearch } from "../search/index-rows.ts";
 import { runHooks } from "./lifecycle.ts";
 import { RETENTION_DAYS } from "./retention.ts";
 import { onObjectRemoved } from "./object-hooks.ts";
+import { slugList } from "../labels/slug.ts";
 import type { Deps } from "../core/deps.ts";
 import { workerFactsOf } from "../derivatives/derivatives.ts";
 import { errors } from "../core/errors.ts";
 import { enqueueJob } from "../core/jobs.ts";
 import type { MediaKind } from "./kind.ts";
 import { fileNameOf } from "./kind.ts";
-import { type MediaRow, type MediaView, toMediaView } from "./view.ts";
+import { type MediaRow, toMediaView } from "./view.ts";
 import { type Page, page } from "../core/pagination.ts";
 import { derivativePrefix, objectPath } from "./storage-keys.ts";
 import { recordEgress } from "../usage/counters.ts";
@@ -25,7 +29,7 @@ export { RETENTION_DAYS } from "./retention.ts";
 export const MEDIA_SORTS = ["created_at", "size", "key"] as const;
 
 /** Media views of a page of rows: labels and worker facts, one query per kind (not per object). */
-export async function viewsOf(deps: Deps, orgId: string, rows: MediaRow[]): Promise<MediaView[]> {
+export async function viewsOf(deps: Deps, orgId: string, rows: MediaRow[]): Promise<MediaObject[]> {
   const ids = rows.map((r) => r.id);
   const [labels, facts] = await Promise.all([labelsFor(deps.db, orgId, ids), workerFactsOf(deps.db, ids)]);
   return rows.map((r) => {
@@ -34,7 +38,7 @@ export async function viewsOf(deps: Deps, orgId: string, rows: MediaRow[]): Prom
   });
 }
 
-export async function loadMediaView(deps: Deps, caller: Caller, id: string): Promise<MediaView> {
+export async function loadMediaView(deps: Deps, caller: Caller, id: string): Promise<MediaObject> {
   const [view] = await viewsOf(deps, caller.orgId, [await resolveLiveObject(deps.db, caller, id)]);
   return view!;
 }
@@ -43,6 +47,10 @@ export interface MediaQuery {
   bucketId?: string | undefined;
   kind?: MediaKind | undefined;
   search?: string | undefined;
+  /** Comma-separated tag slugs: objects carrying every one. */
+  tags?: string | undefined;
+  /** Comma-separated category slugs: objects in each one or below it. */
+  categories?: string | undefined;
   sort: (typeof MEDIA_SORTS)[number];
   order: "asc" | "desc";
   limit: number;
@@ -54,20 +62,34 @@ function likeContaining(text: string): string {
   return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }
 
-export async function listMedia(deps: Deps, caller: Caller, q: MediaQuery): Promise<Page<MediaView>> {
+export async function listMedia(deps: Deps, caller: Caller, q: MediaQuery): Promise<Page<MediaObject>> {
   const where: SQL[] = [eq(mediaObjects.orgId, caller.orgId), isNull(mediaObjects.deletedAt)];
   const bucketId = q.bucketId ? (await resolveBucket(deps, caller, q.bucketId)).id : caller.bucketId;
   if (bucketId) where.push(eq(mediaObjects.bucketId, bucketId));
   if (q.kind) where.push(eq(mediaObjects.kind, q.kind));
   // The file name is the key's last segment, so matching the key covers both.
   if (q.search) where.push(ilike(mediaObjects.key, likeContaining(q.search)));
+  // The same meaning as search's filters: every tag given, and each category or below it.
+  const tagSlugs = slugList(q.tags);
+  const categorySlugs = slugList(q.categories);
+  for (const slug of tagSlugs) {
+    where.push(sql`exists (select 1 from object_tags ot join tags t on t.id = ot.tag_id
+      where ot.object_id = ${mediaObjects.id} and t.org_id = ${caller.orgId} and t.slug = ${slug})`);
+  }
+  for (const slug of categorySlugs) {
+    where.push(sql`exists (with recursive sub as (
+        select id from categories where org_id = ${caller.orgId} and slug = ${slug}
+        union all select c.id from categories c join sub on c.parent_id = sub.id where c.org_id = ${caller.orgId})
+      select 1 from object_categories oc where oc.object_id = ${mediaObjects.id} and oc.category_id in (select id from sub))`);
+  }
+  const filtered = Boolean(q.kind || q.search || tagSlugs.length || categorySlugs.length);
   const column = { created_at: mediaObjects.createdAt, size: mediaObjects.size, key: mediaObjects.key }[q.sort];
   const dir = q.order === "asc" ? asc : desc;
   const filter = and(...where);
   const [rows, total] = await Promise.all([
     deps.db.select().from(mediaObjects).where(filter).orderBy(dir(column), dir(mediaObjects.id)).limit(q.limit).offset(q.offset),
-    // Without kind or search filters the total is a kept counter: no count over a million rows.
-    q.kind || q.search ? countWhere(deps, filter) : liveObjectCount(deps, caller.orgId, bucketId),
+    // Without filters the total is a kept counter: no count over a million rows.
+    filtered ? countWhere(deps, filter) : liveObjectCount(deps, caller.orgId, bucketId),
   ]);
   return page(await viewsOf(deps, caller.orgId, rows), total, q.offset);
 }
@@ -89,7 +111,7 @@ async function liveObjectCount(deps: Deps, orgId: string, bucketId: string | nul
  * Soft delete: hidden from every list, search and get at once, and no longer counted in
  * usage; the bytes stay for RETENTION_DAYS, then the purge job removes them.
  */
-export async function deleteMedia(deps: Deps, caller: Caller, id: string): Promise<{ id: string; deleted: true }> {
+export async function deleteMedia(deps: Deps, caller: Caller, id: string): Promise<Deleted> {
   await resolveLiveObject(deps.db, caller, id);
   const now = deps.clock.now();
   await deps.db.transaction(async (tx) => {
@@ -110,7 +132,7 @@ export async function updateMetadata(
   caller: Caller,
   id: string,
   metadata: Record<string, string | number | boolean | null>,
-): Promise<MediaView> {
+): Promise<MediaObject> {
   await resolveLiveObject(deps.db, caller, id);
   await deps.db.transaction(async (tx) => {
     const changed = await tx
@@ -126,21 +148,13 @@ export async function updateMetadata(
   return loadMediaView(deps, caller, id);
 }
 
-export interface DownloadResult {
-  url: string;
-  method: "GET";
-  objectId: string;
-  key: string;
-  expiresIn: number;
-  expiresAt: string;
-}
-
 /** A presigned GET for a live object; its size is counted as (estimated) egress. */
-export async function presignDownload(deps: Deps, caller: Caller, input: { objectId: string; expiresIn: number }): Promise<DownloadResult> {
+export async function presignDownload(deps: Deps, caller: Caller, input: { objectId: string; expiresIn: number }): Promise<PresignedDownload> {
   const row = await resolveLiveObject(deps.db, caller, input.objectId);
   const now = deps.clock.now();
   const url = deps.storage.presignGet(objectPath(row.bucketId, row.key), { expiresIn: input.expiresIn, downloadName: fileNameOf(row.key), now });
   await recordEgress(deps.db, caller.orgId, { kind: "download", bytes: row.size, at: now, objectId: row.id, bucketId: row.bucketId, key: row.key });
+  deps.meters?.egressIssued("download", row.size);
   return {
     url,
     method: "GET",
@@ -152,11 +166,12 @@ export async function presignDownload(deps: Deps, caller: Caller, input: { objec
 }
 
 /** Like a download, but for playing in place: no attachment disposition. */
-export async function streamUrl(deps: Deps, caller: Caller, id: string, expiresIn = 3600): Promise<DownloadResult> {
+export async function streamUrl(deps: Deps, caller: Caller, id: string, expiresIn = 3600): Promise<PresignedDownload> {
   const row = await resolveLiveObject(deps.db, caller, id);
   const now = deps.clock.now();
   const url = deps.storage.presignGet(objectPath(row.bucketId, row.key), { expiresIn, now });
   await recordEgress(deps.db, caller.orgId, { kind: "stream", bytes: row.size, at: now, objectId: row.id, bucketId: row.bucketId, key: row.key });
+  deps.meters?.egressIssued("stream", row.size);
   return { url, method: "GET", objectId: row.id, key: row.key, expiresIn, expiresAt: new Date(now.getTime() + expiresIn * 1000).toISOString() };
 }
 

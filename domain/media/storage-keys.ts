@@ -1,5 +1,5 @@
 /**
- * Where things live in the one physical bucket (ARCHITECTURE.md). User objects sit under
+ * Where things live in the one physical bucket (S3_BUCKET). User objects sit under
  * their bucket's UUID; derivatives under a prefix that starts with "_", which no bucket
  * UUID can, so no object key can ever reach a derivative.
  */
@@ -15,9 +15,9 @@ export const bucketDerivativesPrefix = (bucketId: string) => `_derivatives/${buc
 export const MAX_OBJECT_KEY_BYTES = 1024 - "00000000-0000-0000-0000-000000000000/".length;
 
 /**
- * ARCHITECTURE.md: UTF-8 of at most MAX_OBJECT_KEY_BYTES, no leading "/", no "." or ".."
- * segment, no control characters (C0, DEL and C1). Returns the problem, or null when the
- * key is fine.
+ * The object key rules (docs/conventions.md): UTF-8 of at most MAX_OBJECT_KEY_BYTES, no
+ * leading "/", no "." or ".." segment, no control characters (C0, DEL and C1). Returns the
+ * problem, or null when the key is fine.
  */
 export function objectKeyProblem(key: string): string | null {
   const bytes = Buffer.byteLength(key, "utf8");

@@ -1,4 +1,6 @@
 import { and, count, desc, eq, gt, isNotNull, isNull, type SQL, sql } from "drizzle-orm";
+import type { MediaObject } from "../../contract/media.ts";
+import type { Purged, TrashBlocker, TrashedObject } from "../../contract/trash.ts";
 import { mediaObjects, orgUsage } from "../../db/schema/index.ts";
 import type { Caller } from "../access/caller.ts";
 import { assertBucketAllowed } from "../access/visibility.ts";
@@ -13,7 +15,6 @@ import { loadMediaView, purgeObject, viewsOf } from "./media.ts";
 import { onObjectRestored } from "./object-hooks.ts";
 import { RETENTION_DAYS, restorableUntil } from "./retention.ts";
 import { objectPath } from "./storage-keys.ts";
-import type { MediaView } from "./view.ts";
 
 /**
  * The trash: deleted objects inside the retention window, which a restore brings back as they
@@ -23,8 +24,6 @@ import type { MediaView } from "./view.ts";
  * stays in the trash until it is purged, sparing the newer bytes.
  */
 
-export type Blocker = "key_in_use" | "key_reused";
-export type TrashEntry = MediaView & { deletedAt: string; restorableUntil: string; restorable: boolean; blockedBy: Blocker | null };
 
 const retentionCutoff = (deps: Deps) => new Date(deps.clock.now().getTime() - RETENTION_DAYS * 86_400_000);
 
@@ -36,12 +35,12 @@ const inTrash = (deps: Deps): SQL => and(isNotNull(mediaObjects.deletedAt), gt(m
  * Written against the table's own name: Drizzle leaves columns unqualified in one-table
  * selects, which inside these subqueries would mean the subquery's rows.
  */
-const blockerSql = sql<Blocker | null>`case
+const blockerSql = sql<TrashBlocker | null>`case
   when exists (select 1 from media_objects l where l.bucket_id = media_objects.bucket_id and l.key = media_objects.key and l.deleted_at is null) then 'key_in_use'
   when exists (select 1 from media_objects n where n.bucket_id = media_objects.bucket_id and n.key = media_objects.key and n.id <> media_objects.id and n.created_at >= media_objects.deleted_at) then 'key_reused'
 end`;
 
-export async function listTrash(deps: Deps, caller: Caller, q: { bucketId?: string | undefined; limit: number; offset: number }): Promise<Page<TrashEntry>> {
+export async function listTrash(deps: Deps, caller: Caller, q: { bucketId?: string | undefined; limit: number; offset: number }): Promise<Page<TrashedObject>> {
   const where: SQL[] = [eq(mediaObjects.orgId, caller.orgId), inTrash(deps)];
   const bucketId = q.bucketId ? (await resolveBucket(deps, caller, q.bucketId)).id : caller.bucketId;
   if (bucketId) where.push(eq(mediaObjects.bucketId, bucketId));
@@ -84,7 +83,7 @@ async function resolveTrashed(db: Deps["db"], deps: Deps, caller: Caller, id: st
  * the stored bytes are no longer the ones deleted, and with 403 quota_exceeded when the
  * organization has no room for it now (the quota is checked again, as for an upload).
  */
-export async function restoreObject(deps: Deps, caller: Caller, id: string): Promise<MediaView> {
+export async function restoreObject(deps: Deps, caller: Caller, id: string): Promise<MediaObject> {
   const { row: seen } = await resolveTrashed(deps.db, deps, caller, id, false);
   const stored = await deps.storage.head(objectPath(seen.bucketId, seen.key));
   const now = deps.clock.now();
@@ -129,7 +128,7 @@ export async function restoreObject(deps: Deps, caller: Caller, id: string): Pro
  * a newer upload holds the key), derivatives and record. The purge job is queued in the same
  * transaction, so a failure part-way is finished by the worker.
  */
-export async function purgeTrashed(deps: Deps, caller: Caller, id: string): Promise<{ id: string; purged: true }> {
+export async function purgeTrashed(deps: Deps, caller: Caller, id: string): Promise<Purged> {
   await deps.db.transaction(async (tx) => {
     const { row } = await resolveTrashed(tx, deps, caller, id, true);
     await tx.update(mediaObjects).set({ purgeQueuedAt: deps.clock.now() }).where(eq(mediaObjects.id, row.id));

@@ -1,5 +1,7 @@
 import { and, desc, eq, inArray, isNull, lte, sql } from "drizzle-orm";
 import { rowsOf } from "../../db/client.ts";
+import type { MediaObject } from "../../contract/media.ts";
+import type { AbortedUpload, CompletedUpload, MultipartUpload, PresignedPart, PresignedUpload } from "../../contract/presign.ts";
 import { mediaObjects, uploadReservations } from "../../db/schema/index.ts";
 import { resolveBucket } from "../buckets/buckets.ts";
 import type { Caller } from "../access/caller.ts";
@@ -7,7 +9,6 @@ import type { Deps } from "../core/deps.ts";
 import { AppError, errors } from "../core/errors.ts";
 import { contentTypeFor, kindOf } from "./kind.ts";
 import { loadMediaView } from "./media.ts";
-import type { MediaView } from "./view.ts";
 import { objectPath } from "./storage-keys.ts";
 import { quotaExceeded, releaseReservation, reserveStorage } from "../usage/counters.ts";
 import { runHooks } from "./lifecycle.ts";
@@ -18,7 +19,7 @@ const SINGLE_SHOT_GRACE_MS = 60 * 60 * 1000;
 /** A multipart upload stays reserved this long after its last part was presigned. */
 const MULTIPART_IDLE_MS = 24 * 60 * 60 * 1000;
 
-/** Spec §2: tags travel to storage as one header, the labels joined with "&". */
+/** Upload tags travel to storage as one header, the labels URL-encoded and joined with "&". */
 export function taggingHeader(tags: string[]): string {
   return tags.map((t) => encodeURIComponent(t)).join("&");
 }
@@ -28,23 +29,12 @@ export interface UploadTarget {
   key: string;
 }
 
-export interface PresignUploadResult {
-  url: string;
-  method: "PUT";
-  key: string;
-  bucketId: string;
-  bucket: string;
-  expiresIn: number;
-  expiresAt: string;
-  headers: Record<string, string>;
-}
-
-/** Spec §4.9 single-shot step 1: check the bucket, reserve the declared size, then sign. */
+/** Single-shot upload, step 1: check the bucket, reserve the declared size, then sign. */
 export async function presignUpload(
   deps: Deps,
   caller: Caller,
   input: UploadTarget & { contentType?: string | undefined; size?: number | undefined; tags?: string[] | undefined },
-): Promise<PresignUploadResult> {
+): Promise<PresignedUpload> {
   const bucket = await resolveBucket(deps, caller, input.bucketId);
   const contentType = input.contentType ?? contentTypeFor(input.key);
   const tags = input.tags ?? [];
@@ -73,7 +63,7 @@ export async function createMultipartUpload(
   deps: Deps,
   caller: Caller,
   input: UploadTarget & { contentType?: string | undefined; size?: number | undefined; tags?: string[] | undefined },
-): Promise<{ uploadId: string; bucketId: string; key: string; bucket: string; contentType: string }> {
+): Promise<MultipartUpload> {
   const bucket = await resolveBucket(deps, caller, input.bucketId);
   const contentType = input.contentType ?? contentTypeFor(input.key);
   const tags = input.tags ?? [];
@@ -171,7 +161,7 @@ export async function presignUploadPart(
   deps: Deps,
   caller: Caller,
   input: UploadTarget & { uploadId: string; partNumber: number; contentType?: string | undefined },
-): Promise<{ url: string; method: "PUT"; partNumber: number; expiresIn: number; headers: Record<string, string> }> {
+): Promise<PresignedPart> {
   const { bucket, reservation } = await findMultipart(deps, caller, input);
   const expiresIn = deps.config.uploadUrlExpiresIn;
   const now = deps.clock.now();
@@ -197,7 +187,7 @@ export async function completeUpload(
   deps: Deps,
   caller: Caller,
   input: UploadTarget & { uploadId: string; tags?: string[] | undefined; parts?: { partNumber: number; etag: string }[] | undefined },
-): Promise<{ bucketId: string; key: string; uploadId: string; etag: string | null; parts: number }> {
+): Promise<CompletedUpload> {
   const { bucket, reservation } = await findMultipart(deps, caller, input);
   const path = objectPath(bucket.id, input.key);
   let parts = input.parts;
@@ -228,7 +218,7 @@ export async function abortUpload(
   deps: Deps,
   caller: Caller,
   input: UploadTarget & { uploadId: string },
-): Promise<{ bucketId: string; key: string; uploadId: string; aborted: true }> {
+): Promise<AbortedUpload> {
   const { bucket, reservation } = await findMultipart(deps, caller, input);
   await deps.storage.abortMultipart(objectPath(bucket.id, input.key), input.uploadId);
   await deps.db.transaction(async (tx) => {
@@ -239,12 +229,12 @@ export async function abortUpload(
 }
 
 /**
- * Spec §4.9: reads what storage holds, records the true size, creates or updates the media
+ * The last step of every upload: reads what storage holds, records the true size, creates or updates the media
  * object and swaps the reservation for the real size; the object hooks (object-hooks.ts) then
  * count usage, apply the upload's tags, plan derivatives and index it, all in one
  * transaction. Confirming the same bytes twice changes nothing.
  */
-export async function confirmUpload(deps: Deps, caller: Caller, input: UploadTarget): Promise<MediaView> {
+export async function confirmUpload(deps: Deps, caller: Caller, input: UploadTarget): Promise<MediaObject> {
   const bucket = await resolveBucket(deps, caller, input.bucketId);
   const objectId = await recordStoredObject(deps, caller.orgId, bucket.id, input.key);
   return loadMediaView(deps, caller, objectId);
@@ -304,7 +294,10 @@ export async function recordStoredObject(deps: Deps, orgId: string, bucketId: st
     });
     return { objectId: id, changed: true };
   });
-  if (changed) deps.jobs.kick();
+  if (changed) {
+    deps.jobs.kick();
+    deps.meters?.uploaded(stored.size);
+  }
   return objectId;
 }
 

@@ -1,24 +1,12 @@
-/** The payment provider as the domain needs it (Stripe in payments/stripe.ts). Money in cents. */
+import type { Invoice } from "../../contract/billing.ts";
 
-export interface ProviderInvoice {
-  id: string;
-  number: string | null;
-  status: string | null;
-  currency: string;
-  amountDueCents: number;
-  amountPaidCents: number;
-  createdAt: string;
-  periodStart: string | null;
-  periodEnd: string | null;
-  hostedInvoiceUrl: string | null;
-  invoicePdfUrl: string | null;
-}
+/** The payment provider as the domain needs it (Stripe in payments/stripe.ts). Money in cents. */
 
 export interface PaymentProvider {
   readonly name: string;
   /** Creates the customer for an organization. Idempotent per organization for at least a day. */
   createCustomer(org: { id: string; name: string }): Promise<string>;
-  listInvoices(customerId: string, limit: number): Promise<{ data: ProviderInvoice[]; hasMore: boolean }>;
+  listInvoices(customerId: string, limit: number): Promise<{ data: Invoice[]; hasMore: boolean }>;
   /** A short-lived URL of the provider's customer portal. */
   portalUrl(customerId: string, returnUrl: string | null): Promise<string>;
 }

@@ -1,4 +1,5 @@
-import type { MediaKind } from "../media/kind.ts";
+import type { MediaKind } from "../../contract/media.ts";
+import type { Facets } from "../../contract/search.ts";
 import type { ParsedQuery } from "../search/query.ts";
 
 /** A search as the backends receive it: already confined to one organization (and bucket). */
@@ -19,18 +20,6 @@ export interface SearchRequest {
   dateBefore: Date | null;
   limit: number;
   offset: number;
-}
-
-export interface FacetCount {
-  slug: string;
-  name: string;
-  count: number;
-}
-
-export interface Facets {
-  tags: FacetCount[];
-  categories: FacetCount[];
-  kinds: { kind: MediaKind; count: number }[];
 }
 
 export interface SearchHits {

@@ -19,6 +19,13 @@ export interface UploadedPart {
   size: number;
 }
 
+export interface ListedObject {
+  /** Physical key. */
+  key: string;
+  size: number;
+  lastModified: Date | null;
+}
+
 export interface ObjectStorage {
   // `now` is the signing time: the domain passes its clock so expiry can be tested.
   presignPut(key: string, opts: { contentType: string; tagging?: string; expiresIn: number; now: Date }): PresignedRequest;
@@ -38,4 +45,8 @@ export interface ObjectStorage {
   delete(key: string): Promise<void>;
   /** Deletes every object under a prefix; returns how many. */
   deletePrefix(prefix: string): Promise<number>;
+  /** Objects under a prefix in key order (UTF-8 bytes, as S3 lists them), one page at a time. */
+  list(prefix: string): AsyncIterable<ListedObject[]>;
+  /** The key segments right under a prefix, up to and including the next "/", in key order. */
+  listPrefixes(prefix: string): AsyncIterable<string[]>;
 }

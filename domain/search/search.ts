@@ -1,5 +1,6 @@
-import { and, eq, inArray, isNull, type SQL, sql } from "drizzle-orm";
+import { and, eq, inArray, isNull, sql } from "drizzle-orm";
 import { type Db, rowsOf } from "../../db/client.ts";
+import type { SearchResult } from "../../contract/search.ts";
 import { categories, mediaObjects, tags } from "../../db/schema/index.ts";
 import { resolveBucket } from "../buckets/buckets.ts";
 import type { Caller } from "../access/caller.ts";
@@ -7,10 +8,8 @@ import type { Deps } from "../core/deps.ts";
 import { errors } from "../core/errors.ts";
 import { viewsOf } from "../media/media.ts";
 import type { MediaKind } from "../media/kind.ts";
-import type { MediaView } from "../media/view.ts";
-import type { Facets } from "../ports/search.ts";
 import { hasPositiveClause, parseQuery } from "./query.ts";
-
+import { slugList } from "../labels/slug.ts";
 
 export interface SearchInput {
   q: string;
@@ -26,15 +25,8 @@ export interface SearchInput {
   offset: number;
 }
 
-export interface SearchResult {
-  media: MediaView[];
-  total: number;
-  facets: Facets;
-}
-
 const EMPTY: SearchResult = { media: [], total: 0, facets: { tags: [], categories: [], kinds: [] } };
 
-const slugList = (s: string | undefined) => [...new Set((s ?? "").split(",").map((x) => x.trim().toLowerCase()).filter(Boolean))];
 
 /** "2026-11-22" means that whole day; a full timestamp means that instant. */
 function bound(value: string | undefined, end: boolean): Date | null {
@@ -45,7 +37,7 @@ function bound(value: string | undefined, end: boolean): Date | null {
   return new Date(d.getTime() + (dateOnly ? 86_400_000 : 1));
 }
 
-/** Spec §4.7. Confined to the caller's organization and the key's bucket, whatever the filters say. */
+/** Confined to the caller's organization and the key's bucket, whatever the filters say. */
 export async function searchMedia(deps: Deps, caller: Caller, input: SearchInput): Promise<SearchResult> {
   const query = parseQuery(input.q);
   if (!hasPositiveClause(query)) {

@@ -1,6 +1,7 @@
 import { and, count, desc, eq, gte, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/client.ts";
-import { type UsageEventType, usageEvents } from "../../db/schema/index.ts";
+import type { UsageEvent, UsageEventType } from "../../contract/usage.ts";
+import { usageEvents } from "../../db/schema/index.ts";
 import type { Caller } from "../access/caller.ts";
 import type { Deps } from "../core/deps.ts";
 import { type Page, page } from "../core/pagination.ts";
@@ -33,25 +34,12 @@ export async function recordUsageEvent(tx: Db, orgId: string, e: UsageEventInput
   });
 }
 
-export interface UsageEventView {
-  id: string;
-  type: UsageEventType;
-  at: string;
-  objectId: string | null;
-  bucketId: string | null;
-  key: string | null;
-  bytes: number | null;
-  delta: number | null;
-  amountCents: number | null;
-  details: Record<string, unknown>;
-}
-
 /** The ledger of the last `days` days (today counts as one), newest first. */
 export async function listUsageEvents(
   deps: Deps,
   caller: Caller,
   q: { days: number; limit: number; offset: number; type?: UsageEventType | undefined },
-): Promise<Page<UsageEventView>> {
+): Promise<Page<UsageEvent>> {
   const where: SQL[] = [eq(usageEvents.orgId, caller.orgId), gte(usageEvents.at, windowStart(deps.clock.now(), q.days))];
   if (q.type) where.push(eq(usageEvents.type, q.type));
   // A bucket-restricted key sees its bucket's events only, not the organization's billing.

@@ -1,22 +1,11 @@
 import { and, asc, desc, eq, gte, lt, lte } from "drizzle-orm";
+import type { UsageHistory, UsagePoint, UsageSummary } from "../../contract/usage.ts";
 import { billingAccounts, orgUsage, usageDaily, usageMonthly } from "../../db/schema/index.ts";
 import type { Caller } from "../access/caller.ts";
 import type { Deps } from "../core/deps.ts";
 import { freeTier } from "../billing/plans.ts";
 import { dayOf, monthOf, type UsageCounters } from "./counters.ts";
 import { windowStart } from "./events.ts";
-
-/** Spec §2 usage summary. Storage and egress in bytes; calls and objects are counts. */
-export interface UsageSummary {
-  usedStorage: number;
-  reservedStorage: number;
-  allocatedStorage: number;
-  objectCount: number;
-  egressThisMonth: number;
-  apiCallsThisMonth: number;
-  month: string;
-  plan: string;
-}
 
 /** Read from the counters, never by scanning objects. */
 export async function getUsage(deps: Deps, caller: Caller): Promise<UsageSummary> {
@@ -38,18 +27,12 @@ export async function getUsage(deps: Deps, caller: Caller): Promise<UsageSummary
   };
 }
 
-export interface UsagePoint extends UsageCounters {
-  date: string;
-  egressBytes: number;
-  apiCalls: number;
-}
-
 /**
  * One point per UTC day, oldest first, ending today: storage as the day closed, and the
  * day's egress and API calls. A day without activity closes as the day before it did.
  * Days before the organization's first recorded day are left out.
  */
-export async function usageHistory(deps: Deps, caller: Caller, days: number): Promise<{ from: string; to: string; data: UsagePoint[] }> {
+export async function usageHistory(deps: Deps, caller: Caller, days: number): Promise<UsageHistory> {
   const now = deps.clock.now();
   const from = dayOf(windowStart(now, days));
   const to = dayOf(now);

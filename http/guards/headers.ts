@@ -1,6 +1,6 @@
 /**
  * The rate limit fields of the IETF draft (draft-ietf-httpapi-ratelimit-headers, structured
- * field form), as ARCHITECTURE.md fixes them: one policy named "default".
+ * field form), as docs/guards.md describes them: one policy named "default".
  */
 
 const POLICY = '"default"';

@@ -27,9 +27,9 @@ interface Prepared {
 const UNAVAILABLE = Symbol("unavailable");
 
 /**
- * Idempotency-Key (spec §4.10). Runs after authentication and the rate limit, before the tool.
+ * Idempotency-Key (docs/guards.md). Runs after authentication and the rate limit, before the tool.
  * It wraps tool routes only: routes added through createApp's extraRoutes (the payment
- * webhook, §4.10.8) never pass through it.
+ * webhook) never pass through it.
  *
  * The first request with a key claims it; a concurrent one gets 409 idempotency_in_flight
  * rather than running twice; a 2xx outcome is stored for 24 hours and replayed; any other

@@ -1,7 +1,7 @@
 import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
 
 /**
- * A response as kept for replay (spec §4.10.2-3: status and body), plus the few headers that
+ * A response as kept for replay (status and body), plus the few headers that
  * belong to the representation, so non-JSON answers replay faithfully: a 302 keeps its
  * Location, a download its Content-Disposition. Per-request headers (X-Request-Id, RateLimit)
  * are not kept; the replay gets fresh ones.
@@ -42,7 +42,7 @@ export function replay(stored: StoredResponse): Response {
 }
 
 // AES-256-GCM: iv (12) | tag (16) | ciphertext, base64. The key is per request scope (see
-// sealingKey in domain/idempotency.ts), so the store holds nothing it can read.
+// sealingKey in domain/guards/idempotency.ts), so the store holds nothing it can read.
 export function seal(stored: StoredResponse, key: Buffer): string {
   const iv = randomBytes(12);
   const cipher = createCipheriv("aes-256-gcm", key, iv);

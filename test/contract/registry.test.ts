@@ -1,21 +1,16 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import SwaggerParser from "@apidevtools/swagger-parser";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { errorCatalogue } from "../../domain/core/errors.ts";
 import { EVENT_TYPES } from "../../contract/events.ts";
 import { createApp } from "../../http/server.ts";
 import { registry } from "../../tools/registry.ts";
-import { newOrg, startServer, type TestOrg, type TestServer } from "../support/server.ts";
+import { mcpClient, withServerAndOrg } from "../support/fixtures.ts";
+import type { TestOrg, TestServer } from "../support/server.ts";
 
 let server: TestServer;
 let org: TestOrg;
 
-beforeAll(async () => {
-  server = await startServer();
-  org = await newOrg(server);
-});
-afterAll(() => server.stop());
+withServerAndOrg({ ready: (made) => void ({ server, org } = made) });
 
 const names = () => registry.map((t) => t.name).sort();
 
@@ -41,17 +36,15 @@ describe("one registry, four surfaces", () => {
   test("REST routes are exactly the registry tools", () => {
     const app = createApp({ deps: server.services.deps });
     // "/api/*" answers unknown API paths (404, counted by the rate limit).
-    const infra = new Set(["/mcp", "/api/openapi.json", "/api/docs", "/api/docs/scalar.js", "/healthz", "/api/payments/webhook", "/api/*"]);
+    // "/" and "/console..." serve the web console.
+    const infra = new Set(["/mcp", "/api/openapi.json", "/api/docs", "/api/docs/scalar.js", "/healthz", "/api/payments/webhook", "/api/*", "/", "/console", "/console/*"]);
     const routes = app.routes.filter((r) => !infra.has(r.path)).map((r) => `${r.method} ${r.path}`).sort();
     const expected = registry.map((t) => `${t.http.method} /api${t.http.path.replace(/\{(\w+)\}/g, ":$1")}`).sort();
     expect(routes).toEqual(expected);
   });
 
   test("MCP tools/list for an admin key is exactly the registry, with schemas and annotations", async () => {
-    const client = new Client({ name: "contract", version: "1" });
-    await client.connect(
-      new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${org.adminKey.secret}` } } }),
-    );
+    const client = await mcpClient(server, org.adminKey.secret, "contract");
     const { tools } = await client.listTools();
     await client.close();
     expect(tools.map((t) => t.name).sort()).toEqual(names());
@@ -91,7 +84,7 @@ describe("one registry, four surfaces", () => {
 
   test("every declared error code exists; scopes follow the convention", () => {
     // Exceptions to "GET read, POST/PUT write, DELETE delete" are deliberate and listed.
-    const exceptions: Record<string, string> = { me_get: "any", presign_download: "read" };
+    const exceptions: Record<string, string> = { me_get: "any", presign_download: "read", reconcile_run: "admin" };
     for (const tool of registry) {
       for (const code of tool.errors) expect(errorCatalogue[code]).toBeDefined();
       const byMethod = { GET: "read", POST: "write", PUT: "write", DELETE: "delete", PATCH: "write" }[tool.http.method];

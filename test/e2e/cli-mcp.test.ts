@@ -1,23 +1,17 @@
-import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { registry } from "../../tools/registry.ts";
 import { CLI, cliEnv, removeTempConfigHomes, runCli } from "../support/cli.ts";
-import { newOrg, startServer, type TestOrg, type TestServer } from "../support/server.ts";
+import { withServerAndOrg } from "../support/fixtures.ts";
+import type { TestOrg, TestServer } from "../support/server.ts";
 
 setDefaultTimeout(60_000);
 
 let server: TestServer;
 let org: TestOrg;
 
-beforeAll(async () => {
-  server = await startServer();
-  org = await newOrg(server);
-});
-afterAll(async () => {
-  await server.stop();
-  removeTempConfigHomes();
-});
+withServerAndOrg({ ready: (made) => void ({ server, org } = made), cleanup: removeTempConfigHomes });
 
 /** `media mcp` as a desktop agent launches it: a child process speaking MCP on stdio. */
 async function bridge(key: string): Promise<Client> {

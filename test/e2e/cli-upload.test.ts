@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -6,7 +6,8 @@ import { join } from "node:path";
 import { GetObjectTaggingCommand } from "@aws-sdk/client-s3";
 import type { S3Storage } from "../../storage/s3.ts";
 import { cliJson, removeTempConfigHomes, runCli, tempConfigHome } from "../support/cli.ts";
-import { newOrg, startServer, type TestOrg, type TestServer } from "../support/server.ts";
+import { withServerAndOrg } from "../support/fixtures.ts";
+import type { TestOrg, TestServer } from "../support/server.ts";
 import { sha256 } from "../support/upload.ts";
 
 setDefaultTimeout(120_000);
@@ -18,16 +19,16 @@ let bucket: { id: string; name: string };
 let base: { url: string; key: string };
 const dir = mkdtempSync(join(tmpdir(), "media-cli-files-"));
 
-beforeAll(async () => {
-  server = await startServer();
-  org = await newOrg(server);
-  base = { url: server.url, key: org.adminKey.secret };
-  bucket = (await org.admin.post("/api/buckets", { name: "cli-uploads" })).body;
-});
-afterAll(async () => {
-  await server.stop();
-  rmSync(dir, { recursive: true, force: true });
-  removeTempConfigHomes();
+withServerAndOrg({
+  ready: async (made) => {
+    ({ server, org } = made);
+    base = { url: server.url, key: org.adminKey.secret };
+    bucket = (await org.admin.post("/api/buckets", { name: "cli-uploads" })).body;
+  },
+  cleanup: () => {
+    rmSync(dir, { recursive: true, force: true });
+    removeTempConfigHomes();
+  },
 });
 
 function file(name: string, size: number): { path: string; hash: string } {

@@ -1,10 +1,11 @@
-import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { commandPath } from "../../cli/commands.ts";
 import { registry } from "../../tools/registry.ts";
 import { CLI, cliEnv, cliJson, removeTempConfigHomes, runCli, tempConfigHome } from "../support/cli.ts";
-import { newOrg, startServer, type TestOrg, type TestServer } from "../support/server.ts";
+import { withServerAndOrg } from "../support/fixtures.ts";
+import type { TestOrg, TestServer } from "../support/server.ts";
 
 // Each test starts several CLI processes (~0.5-1 s each on a loaded machine).
 setDefaultTimeout(90_000);
@@ -13,14 +14,12 @@ let server: TestServer;
 let org: TestOrg;
 let base: { url: string; key: string };
 
-beforeAll(async () => {
-  server = await startServer();
-  org = await newOrg(server);
-  base = { url: server.url, key: org.adminKey.secret };
-});
-afterAll(async () => {
-  await server.stop();
-  removeTempConfigHomes();
+withServerAndOrg({
+  ready: (made) => {
+    ({ server, org } = made);
+    base = { url: server.url, key: org.adminKey.secret };
+  },
+  cleanup: removeTempConfigHomes,
 });
 
 describe("commands derived from the registry", () => {

@@ -1,29 +1,24 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { describe, expect, test } from "bun:test";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { insertObject, newBucket } from "../support/objects.ts";
-import { newOrg, startServer, type TestOrg, type TestServer } from "../support/server.ts";
+import { mcpClient, withServerAndOrg } from "../support/fixtures.ts";
+import type { TestOrg, TestServer } from "../support/server.ts";
 
 let server: TestServer;
 let org: TestOrg;
 let client: Client;
 let bucket: { id: string };
 
-beforeAll(async () => {
-  server = await startServer();
-  org = await newOrg(server);
-  bucket = await newBucket(org);
-  client = new Client({ name: "e2e-organize", version: "1" });
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${org.adminKey.secret}` } } }),
-  );
-  // Listing makes the client validate every later result against the tool's outputSchema.
-  await client.listTools();
-}, 120_000);
-afterAll(async () => {
-  await client.close();
-  await server.stop();
-}, 60_000);
+withServerAndOrg({
+  ready: async (made) => {
+    ({ server, org } = made);
+    bucket = await newBucket(org);
+    client = await mcpClient(server, org.adminKey.secret, "e2e-organize");
+    // Listing makes the client validate every later result against the tool's outputSchema.
+    await client.listTools();
+  },
+  cleanup: () => client?.close(),
+});
 
 // The client checks structuredContent against each tool's outputSchema (cached by listTools), so these also prove
 // that the schemas (the recursive category tree included) describe what the tools return.

@@ -1,21 +1,18 @@
-import { afterAll, beforeAll, expect, test } from "bun:test";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { newOrg, startServer, type TestOrg, type TestServer } from "../support/server.ts";
+import { expect, test } from "bun:test";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { mcpClient, withServerAndOrg } from "../support/fixtures.ts";
+import type { TestOrg, TestServer } from "../support/server.ts";
 
 let server: TestServer;
 let org: TestOrg;
 let client: Client;
 
-beforeAll(async () => {
-  server = await startServer();
-  org = await newOrg(server);
-  client = new Client({ name: "agent", version: "1" });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${org.adminKey.secret}` } } }));
-});
-afterAll(async () => {
-  await client.close();
-  await server.stop();
+withServerAndOrg({
+  ready: async (made) => {
+    ({ server, org } = made);
+    client = await mcpClient(server, org.adminKey.secret, "agent");
+  },
+  cleanup: () => client?.close(),
 });
 
 type Structured<T> = { structuredContent: T; isError?: boolean };

@@ -1,27 +1,18 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ListToolsResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { createMcpServer } from "../../mcp/server.ts";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { registry } from "../../tools/registry.ts";
-import { newOrg, startServer, type TestOrg, type TestServer } from "../support/server.ts";
+import { mcpClient, withServerAndOrg } from "../support/fixtures.ts";
+import type { TestOrg, TestServer } from "../support/server.ts";
 
 let server: TestServer;
 let org: TestOrg;
 
-beforeAll(async () => {
-  server = await startServer();
-  org = await newOrg(server);
-});
-afterAll(() => server.stop());
+withServerAndOrg({ ready: (made) => void ({ server, org } = made) });
 
-async function connect(secret: string | null): Promise<Client> {
-  const client = new Client({ name: "e2e", version: "1" });
-  const headers: Record<string, string> = secret ? { authorization: `Bearer ${secret}` } : {};
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers } }));
-  return client;
-}
+const connect = (secret: string | null) => mcpClient(server, secret, "e2e");
 
 function errorOf(result: { content: unknown; isError?: boolean }) {
   expect(result.isError).toBe(true);

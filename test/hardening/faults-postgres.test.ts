@@ -7,7 +7,7 @@ import { newOrg, startServer, type TestOrg, type TestServer } from "../support/s
 import { bytesOf, upload } from "../support/upload.ts";
 
 /**
- * Issue 10 item 4: PostgreSQL restarted or stopped under traffic. While it is away every
+ * PostgreSQL restarted or stopped under traffic. While it is away every
  * request is answered, promptly, with 2xx or 503 `unavailable` in the error envelope (never a
  * hang, a 500 or a dead process), and once it is back the same service answers normally again.
  * The database is a private cluster of this file (the run's shared one must never be stopped),

@@ -10,7 +10,7 @@ import { newOrg, startServer, type TestOrg, type TestServer } from "../support/s
 import { upload } from "../support/upload.ts";
 
 /**
- * Issue 10 item 4: Redis stopped. The API keeps answering (the guards fail open; that part is
+ * Redis stopped. The API keeps answering (the guards fail open; that part is
  * test/integration/guards-fail-open.test.ts), and the BullMQ work resumes when Redis returns:
  * jobs produced during the outage wait in the outbox, and a job whose worker lost Redis in the
  * middle of it is finished, its thumbnail made once. The Redis is a private one of this file,

@@ -10,7 +10,7 @@ import { newOrg, startServer, type TestOrg, type TestServer } from "../support/s
 import { bytesOf, upload } from "../support/upload.ts";
 
 /**
- * Issue 10 item 4: storage unreachable. Presigning is signing only, so it still answers;
+ * Storage unreachable. Presigning is signing only, so it still answers;
  * confirm needs storage (it reads what was uploaded), so it answers 503 `unavailable` in the
  * envelope, promptly, and succeeds when retried once storage is back. The storage node is a
  * separate one of this file (S3_ENDPOINT), so the server is a client of it like of any S3.

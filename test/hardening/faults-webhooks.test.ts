@@ -7,7 +7,7 @@ import { newOrg, startServer, type TestOrg, type TestServer, workerEnvFor } from
 import { type Receiver, startReceiver } from "../support/webhook-receiver.ts";
 
 /**
- * Issue 18: a worker killed in the middle of a webhook delivery (the request sent, no answer
+ * A worker killed in the middle of a webhook delivery (the request sent, no answer
  * yet). Nothing is lost: the job runs again on another worker, which takes the lapsed claim
  * over and sends the same event again (same webhook-id: at least once), and the delivery is
  * recorded once, as succeeded. Separate processes share PostgreSQL and Redis, so this runs in

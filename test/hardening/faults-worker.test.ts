@@ -11,7 +11,7 @@ import { newOrg, startServer, type TestOrg, type TestServer, workerEnvFor } from
 import { upload } from "../support/upload.ts";
 
 /**
- * Issue 10 item 4, worker killed mid-job. test/integration/bullmq-worker.test.ts already shows
+ * A worker killed mid-job. test/integration/bullmq-worker.test.ts already shows
  * a job taken over when its worker is killed before doing the work; this is the other window:
  * killed after the thumbnail was stored and recorded, before BullMQ heard the job complete.
  * The job runs again on another worker, and the derivative still exists once, unchanged.

@@ -1,5 +1,5 @@
 /**
- * Fuzzing every registry tool (issue 10): inputs generated from each tool's JSON Schema and
+ * Fuzzing every registry tool: inputs generated from each tool's JSON Schema and
  * mutated out of it, sent over REST (and a sample over MCP) with an admin key of an
  * organization that has real rows, so some inputs reach real objects. Whatever comes in,
  * the answer is below 500, every error is the envelope, and no message leaks a stack

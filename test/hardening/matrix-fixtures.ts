@@ -1,7 +1,6 @@
 import { expect } from "bun:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { sql } from "drizzle-orm";
 import { rowsOf } from "../../db/client.ts";
 import { objectPath } from "../../domain/media/storage-keys.ts";
@@ -10,6 +9,7 @@ import { registry } from "../../tools/registry.ts";
 import { CLI, cliEnv } from "../support/cli.ts";
 import { eventually } from "../support/eventually.ts";
 import type { Api, ApiResponse } from "../support/http.ts";
+import { mcpClient } from "../support/fixtures.ts";
 import type { TestOrg, TestServer } from "../support/server.ts";
 import { upload } from "../support/upload.ts";
 
@@ -213,11 +213,7 @@ export async function connectStdioBridge(server: TestServer, secret: string): Pr
   return client;
 }
 
-export async function connectMcp(server: TestServer, secret: string): Promise<Client> {
-  const client = new Client({ name: "matrix", version: "1" });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${secret}` } } }));
-  return client;
-}
+export const connectMcp = (server: TestServer, secret: string): Promise<Client> => mcpClient(server, secret, "matrix");
 
 // API-call counters move with every authenticated request, refused ones included: not state.
 const VOLATILE_COLUMNS = new Set(["api_calls"]);

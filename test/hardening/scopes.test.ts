@@ -23,7 +23,7 @@ import {
 } from "./matrix-fixtures.ts";
 
 /**
- * Issue 10, item 2: every tool under every single scope, and under a key restricted to one
+ * Every tool under every single scope, and under a key restricted to one
  * bucket. The table is keyed by tool name and must cover the registry: a new tool fails the
  * suite until it says which scope it needs and what a bucket-restricted key may do with it.
  */
@@ -129,6 +129,13 @@ const table: Record<string, Entry> = {
 
   categories_list: { audit: "refusals", scope: "read", input: none, restricted: [allowed(none)] },
   categories_create: { audit: "calls", scope: "write", input: () => ({ name: unique("category") }), restricted: [allowed(() => ({ name: unique("category") }))] },
+  categories_move: {
+    audit: "calls",
+    scope: "write",
+    reach: "organization",
+    input: (f) => ({ id: f.childCategoryId, parentId: f.categoryId }),
+    restricted: [refused((f) => ({ id: f.childCategoryId, parentId: null }))],
+  },
   categories_delete: { audit: "calls", scope: "delete", reach: "organization", input: (f) => ({ id: f.childCategoryId }), restricted: [refused((f) => ({ id: f.childCategoryId }))] },
   objects_set_categories: {
     audit: "calls",
@@ -226,6 +233,9 @@ const table: Record<string, Entry> = {
     restricted: [refused((f) => ({ id: f.webhookId, deliveryId: f.deliveryId }))],
   },
   audit_list: { audit: "refusals", scope: "admin", reach: "organization", input: none, restricted: [refused(none)] },
+
+  // An operator's tool over every bucket's storage: admin, and the whole organization.
+  reconcile_run: { audit: "calls", scope: "admin", reach: "organization", input: none, restricted: [refused(none)] },
 };
 
 /** An endpoint the matrix may create: on loopback, for an event type the matrix never causes. */
@@ -243,7 +253,10 @@ function scopeByRule(tool: AnyTool): Scope | "any" {
   if (["/api-keys", "/billing", "/webhooks", "/audit"].some((p) => tool.http.path.startsWith(p))) return "admin";
   return tool.http.method === "GET" ? "read" : tool.http.method === "DELETE" ? "delete" : "write";
 }
-const RULE_EXCEPTIONS: Record<string, string> = { presign_download: "a POST that only reads" };
+const RULE_EXCEPTIONS: Record<string, string> = {
+  presign_download: "a POST that only reads",
+  reconcile_run: "an operator's check and repair of the whole organization's storage",
+};
 
 /** Every id of the fixture's data: with its ids swapped for unknown ones, a mutation touches nothing. */
 function withUnknownIds(value: unknown, known: Set<string>): unknown {

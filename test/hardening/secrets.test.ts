@@ -10,7 +10,7 @@ import { JWT_SECRET } from "../support/env.ts";
 import { newOrg, signJwt, startServer, type TestOrg, type TestServer } from "../support/server.ts";
 
 /**
- * Issue 10, secrets: key secrets are stored hashed and compared in constant time; no secret
+ * Secrets: key secrets are stored hashed and compared in constant time; no secret
  * (API key, JWT signing secret, webhook secret, provider key) ever reaches a log line or an
  * answer other than the one that hands a new key out. Plus the headers every answer carries
  * and the API's CORS policy.

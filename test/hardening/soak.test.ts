@@ -3,7 +3,7 @@ import { runSoak, usageNow } from "../../bench/_soak.ts";
 import { newOrg, startServer, type TestOrg, type TestServer } from "../support/server.ts";
 
 /**
- * Issue 10 item 5, short: the soak load of `npm run bench -- soak` for SOAK_TEST_SECONDS
+ * A short soak: the load of `npm run bench -- soak` for SOAK_TEST_SECONDS
  * (default 15) at a steady rate. No answer may be an error, and usage must be exact: storage
  * used equals the sum of the sizes confirmed, egress the sizes of the downloads issued, API
  * calls the requests made. Memory and latency are the bench's business (bench/RESULTS.md).

@@ -5,7 +5,7 @@ import { newOrg, startServer, type TestServer } from "../support/server.ts";
 import { buildFixture, callMcp, callRest, connectMcp, expectCoversRegistry, type Fixture, type Input, leaked, orgDigest, secretsOf } from "./matrix-fixtures.ts";
 
 /**
- * Issue 10, item 1: organization B's admin, on organization A's ids, gets 404 and changes
+ * Organization B's admin, on organization A's ids, gets 404 and changes
  * nothing; B's lists, search, facets, usage and billing never show A's data. Every registry
  * tool needs an entry here, so a new tool cannot ship without its tenancy case.
  */
@@ -79,6 +79,7 @@ const table: Record<string, Case[]> = {
 
   categories_list: [own(() => ({}))],
   categories_create: [foreign((a) => ({ name: "intruder", parentId: a.categoryId })), own(() => ({ name: unique("category") }))],
+  categories_move: [foreign((a) => ({ id: a.childCategoryId, parentId: null })), foreign((a, b) => ({ id: b.childCategoryId, parentId: a.categoryId }))],
   categories_delete: [foreign((a) => ({ id: a.categoryId }))],
   objects_set_categories: [
     foreign((a) => ({ id: a.main.objectId, categoryIds: [] })),
@@ -129,6 +130,8 @@ const table: Record<string, Case[]> = {
   // No payment provider in tests: what matters is that B's answer carries nothing of A.
   billing_invoices_list: [own(() => ({}), [501], "not_configured")],
   billing_portal_get: [own(() => ({}), [501], "not_configured")],
+
+  reconcile_run: [own(() => ({}))],
 
   webhooks_create: [own(() => ({ url: "http://127.0.0.1:9/intruder", eventTypes: ["bucket.deleted"] }), [201])],
   webhooks_list: [own(() => ({}))],

@@ -7,7 +7,7 @@ import { recordAudit } from "../../domain/audit/audit.ts";
 import { newOrg, startServer, type TestOrg, type TestServer } from "../support/server.ts";
 
 /**
- * The audit log (issue 18): who changed what, and every refused call, per organization; read
+ * The audit log: who changed what, and every refused call, per organization; read
  * by admins with filters and a cursor; nothing but ids of what a call carried, so never a
  * secret; entries past the retention go. Which tools write entries: the audit column of
  * test/hardening/scopes.test.ts.

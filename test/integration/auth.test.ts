@@ -99,7 +99,7 @@ describe("JWT callers", () => {
 });
 
 describe("scopes", () => {
-  // Per ARCHITECTURE.md: GET read, POST/PUT write, DELETE delete, key management admin, /me any.
+  // docs/conventions.md: GET read, POST/PUT write, DELETE delete, key management admin, /me any.
   const cases = [
     { scope: "read", get: 200, post: 403, del: 403, keys: 403 },
     { scope: "write", get: 403, post: 201, del: 403, keys: 403 },

@@ -1,8 +1,9 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { objectCategories } from "../../db/schema/index.ts";
 import { insertObject, newBucket, softDeleteObject } from "../support/objects.ts";
-import { newOrg, startServer, type TestOrg, type TestServer } from "../support/server.ts";
+import { withTwoOrgs } from "../support/fixtures.ts";
+import { newOrg, type TestOrg, type TestServer } from "../support/server.ts";
 
 let server: TestServer;
 let org: TestOrg;
@@ -10,14 +11,7 @@ let other: TestOrg;
 let bucket: { id: string };
 let otherBucket: { id: string };
 
-beforeAll(async () => {
-  server = await startServer();
-  org = await newOrg(server);
-  other = await newOrg(server);
-  bucket = await newBucket(org);
-  otherBucket = await newBucket(other);
-}, 120_000);
-afterAll(() => server.stop(), 60_000);
+withTwoOrgs({ ready: (made) => void ({ server, org, other, bucket, otherBucket } = made) });
 
 interface Node {
   id: string;
@@ -188,5 +182,94 @@ describe("categories", () => {
     expect(del.status).toBe(403);
     expect(del.body.error.code).toBe("forbidden");
     expect((await tree(o)).total).toBe(1);
+  });
+});
+
+describe("moving categories (PUT /api/categories/{id}/parent)", () => {
+  test("a category moves with its subtree; to the root with null; filters follow the new shape", async () => {
+    const europe = await create(org, `Europe ${crypto.randomUUID().slice(0, 6)}`);
+    const asia = await create(org, `Asia ${crypto.randomUUID().slice(0, 6)}`);
+    const italy = await create(org, "Italy moving", europe.id);
+    const rome = await create(org, "Rome moving", italy.id);
+    const obj = await insertObject(server, org, bucket.id, { key: `move/${crypto.randomUUID()}.png` });
+    expect((await org.admin.put(`/api/objects/${obj.id}/categories`, { categoryIds: [rome.id] })).status).toBe(200);
+    const inAsia = () => org.admin.get(`/api/media?bucketId=${bucket.id}&categories=${asia.slug}`);
+    expect((await inAsia()).body.total).toBe(0);
+
+    const moved = await org.admin.put(`/api/categories/${italy.id}/parent`, { parentId: asia.id });
+    expect(moved.status).toBe(200);
+    expect(moved.body).toMatchObject({ id: italy.id, parentId: asia.id, slug: italy.slug });
+    const t = await tree(org);
+    const asiaNode = t.data.find((n) => n.id === asia.id)!;
+    expect(shape([asiaNode])).toEqual([`${asia.name}(Italy moving(Rome moving))`]);
+    expect(t.data.find((n) => n.id === europe.id)!.children).toEqual([]);
+    // The object is in Rome, now below Asia.
+    expect((await inAsia()).body.data.map((o: { id: string }) => o.id)).toEqual([obj.id]);
+
+    const root = await org.admin.put(`/api/categories/${italy.id}/parent`, { parentId: null });
+    expect(root.status).toBe(200);
+    expect(root.body.parentId).toBeNull();
+    expect((await inAsia()).body.total).toBe(0);
+  });
+
+  test("under itself or its own descendant: 409, nothing changes", async () => {
+    const a = await create(org, `Cycle A ${crypto.randomUUID().slice(0, 6)}`);
+    const b = await create(org, "Cycle B", a.id);
+    const c = await create(org, "Cycle C", b.id);
+    for (const parentId of [a.id, b.id, c.id]) {
+      const res = await org.admin.put(`/api/categories/${a.id}/parent`, { parentId });
+      expect(res.status).toBe(409);
+      expect(res.body.error.code).toBe("conflict");
+    }
+    const t = await tree(org);
+    expect(shape(t.data.filter((n) => n.id === a.id))).toEqual([`${a.name}(Cycle B(Cycle C))`]);
+  });
+
+  test("crossing moves at the same time never make a cycle", async () => {
+    const x = await create(org, `Cross X ${crypto.randomUUID().slice(0, 6)}`);
+    const y = await create(org, `Cross Y ${crypto.randomUUID().slice(0, 6)}`);
+    const [one, two] = await Promise.all([
+      org.admin.put(`/api/categories/${x.id}/parent`, { parentId: y.id }),
+      org.admin.put(`/api/categories/${y.id}/parent`, { parentId: x.id }),
+    ]);
+    expect([one.status, two.status].sort()).toEqual([200, 409]);
+  });
+
+  test("another organization's category, as the one moved or as the parent: 404", async () => {
+    const mine = await create(org, `Mine ${crypto.randomUUID().slice(0, 6)}`);
+    const theirs = await create(other, `Theirs ${crypto.randomUUID().slice(0, 6)}`);
+    expect((await org.admin.put(`/api/categories/${mine.id}/parent`, { parentId: theirs.id })).status).toBe(404);
+    expect((await other.admin.put(`/api/categories/${mine.id}/parent`, { parentId: null })).status).toBe(404);
+  });
+});
+
+describe("media_list by tag and category", () => {
+  test("tags must all match; a category includes its descendants; the total counts the matches", async () => {
+    const b = await newBucket(org, "filters");
+    const parent = await create(org, `Filter parent ${crypto.randomUUID().slice(0, 6)}`);
+    const child = await create(org, "Filter child", parent.id);
+    const tag = async (name: string) => (await org.admin.post("/api/tags", { name })).body as { id: string; slug: string };
+    const red = await tag(`red ${crypto.randomUUID().slice(0, 6)}`);
+    const big = await tag(`big ${crypto.randomUUID().slice(0, 6)}`);
+    const [one, two, three] = await Promise.all([1, 2, 3].map((n) => insertObject(server, org, b.id, { key: `f/${n}.png` })));
+    await org.admin.put(`/api/objects/${one!.id}/tags`, { tagIds: [red.id, big.id] });
+    await org.admin.put(`/api/objects/${two!.id}/tags`, { tagIds: [red.id] });
+    await org.admin.put(`/api/objects/${one!.id}/categories`, { categoryIds: [child.id] });
+    await org.admin.put(`/api/objects/${three!.id}/categories`, { categoryIds: [parent.id] });
+    const ids = async (query: string) => {
+      const res = await org.admin.get(`/api/media?bucketId=${b.id}&sort=key&order=asc&${query}`);
+      expect(res.status).toBe(200);
+      expect(res.body.total).toBe(res.body.data.length);
+      return res.body.data.map((o: { key: string }) => o.key);
+    };
+    expect(await ids(`tags=${red.slug}`)).toEqual(["f/1.png", "f/2.png"]);
+    expect(await ids(`tags=${red.slug},${big.slug}`)).toEqual(["f/1.png"]);
+    expect(await ids(`categories=${parent.slug}`)).toEqual(["f/1.png", "f/3.png"]);
+    expect(await ids(`categories=${child.slug}`)).toEqual(["f/1.png"]);
+    expect(await ids(`tags=${red.slug}&categories=${parent.slug}`)).toEqual(["f/1.png"]);
+    expect(await ids("tags=no-such-tag")).toEqual([]);
+    // Another organization's slugs match nothing here.
+    const foreignTag = (await other.admin.post("/api/tags", { name: `red ${crypto.randomUUID().slice(0, 6)}` })).body as { slug: string };
+    expect(await ids(`tags=${foreignTag.slug}`)).toEqual([]);
   });
 });

@@ -2,8 +2,6 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { and, eq, sql } from "drizzle-orm";
 import { derivatives, jobOutbox } from "../../db/schema/index.ts";
 import type { Deps } from "../../domain/core/deps.ts";
@@ -15,6 +13,7 @@ import { generateDerivatives } from "../../worker/derivatives/generate.ts";
 import { aroundGenerate } from "../support/around-generate.ts";
 import { eventually } from "../support/eventually.ts";
 import { dimensions, mp3, mp4, orientedJpeg, pdf, png, wav } from "../support/media-files.ts";
+import { mcpClient } from "../support/fixtures.ts";
 import { newOrg, startServer, type TestOrg, type TestServer } from "../support/server.ts";
 import { upload } from "../support/upload.ts";
 
@@ -236,8 +235,7 @@ describe("MCP", () => {
   test("media_thumbnail returns the description and the image itself", async () => {
     const obj = await upload(org.admin, bucket.id, "mcp/pic.png", await png(640, 320), { contentType: "image/png" });
     await whenSettled(obj.id);
-    const client = new Client({ name: "t", version: "1" });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${org.adminKey.secret}` } } }));
+    const client = await mcpClient(server, org.adminKey.secret, "t");
     try {
       const result = await client.callTool({ name: "media_thumbnail", arguments: { id: obj.id } });
       expect(result.isError).toBeFalsy();

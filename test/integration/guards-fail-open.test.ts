@@ -3,7 +3,7 @@ import type { Logger } from "../../domain/ports/log.ts";
 import { newOrg, startServer, type TestOrg, type TestServer } from "../support/server.ts";
 
 /**
- * Spec §4.10.7 and the issue: with Redis unreachable the guards let requests through, quickly,
+ * With Redis unreachable the guards let requests through, quickly,
  * never with a 5xx, and say so in the log once per outage rather than once per request.
  * Runs in both modes: these servers bring their own (unreachable or short-lived) Redis.
  */

@@ -11,7 +11,7 @@ import { newOrg, startServer, type TestOrg, type TestServer } from "../support/s
 import { testEnv } from "../support/env.ts";
 
 /**
- * Spec §4.10, rule by rule, over real HTTP, on the run's store: Redis when the run has it
+ * The Idempotency-Key rules of docs/guards.md, one by one, over real HTTP, on the run's store: Redis when the run has it
  * (every instance shares it), in-process otherwise.
  */
 let server: TestServer;
@@ -38,7 +38,7 @@ async function bucketNames(api: Api): Promise<string[]> {
   return (await api.get("/api/buckets?limit=200")).body.data.map((b: { name: string }) => b.name);
 }
 
-describe("§4.10.1 which requests take part", () => {
+describe("which requests take part", () => {
   test("the store in use is the run's: Redis when configured, in-process otherwise", () => {
     expect(server.services.backends.guards).toBe(testEnv.mode === "services" && testEnv.redisUrl ? "redis" : "memory");
   });
@@ -95,7 +95,7 @@ describe("§4.10.1 which requests take part", () => {
   // PATCH is in the rule (IDEMPOTENT_METHODS) but no tool uses it yet.
 });
 
-describe("§4.10.2-3 the first request runs and its 2xx response is replayed", () => {
+describe("the first request runs and its 2xx response is replayed", () => {
   test("POST /api/buckets: same status and body, idempotency-replayed: true, one bucket", async () => {
     const k = key();
     const first = await org.admin.post("/api/buckets", { name: "replayed" }, withKey(k));
@@ -156,7 +156,7 @@ describe("§4.10.2-3 the first request runs and its 2xx response is replayed", (
   });
 });
 
-describe("§4.10.4 a different caller, organization or URL is a distinct request", () => {
+describe("a different caller, organization or URL is a distinct request", () => {
   test("another API key of the same organization", async () => {
     const k = key();
     const writer = await org.keyClient(["write", "read"]);
@@ -199,7 +199,7 @@ describe("§4.10.4 a different caller, organization or URL is a distinct request
   // Method: no path has two mutating methods yet; the unit tests cover it in the replay key.
 });
 
-describe("§4.10.5 a different body with the same key, method and URL", () => {
+describe("a different body with the same key, method and URL", () => {
   test("returns the original stored response and changes nothing", async () => {
     const k = key();
     const first = await org.admin.post("/api/buckets", { name: "body-original" }, withKey(k));
@@ -211,7 +211,7 @@ describe("§4.10.5 a different body with the same key, method and URL", () => {
   });
 });
 
-describe("§4.10.8 the payment webhook never takes part", () => {
+describe("the payment webhook never takes part", () => {
   test("a route added through extraRoutes runs every time, whatever the key", async () => {
     const k = key();
     const call = () => fetch(`${server.url}/api/payments/webhook`, { method: "POST", headers: withKey(k), body: "{}" });
@@ -355,7 +355,7 @@ describe("the guard on the run's store, driven directly", () => {
   });
 });
 
-describe("§4.10.6 retention: 24 hours, then the key is forgotten", () => {
+describe("retention: 24 hours, then the key is forgotten", () => {
   let timed: TestServer;
   let torg: TestOrg;
   const clock = new ManualClock();

@@ -32,6 +32,12 @@ describe.skipIf(!url)("Meilisearch backend (MEILISEARCH_URL)", () => {
   });
   afterAll(() => server?.stop());
 
+  test("/readyz asks Meilisearch too", async () => {
+    const res = await fetch(`${server.url}/readyz`);
+    expect(res.status).toBe(200);
+    expect((await res.json()).checks.meilisearch.ok).toBe(true);
+  });
+
   test("finds, filters and counts facets through Meilisearch", async () => {
     const res = await searchUntil("q=sunset", 2);
     expect(res.body.facets.kinds).toEqual(expect.arrayContaining([{ kind: "image", count: 1 }, { kind: "pdf", count: 1 }]));

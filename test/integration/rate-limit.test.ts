@@ -189,7 +189,7 @@ describe("per client address, without a valid credential", () => {
 });
 
 describe("configuration", () => {
-  test("RATE_LIMIT_PER_MINUTE defaults to 300 (spec §8)", async () => {
+  test("RATE_LIMIT_PER_MINUTE defaults to 300", async () => {
     const { loadConfig } = await import("../../app/config.ts");
     expect(loadConfig({}).rateLimitPerMinute).toBe(300);
   });

@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { eq } from "drizzle-orm";
 import { mediaObjects } from "../../db/schema/index.ts";
+import { mcpClient } from "../support/fixtures.ts";
 import { newOrg, startServer, type TestOrg, type TestServer } from "../support/server.ts";
 import { upload } from "../support/upload.ts";
 
@@ -185,8 +184,7 @@ describe("GET /api/search", () => {
   });
 
   test("search is an MCP tool whose structured output includes the facets", async () => {
-    const client = new Client({ name: "search", version: "1" });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${org.adminKey.secret}` } } }));
+    const client = await mcpClient(server, org.adminKey.secret, "search");
     await client.listTools();
     const result = await client.callTool({ name: "search", arguments: { q: "sunset", kind: "image" } });
     expect(result.isError).toBeFalsy();

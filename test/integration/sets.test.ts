@@ -1,8 +1,9 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { eq, sql } from "drizzle-orm";
 import { jobOutbox, mediaObjects } from "../../db/schema/index.ts";
 import { insertObject, type MediaRow, newBucket, softDeleteObject } from "../support/objects.ts";
-import { newOrg, startServer, type TestOrg, type TestServer } from "../support/server.ts";
+import { withTwoOrgs } from "../support/fixtures.ts";
+import { newOrg, type TestOrg, type TestServer } from "../support/server.ts";
 
 let server: TestServer;
 let org: TestOrg;
@@ -10,14 +11,7 @@ let other: TestOrg;
 let bucket: { id: string };
 let otherBucket: { id: string };
 
-beforeAll(async () => {
-  server = await startServer();
-  org = await newOrg(server);
-  other = await newOrg(server);
-  bucket = await newBucket(org);
-  otherBucket = await newBucket(other);
-}, 120_000);
-afterAll(() => server.stop(), 60_000);
+withTwoOrgs({ ready: (made) => void ({ server, org, other, bucket, otherBucket } = made) });
 
 const uuid = expect.stringMatching(/^[0-9a-f-]{36}$/);
 const item = { aspectRatio: "16:9", width: 1920, height: 1080, role: "hero" };

@@ -1,10 +1,13 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { objectTags, tags } from "../../db/schema/index.ts";
 import { labelsFor } from "../../domain/labels/object-labels.ts";
-import { ensureTagsByName, replaceObjectTags } from "../../domain/labels/tags.ts";
+import { tagKind } from "../../domain/labels/kinds.ts";
+import { replaceObjectLabels } from "../../domain/labels/labels.ts";
+import { ensureTagsByName } from "../../domain/labels/tags.ts";
 import { insertObject, newBucket, softDeleteObject } from "../support/objects.ts";
-import { newOrg, startServer, type TestOrg, type TestServer } from "../support/server.ts";
+import { withTwoOrgs } from "../support/fixtures.ts";
+import { newOrg, type TestOrg, type TestServer } from "../support/server.ts";
 
 let server: TestServer;
 let org: TestOrg;
@@ -12,14 +15,7 @@ let other: TestOrg;
 let bucket: { id: string };
 let otherBucket: { id: string };
 
-beforeAll(async () => {
-  server = await startServer();
-  org = await newOrg(server);
-  other = await newOrg(server);
-  bucket = await newBucket(org);
-  otherBucket = await newBucket(other);
-}, 120_000);
-afterAll(() => server.stop(), 60_000);
+withTwoOrgs({ ready: (made) => void ({ server, org, other, bucket, otherBucket } = made) });
 
 const uuid = /^[0-9a-f-]{36}$/;
 const createTag = async (name: string, who: TestOrg = org) => {
@@ -236,14 +232,14 @@ describe("tags for the upload flow (domain)", () => {
     }
   });
 
-  test("replaceObjectTags and labelsFor", async () => {
+  test("replaceObjectLabels and labelsFor", async () => {
     const { db } = server.services.deps;
     const [o1, o2, o3] = [await insertObject(server, org, bucket.id), await insertObject(server, org, bucket.id), await insertObject(server, org, bucket.id)];
     const cat = (await org.admin.post("/api/categories", { name: "labels cat" })).body;
     await db.transaction(async (tx) => {
       const ids = await ensureTagsByName(tx, org.orgId, ["label b", "label a"]);
-      await replaceObjectTags(tx, org.orgId, o1.id, ids);
-      await replaceObjectTags(tx, org.orgId, o2.id, [ids[0]!]);
+      await replaceObjectLabels(tx, tagKind, org.orgId, o1.id, ids);
+      await replaceObjectLabels(tx, tagKind, org.orgId, o2.id, [ids[0]!]);
     });
     await org.admin.put(`/api/objects/${o2.id}/categories`, { categoryIds: [cat.id] });
     const labels = await labelsFor(db, org.orgId, [o1.id, o2.id, o3.id]);
@@ -253,7 +249,7 @@ describe("tags for the upload flow (domain)", () => {
     // another organization's view of the same ids is empty
     expect((await labelsFor(db, other.orgId, [o1.id])).get(o1.id)).toEqual({ tags: [], categories: [] });
     const foreign = await createTag("not yours", other);
-    await expect(db.transaction((tx) => replaceObjectTags(tx, org.orgId, o1.id, [foreign.id]))).rejects.toMatchObject({ code: "not_found" });
+    await expect(db.transaction((tx) => replaceObjectLabels(tx, tagKind, org.orgId, o1.id, [foreign.id]))).rejects.toMatchObject({ code: "not_found" });
     expect((await labelsFor(db, org.orgId, [o1.id])).get(o1.id)!.tags).toHaveLength(2);
   });
 });

@@ -9,7 +9,7 @@ import { newOrg, startServer, type TestOrg, type TestServer } from "../support/s
 import { upload } from "../support/upload.ts";
 
 /**
- * The trash (issue 18): deleted objects listed within retention, restored as they were (tags,
+ * The trash: deleted objects listed within retention, restored as they were (tags,
  * categories, thumbnail, set memberships; usage and search follow), refused when the key was
  * used since or there is no room, purged now on request.
  */

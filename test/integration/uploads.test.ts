@@ -281,7 +281,7 @@ describe("downloads and streams", () => {
   });
 });
 
-describe("bounds of §4.9 and §8 answer 400", () => {
+describe("presign inputs out of bounds (keys, sizes, tags, parts, expiry) answer 400", () => {
   const cases: [string, string, Record<string, unknown>, string][] = [
     ["upload", "/api/presign/upload", { key: "/leading" }, "key"],
     ["upload", "/api/presign/upload", { key: "a/../b" }, "key"],

@@ -9,7 +9,7 @@ import { upload } from "../support/upload.ts";
 import { type Receiver, startReceiver } from "../support/webhook-receiver.ts";
 
 /**
- * Webhooks end to end (issue 18): a real receiver in the test, every event type delivered and
+ * Webhooks end to end: a real receiver in the test, every event type delivered and
  * verified with the `standardwebhooks` package as an integrator would, retries on 500 and on
  * timeouts, an endpoint disabled after a delivery fails every attempt, redelivery and rotation.
  * The addresses that are refused: webhooks-refused.test.ts.

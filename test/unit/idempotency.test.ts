@@ -11,7 +11,7 @@ describe("replay key derivation", () => {
     expect(replayId(scope)).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(replayId(scope)).not.toContain("k1");
   });
-  test("each part of the scope makes a distinct request (spec §4.10.3-4)", () => {
+  test("each part of the scope makes a distinct request", () => {
     const ids = new Set(
       [
         scope,

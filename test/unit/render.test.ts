@@ -5,7 +5,7 @@ import { join } from "node:path";
 import sharp from "sharp";
 import { MediaError, Unsupported } from "../../worker/derivatives/errors.ts";
 import { imageRenderer } from "../../worker/derivatives/image.ts";
-import { findTool, runTool } from "../../worker/derivatives/exec.ts";
+import { findExecutable, runTool } from "../../worker/derivatives/exec.ts";
 import { renderCover, renderThumbnail } from "../../worker/derivatives/render.ts";
 import { videoRenderer } from "../../worker/derivatives/video.ts";
 import { bombPng, dimensions, orientedJpeg, png, rotatedMp4 } from "../support/media-files.ts";
@@ -82,7 +82,7 @@ describe("video posters", () => {
   test("a video recorded turned a quarter gives an upright poster and display dimensions", async () => {
     const file = join(dir, "turned.mp4");
     writeFileSync(file, await rotatedMp4(90));
-    const tools = { ffmpeg: findTool("ffmpeg", null)!, ffprobe: findTool("ffprobe", null)! };
+    const tools = { ffmpeg: findExecutable("ffmpeg", null)!, ffprobe: findExecutable("ffprobe", null)! };
     const out = await videoRenderer.render({ file, dir, contentType: "video/mp4", limits, timeoutMs: 30_000, tools });
     expect([out.thumbnail.width, out.thumbnail.height]).toEqual([240, 320]);
     expect(out.info).toMatchObject({ width: 240, height: 320, rotation: 90, duration: 1 });
@@ -92,23 +92,23 @@ describe("video posters", () => {
 describe("runTool", () => {
   test("a tool past its time limit is killed and the job gets a clear reason", async () => {
     const started = performance.now();
-    const err = await runTool(findTool("sleep", null)!, ["10"], { timeoutMs: 1000 }).catch((e) => e);
+    const err = await runTool(findExecutable("sleep", null)!, ["10"], { timeoutMs: 1000 }).catch((e) => e);
     expect(err).toBeInstanceOf(MediaError);
     expect(err.message).toBe("sleep did not finish within 1 s and was stopped");
     expect(performance.now() - started).toBeLessThan(3000);
   });
   test("a failing tool's last error line becomes the reason, without the temporary path", async () => {
-    const err = await runTool(findTool("ffprobe", null)!, ["-v", "error", join(dir, "missing.mp4")], { timeoutMs: 10_000, redact: dir }).catch((e) => e);
+    const err = await runTool(findExecutable("ffprobe", null)!, ["-v", "error", join(dir, "missing.mp4")], { timeoutMs: 10_000, redact: dir }).catch((e) => e);
     expect(err).toBeInstanceOf(MediaError);
     expect(err.message).toStartWith("ffprobe could not read the file: missing.mp4: No such file");
     expect(err.message).not.toContain(dir);
   });
   test("output beyond the bound stops the tool", async () => {
-    const err = await runTool(findTool("yes", null)!, [], { timeoutMs: 10_000, maxStdoutBytes: 1000 }).catch((e) => e);
+    const err = await runTool(findExecutable("yes", null)!, [], { timeoutMs: 10_000, maxStdoutBytes: 1000 }).catch((e) => e);
     expect(err.message).toBe("yes produced more than 1000 bytes of output and was stopped");
   });
   test("tools are looked up in WORKER_TOOLS_DIR when set, else on PATH", () => {
-    expect(findTool("ffmpeg", null)).toMatch(/ffmpeg$/);
-    expect(findTool("ffmpeg", dir)).toBeNull();
+    expect(findExecutable("ffmpeg", null)).toMatch(/ffmpeg$/);
+    expect(findExecutable("ffmpeg", dir)).toBeNull();
   });
 });

@@ -3,7 +3,7 @@ import { basename, join } from "node:path";
 import { MediaError } from "./errors.ts";
 
 /** ffmpeg and poppler, from WORKER_TOOLS_DIR when set, else from PATH; null when absent. */
-export function findTool(name: string, toolsDir: string | null): string | null {
+export function findExecutable(name: string, toolsDir: string | null): string | null {
   if (toolsDir) {
     const path = join(toolsDir, name);
     return existsSync(path) ? path : null;

@@ -19,7 +19,7 @@ import { isLastAttempt, type JobRun } from "../../domain/ports/queue.ts";
 import { objectPath } from "../../domain/media/storage-keys.ts";
 import { audioRenderer } from "./audio.ts";
 import { MediaError, Unsupported } from "./errors.ts";
-import { findTool } from "./exec.ts";
+import { findExecutable } from "./exec.ts";
 import { imageRenderer } from "./image.ts";
 import type { Rendered, Renderer } from "./kinds.ts";
 import { pdfRenderer } from "./pdf.ts";
@@ -72,7 +72,7 @@ async function render(deps: Deps, object: MediaRow): Promise<Rendered> {
   const w = deps.config.worker;
   const tools: Record<string, string> = {};
   for (const name of renderer.needs) {
-    const path = findTool(name, w.toolsDir);
+    const path = findExecutable(name, w.toolsDir);
     if (!path) {
       deps.log.warn(`${name} not found ${w.toolsDir ? `in WORKER_TOOLS_DIR (${w.toolsDir})` : "on PATH"}: ${object.kind} thumbnails are marked unsupported; install it with: ${INSTALL_HINT[name] ?? name}`, { objectId: object.id });
       throw new Unsupported(`${name} is not installed on the worker, so no thumbnail is made for ${object.kind} files`);

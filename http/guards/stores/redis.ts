@@ -11,7 +11,7 @@ import type { BeginResult, Claim, GuardStores, IdempotencyStore, RateLimitStore,
  * would need that; a single Redis (or a primary with replicas) is assumed.
  */
 
-// take(): the same steps as gcra() in domain/rate-limit.ts; keep them in step. Integers in
+// take(): the same steps as gcra() in domain/guards/rate-limit.ts; keep them in step. Integers in
 // microseconds, stored with %.0f because Lua would print a 16-digit number in exponent form.
 //
 // begin(): an idempotency record is one string, "<state>\n<logical expiry, ms>\n<payload>":

@@ -1,0 +1,215 @@
+import { useEffect, useState } from "preact/hooks";
+import { call, can } from "../api.ts";
+import { date } from "../format.ts";
+import { navigate } from "../router.ts";
+import { ConfirmButton, Empty, ErrorNote, Field, Link, Loading, notify, PageHead, useAction, useLoad } from "../ui/kit.tsx";
+import { ObjectThumb } from "../ui/object-thumb.tsx";
+
+interface SetItem {
+  id: string;
+  objectId: string | null;
+  objectDeleted: boolean;
+  source: string;
+  aspectRatio: string;
+  width: number;
+  height: number;
+  role: string;
+}
+interface MediaSet {
+  id: string;
+  name: string;
+  bucketId: string;
+  baseObjectId: string;
+  baseObjectDeleted: boolean;
+  itemCount: number;
+  generateRequestedAt: string | null;
+  createdAt: string;
+  updatedAt: string;
+  items?: SetItem[];
+}
+
+export function SetsPage() {
+  const list = useLoad(() => call<{ data: MediaSet[] }>("sets_list", { limit: 200 }), []);
+  const [name, setName] = useState("");
+  const [base, setBase] = useState("");
+  const [error, setError] = useState<unknown>(null);
+  const create = async (e: Event) => {
+    e.preventDefault();
+    setError(null);
+    try {
+      const s = await call<MediaSet>("sets_create", { name: name.trim(), baseObjectId: base.trim() });
+      navigate(`/sets/${s.id}`);
+    } catch (err) {
+      setError(err);
+    }
+  };
+  return (
+    <>
+      <PageHead title="Sets" sub="Renditions of one base object: sizes and aspect ratios for each use." />
+      {can("sets_create") && (
+        <form class="card inline-form" onSubmit={create} aria-label="Create a set">
+          <Field label="Name">
+            <input value={name} required onInput={(e) => setName((e.target as HTMLInputElement).value)} placeholder="Homepage hero" />
+          </Field>
+          <Field label="Base object id" hint="From an object's detail panel (or use “Make a set of renditions” there)">
+            <input value={base} required class="mono" onInput={(e) => setBase((e.target as HTMLInputElement).value)} placeholder="00000000-0000-…" />
+          </Field>
+          <button type="submit" class="primary">
+            Create set
+          </button>
+          <ErrorNote error={error} />
+        </form>
+      )}
+      <ErrorNote error={list.error} />
+      {!list.data ? (
+        <Loading />
+      ) : list.data.data.length === 0 ? (
+        <Empty>No sets yet.</Empty>
+      ) : (
+        <ul class="card-list">
+          {list.data.data.map((s) => (
+            <li key={s.id} class="card row-card">
+              <ObjectThumb id={s.baseObjectId} deleted={s.baseObjectDeleted} caption={false} />
+              <div>
+                <Link to={`/sets/${s.id}`}>{s.name}</Link>
+                <div class="muted small-text">
+                  {s.itemCount} items · created {date(s.createdAt)}
+                </div>
+              </div>
+            </li>
+          ))}
+        </ul>
+      )}
+    </>
+  );
+}
+
+const PRESETS = [
+  { role: "thumbnail", aspectRatio: "1:1", width: 256, height: 256 },
+  { role: "hero", aspectRatio: "16:9", width: 1280, height: 720 },
+  { role: "social", aspectRatio: "1200:630", width: 1200, height: 630 },
+  { role: "portrait", aspectRatio: "4:5", width: 800, height: 1000 },
+];
+
+export function SetPage({ params }: { params: string[] }) {
+  const id = params[0]!;
+  const set = useLoad(() => call<MediaSet>("sets_get", { id }), [id]);
+  const s = set.data;
+  const waiting = s?.items?.some((i) => i.source === "generated" && i.objectId === null) && s.generateRequestedAt !== null;
+  // While renditions are being made, look again every two seconds: they appear as they finish.
+  useEffect(() => {
+    if (!waiting) return;
+    const t = setTimeout(set.reload, 2000);
+    return () => clearTimeout(t);
+  }, [waiting, s?.updatedAt, set.loading]);
+  const [item, setItem] = useState(PRESETS[0]!);
+  const [error, setError] = useState<unknown>(null);
+  const [generate, generating] = useAction(async () => {
+    const r = await call<{ items: number }>("sets_generate", { id });
+    notify(`Rendering ${r.items} renditions`);
+    set.reload();
+  });
+  const add = async (e: Event) => {
+    e.preventDefault();
+    setError(null);
+    try {
+      await call("sets_add_item", { id, ...item });
+      set.reload();
+    } catch (err) {
+      setError(err);
+    }
+  };
+  if (!s) return set.error ? <ErrorNote error={set.error} /> : <Loading />;
+  return (
+    <>
+      <PageHead title={s.name} sub={<><Link to="/sets">Sets</Link> / {s.name}</>}>
+        {can("sets_generate") && (
+          <button type="button" class="primary" disabled={generating || s.baseObjectDeleted} onClick={() => generate()}>
+            Generate renditions
+          </button>
+        )}
+        {can("sets_delete") && (
+          <ConfirmButton
+            label="Delete set"
+            question={`Delete set ${s.name}?`}
+            detail={<p>The set and its items go; the media objects are kept.</p>}
+            onConfirm={async () => {
+              await call("sets_delete", { id });
+              navigate("/sets");
+            }}
+          />
+        )}
+      </PageHead>
+      <ErrorNote error={set.error} />
+      <section class="card set-base">
+        <h2>Base object</h2>
+        <ObjectThumb id={s.baseObjectId} deleted={s.baseObjectDeleted} />
+        {waiting && (
+          <p class="note" role="status">
+            <span class="spinner" aria-hidden="true" /> Rendering… renditions appear here as they are made.
+          </p>
+        )}
+      </section>
+      <section class="card">
+        <h2>Renditions</h2>
+        {(s.items?.length ?? 0) === 0 ? (
+          <p class="muted">No items yet. Add the sizes you need, then generate.</p>
+        ) : (
+          <ul class="rendition-grid">
+            {s.items!.map((i) => (
+              <li key={i.id} class="rendition">
+                {i.objectId ? <ObjectThumb id={i.objectId} deleted={i.objectDeleted} caption={false} /> : <span class="tile-pic placeholder">{s.generateRequestedAt ? "rendering…" : "not generated"}</span>}
+                <div>
+                  <strong>{i.role}</strong> {i.aspectRatio} · {i.width}×{i.height}
+                  <div class="muted small-text">{i.source}</div>
+                </div>
+                {can("sets_remove_item") && (
+                  <ConfirmButton
+                    class="small danger"
+                    label="Remove"
+                    ariaLabel={`Remove ${i.role} ${i.width}×${i.height}`}
+                    question="Remove this item?"
+                    onConfirm={async () => {
+                      await call("sets_remove_item", { id, itemId: i.id });
+                      set.reload();
+                    }}
+                  />
+                )}
+              </li>
+            ))}
+          </ul>
+        )}
+        {can("sets_add_item") && (
+          <form class="inline-form" onSubmit={add} aria-label="Add a rendition">
+            <Field label="Preset">
+              <select
+                value={item.role}
+                onChange={(e) => setItem(PRESETS.find((p) => p.role === (e.target as HTMLSelectElement).value) ?? item)}
+              >
+                {PRESETS.map((p) => (
+                  <option key={p.role} value={p.role}>
+                    {p.role} ({p.width}×{p.height})
+                  </option>
+                ))}
+              </select>
+            </Field>
+            <Field label="Role">
+              <input value={item.role} onInput={(e) => setItem({ ...item, role: (e.target as HTMLInputElement).value })} />
+            </Field>
+            <Field label="Aspect ratio">
+              <input value={item.aspectRatio} onInput={(e) => setItem({ ...item, aspectRatio: (e.target as HTMLInputElement).value })} />
+            </Field>
+            <Field label="Width">
+              <input type="number" min={1} value={item.width} onInput={(e) => setItem({ ...item, width: Number((e.target as HTMLInputElement).value) })} />
+            </Field>
+            <Field label="Height">
+              <input type="number" min={1} value={item.height} onInput={(e) => setItem({ ...item, height: Number((e.target as HTMLInputElement).value) })} />
+            </Field>
+            <button type="submit">Add item</button>
+            <ErrorNote error={error} />
+          </form>
+        )}
+      </section>
+    </>
+  );
+}

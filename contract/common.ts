@@ -1,0 +1,41 @@
+import { z } from "zod";
+
+/**
+ * Pieces every resource shape is made of. The contract is the single source of each shape the
+ * service answers with: tools declare these schemas as outputs, domain functions return their
+ * inferred types, and OpenAPI publishes the ones named with `meta({ id })` as components.
+ * Contract files import only zod and each other.
+ */
+
+export const id = (what: string) => z.uuid().describe(`${what} id (UUID)`);
+export const timestamp = (what: string) => z.iso.datetime().describe(`${what} (ISO-8601 UTC)`);
+
+/** `admin` implies every other scope. */
+export const SCOPES = ["read", "write", "delete", "admin"] as const;
+export type Scope = (typeof SCOPES)[number];
+export const scope = z.enum(SCOPES);
+
+/** Lists: default page size 50, offset 0; pages of at most 200. */
+export const DEFAULT_LIMIT = 50;
+export const MAX_LIMIT = 200;
+
+export const pageInput = {
+  limit: z.number().int().min(1).max(MAX_LIMIT).default(DEFAULT_LIMIT).describe(`Page size, 1..${MAX_LIMIT}`),
+  offset: z.number().int().min(0).default(0).describe("Number of items to skip"),
+};
+
+export function listOf<T extends z.ZodType>(item: T) {
+  return z.object({
+    data: z.array(item),
+    total: z.number().int().describe("Items matching, across all pages"),
+    hasMore: z.boolean().describe("True when another page follows"),
+  });
+}
+
+/** A page of a list: what `listOf(item)` describes. */
+export type Page<T> = z.output<ReturnType<typeof listOf<z.ZodType<T>>>>;
+
+export const deleted = (what: string) => z.object({ id: id(what), deleted: z.literal(true) });
+export type Deleted = z.output<ReturnType<typeof deleted>>;
+
+export const bytes = (what: string) => z.number().int().describe(`${what}, bytes`);

@@ -1,0 +1,45 @@
+#!/bin/sh
+# Builds the service's container image with podman, from Debian's packages only:
+#   packaging/build-image.sh [image tag]       (default localhost/media-storage:latest)
+# 1. a Debian bookworm base made with debootstrap (once; kept as localhost/media-base:bookworm);
+# 2. the app: the repository's tracked files without tests and benchmarks, its production
+#    dependencies from the lockfile (npm ci --omit=dev, or npm install), and Bun from this checkout's
+#    node_modules (run `npm install` first);
+# 3. podman build with packaging/Containerfile.
+# Environment: MEDIA_TOOLS (default "ffmpeg poppler-utils"; empty for a smaller image without
+# video and PDF thumbnails), DEBIAN_MIRROR, WORK_DIR, PODMAN (default "podman"; e.g.
+# "podman --runtime runc" where crun cannot run containers).
+set -eu
+root=$(cd "$(dirname "$0")/.." && pwd)
+tag=${1:-localhost/media-storage:latest}
+work=${WORK_DIR:-$root/.data/image-build}
+mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
+podman=${PODMAN:-podman}
+base=localhost/media-base:bookworm
+
+if ! $podman image exists "$base"; then
+  rm -rf "$work/rootfs"
+  mkdir -p "$work"
+  debootstrap --variant=minbase --include=ca-certificates bookworm "$work/rootfs" "$mirror"
+  tar -C "$work/rootfs" -c . | $podman import --change 'CMD ["/bin/sh"]' - "$base"
+  rm -rf "$work/rootfs"
+fi
+
+ctx="$work/context"
+rm -rf "$ctx"
+mkdir -p "$ctx/app"
+git -C "$root" ls-files -z | grep -zv -e '^test/' -e '^bench/' -e '^\.ci/' | (cd "$root" && xargs -0 tar -c) | tar -C "$ctx/app" -x
+# npm ci refuses a lockfile that lacks optional platform packages the registry does not have
+# (as .ci/run notes); npm install still honours the lockfile's versions.
+(cd "$ctx/app" && { npm ci --omit=dev --no-audit --no-fund --loglevel=error 2>/dev/null || npm install --omit=dev --no-audit --no-fund --loglevel=error; })
+if [ ! -x "$root/node_modules/bun/bin/bun.exe" ]; then
+  echo "build-image.sh: node_modules/bun is missing: run npm install first" >&2
+  exit 1
+fi
+cp -a "$root/node_modules/bun" "$ctx/app/node_modules/bun"
+cp "$root/packaging/Containerfile" "$ctx/Containerfile"
+
+$podman build --ulimit nofile=1024:4096 --ulimit nproc=1024:4096 \
+  --build-arg "MEDIA_TOOLS=${MEDIA_TOOLS-ffmpeg poppler-utils}" --build-arg "BASE=$base" \
+  -t "$tag" -f "$ctx/Containerfile" "$ctx"
+echo "built $tag"

@@ -1,0 +1,29 @@
+/**
+ * The embedded S3-compatible storage node on its own, for deployments that want it as a
+ * separate service (packaging/compose.yaml): `bun storage/local-s3/main.ts`.
+ * STORAGE_HOST (default 127.0.0.1), STORAGE_PORT (9000), DATA_DIR (./.data; objects under
+ * objects/), S3_REGION (us-east-1), and the one credential clients sign with:
+ * S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY (required). SIGTERM stops it.
+ */
+import { join, resolve } from "node:path";
+import { startLocalS3 } from "./index.ts";
+
+const env = process.env;
+if (!env.S3_ACCESS_KEY_ID || !env.S3_SECRET_ACCESS_KEY) {
+  process.stderr.write("S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY are required: the credential clients sign their requests with\n");
+  process.exit(2);
+}
+const node = await startLocalS3({
+  dir: join(resolve(env.DATA_DIR || "./.data"), "objects"),
+  host: env.STORAGE_HOST || "127.0.0.1",
+  port: Number(env.STORAGE_PORT || 9000),
+  region: env.S3_REGION || "us-east-1",
+  credentials: [{ accessKeyId: env.S3_ACCESS_KEY_ID, secretAccessKey: env.S3_SECRET_ACCESS_KEY }],
+});
+process.stderr.write(`${JSON.stringify({ t: new Date().toISOString(), level: "info", msg: "storage node started", url: node.url })}\n`);
+const stop = async () => {
+  await node.stop();
+  process.exit(0);
+};
+process.on("SIGTERM", () => void stop());
+process.on("SIGINT", () => void stop());

@@ -1,0 +1,114 @@
+import { afterAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { testEnv, JWT_SECRET } from "../support/env.ts";
+import { eventually } from "../support/eventually.ts";
+import { Api } from "../support/http.ts";
+import { png } from "../support/media-files.ts";
+import { type Child, spawnScript } from "../support/processes.ts";
+import { newOrg, seedDataDir, type TestServer } from "../support/server.ts";
+import { upload } from "../support/upload.ts";
+
+/**
+ * SIGTERM to a running server (app/main.ts's own signal handling, test/support/shutdown-process.ts):
+ * it answers not ready at once, refuses new connections, lets a request in flight and a job in
+ * hand finish, then exits 0. A job that outlasts SHUTDOWN_TIMEOUT_MS does not hold the process:
+ * it exits 1 at the deadline, and the job runs again on the next start.
+ */
+const children: Child[] = [];
+const dirs: string[] = [];
+
+async function start(dataDir: string, env: Record<string, string>) {
+  const services = testEnv.mode === "services" ? { DATABASE_URL: testEnv.databaseUrl!, ...(testEnv.redisUrl ? { REDIS_URL: testEnv.redisUrl, REDIS_PREFIX: `${testEnv.redisPrefix}-shutdown-${dirs.length}` } : {}) } : {};
+  const child = spawnScript("test/support/shutdown-process.ts", {
+    DATA_DIR: dataDir,
+    PORT: "0",
+    STORAGE_PORT: "0",
+    METRICS_PORT: "0",
+    JWT_SECRET,
+    LOG_LEVEL: "info",
+    WORKER_LOCK_MS: "1000",
+    WORKER_STALLED_INTERVAL_MS: "500",
+    ...services,
+    ...env,
+  });
+  children.push(child);
+  const [, url, ops] = await child.waitFor(/ready (\S+) ops (\d+)/, 30_000);
+  const server = { url, api: new Api(url!, null) } as unknown as TestServer;
+  return { child, url: url!, ops: `http://127.0.0.1:${ops}`, server };
+}
+
+async function newDataDir(): Promise<string> {
+  const dir = mkdtempSync(join(tmpdir(), "media-shutdown-"));
+  dirs.push(dir);
+  if (testEnv.mode === "embedded") await seedDataDir(dir);
+  return dir;
+}
+
+afterAll(() => {
+  for (const c of children) c.proc.kill("SIGKILL");
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+describe("graceful shutdown", () => {
+  test("SIGTERM drains the request in flight and the job in hand, then exits 0", async () => {
+    const dir = await newDataDir();
+    const { child, url, ops, server } = await start(dir, { HOLD_MS: "1500", SHUTDOWN_TIMEOUT_MS: "20000" });
+    const org = await newOrg(server);
+    const bucket = (await org.admin.post("/api/buckets", { name: "draining" })).body;
+    const object = await upload(org.admin, bucket.id, "drain.png", new Uint8Array(await png(64, 64)), { contentType: "image/png" });
+    await child.waitFor(new RegExp(`started ${object.id}`));
+
+    const slow = fetch(`${url}/test/slow?ms=1200`).then(async (r) => ({ status: r.status, text: await r.text() }));
+    await Bun.sleep(200);
+    child.proc.kill("SIGTERM");
+
+    // Not ready from the first moment, while the work in hand goes on.
+    const probe = await eventually(async () => {
+      const r = await fetch(`${ops}/readyz`);
+      return r.status === 503 ? ((await r.json()) as { status: string }) : undefined;
+    }, { what: "/readyz to answer 503" });
+    expect(probe.status).toBe("stopping");
+    // New connections are refused on the API port.
+    await eventually(async () => (await fetch(`${url}/healthz`).then(() => undefined, () => true)), { what: "the API port to close" });
+
+    expect(await slow).toEqual({ status: 200, text: "slow done" });
+    await child.waitFor(new RegExp(`finished ${object.id}`));
+    await child.waitFor(/exit 0/);
+    expect(await child.proc.exited).toBe(0);
+    expect(child.errors()).toContain("requests drained");
+
+    // The job was done once, and is not run again by the next start.
+    const again = await start(dir, { HOLD_MS: "0" });
+    const restartedApi = new Api(again.url, org.adminKey.secret);
+    expect((await restartedApi.get(`/api/media/${object.id}`)).body.thumbnail.state).toBe("ready");
+    await Bun.sleep(2500);
+    expect(again.child.output()).not.toContain(`started ${object.id}`);
+    again.child.proc.kill("SIGTERM");
+    expect(await again.child.proc.exited).toBe(0);
+  }, 90_000);
+
+  test("a job that outlasts SHUTDOWN_TIMEOUT_MS: exit 1 at the deadline, and the job runs on the next start", async () => {
+    const dir = await newDataDir();
+    const { child, server } = await start(dir, { SHUTDOWN_TIMEOUT_MS: "1500" });
+    const org = await newOrg(server);
+    const bucket = (await org.admin.post("/api/buckets", { name: "stuck" })).body;
+    const object = await upload(org.admin, bucket.id, "stuck.png", new Uint8Array(await png(64, 64)), { contentType: "image/png" });
+    await child.waitFor(new RegExp(`started ${object.id}`));
+
+    const signalled = performance.now();
+    child.proc.kill("SIGTERM");
+    expect(await child.proc.exited).toBe(1);
+    // Not a timing assertion on speed: only that the deadline, not the stuck job, ended it.
+    expect(performance.now() - signalled).toBeLessThan(15_000);
+    expect(child.errors()).toContain("shutdown deadline passed");
+
+    const next = await start(dir, { HOLD_MS: "0" });
+    await next.child.waitFor(new RegExp(`finished ${object.id}`), 30_000);
+    const api = new Api(next.url, org.adminKey.secret);
+    await eventually(async () => ((await api.get(`/api/media/${object.id}`)).body.thumbnail?.state === "ready" ? true : undefined), { what: "the thumbnail" });
+    next.child.proc.kill("SIGTERM");
+    expect(await next.child.proc.exited).toBe(0);
+  }, 90_000);
+});

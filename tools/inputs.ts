@@ -1,0 +1,48 @@
+import { z } from "zod";
+import { MAX_OBJECT_KEY_BYTES, objectKeyProblem } from "../domain/media/storage-keys.ts";
+
+/** Input rules several tools share. */
+
+/** Object keys as domain/media/storage-keys.ts rules them: the character bound is cheap and never tighter than the byte one. */
+export const objectKey = z
+  .string()
+  .min(1)
+  .max(MAX_OBJECT_KEY_BYTES)
+  .superRefine((key, ctx) => {
+    const problem = objectKeyProblem(key);
+    if (problem) ctx.addIssue({ code: "custom", message: `Object key ${problem}` });
+  })
+  .describe(`Object key (path) inside the bucket, e.g. 'photos/2026/beach.jpg': at most ${MAX_OBJECT_KEY_BYTES} bytes of UTF-8, no leading '/', no '.' or '..' segment, no control characters`);
+
+/**
+ * Upload tags: at most 10 labels of at most 128 characters (docs/conventions.md). Limited to
+ * the characters S3 accepts in tag keys, so a real S3 store never refuses the upload later.
+ */
+export const uploadTags = z
+  .array(
+    z
+      .string()
+      .min(1)
+      .max(128)
+      .regex(/^[\p{L}\p{N}\s+\-=._:/@]+$/u, "letters, digits, spaces and + - = . _ : / @ only"),
+  )
+  .max(10)
+  .describe("Up to 10 labels of at most 128 characters; they become the object's tags at confirm");
+
+export const contentType = z
+  .string()
+  .min(3)
+  .max(255)
+  // It travels as a signed header to storage, so parameters are printable ASCII: a CR, LF or
+  // other control character would make an invalid header and the storage call fail.
+  .regex(/^[\w.+-]+\/[\w.+-]+( *;[\x20-\x7e]*)?$/, "a MIME type such as image/png, parameters in printable ASCII")
+  .describe("MIME type; defaults to one guessed from the key's extension");
+
+/** Names of tags and categories: trimmed, 1..max characters, no control characters. */
+export const labelName = (max: number) =>
+  z
+    .string()
+    .trim()
+    .min(1)
+    .max(max)
+    .refine((s) => !/\p{Cc}/u.test(s), "Control characters are not allowed");
