@@ -44,11 +44,14 @@ const bucketId = crypto.randomUUID();
 const liveIds = [crypto.randomUUID(), crypto.randomUUID()];
 const deletedId = crypto.randomUUID();
 
-/** The previous release's data, written with SQL that release understood. */
+/**
+ * The previous release's data, written with SQL that release understood, as its code left it:
+ * that release (11 migrations) keeps each bucket's live object count.
+ */
 const seed = `
   insert into organizations (id, name) values ('${orgId}', 'Upgraded');
   insert into org_usage (org_id, used_storage, allocated_storage, object_count) values ('${orgId}', 300, 10737418240, 2);
-  insert into buckets (id, org_id, name) values ('${bucketId}', '${orgId}', 'from-before');
+  insert into buckets (id, org_id, name, object_count) values ('${bucketId}', '${orgId}', 'from-before', 2);
   insert into media_objects (id, org_id, bucket_id, key, size, content_type, kind) values
     ('${liveIds[0]}', '${orgId}', '${bucketId}', 'old/one.txt', 100, 'text/plain', 'other'),
     ('${liveIds[1]}', '${orgId}', '${bucketId}', 'old/two.txt', 200, 'text/plain', 'other');
@@ -115,7 +118,7 @@ describe(`upgrade from the previous release's schema (${base} of ${journal.entri
     expect((await owner.get("/api/buckets")).body.data.map((b: { name: string }) => b.name)).toEqual(["from-before"]);
     const listed = await owner.get(`/api/media?bucketId=${bucketId}`);
     expect(listed.status).toBe(200);
-    // total comes from a counter a newer migration added and backfilled.
+    // total comes from the bucket's object counter.
     expect({ total: listed.body.total, keys: listed.body.data.map((m: { key: string }) => m.key).sort() }).toEqual({ total: 2, keys: ["old/one.txt", "old/two.txt"] });
     expect((await owner.get(`/api/media/${liveIds[0]}`)).body).toMatchObject({ key: "old/one.txt", size: 100, bucketId });
     expect((await owner.get(`/api/media/${deletedId}`)).status).toBe(404);

@@ -1,10 +1,9 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { describe, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
 import { rowsOf } from "../../db/client.ts";
 import { recordAudit } from "../../domain/audit/audit.ts";
-import { newOrg, startServer, type TestOrg, type TestServer } from "../support/server.ts";
+import { mcpClient, withServerAndOrg } from "../support/fixtures.ts";
+import { newOrg, type TestOrg, type TestServer } from "../support/server.ts";
 
 /**
  * The audit log: who changed what, and every refused call, per organization; read
@@ -16,11 +15,7 @@ import { newOrg, startServer, type TestOrg, type TestServer } from "../support/s
 let server: TestServer;
 let org: TestOrg;
 
-beforeAll(async () => {
-  server = await startServer({ env: { AUDIT_RETENTION_DAYS: "30" } });
-  org = await newOrg(server, "Audited");
-});
-afterAll(() => server.stop());
+withServerAndOrg({ server: { env: { AUDIT_RETENTION_DAYS: "30" } }, ready: (made) => void ({ server, org } = made) });
 
 const audit = async (query = "", o = org) => {
   const res = await o.admin.get(`/api/audit${query}`);
@@ -63,8 +58,7 @@ describe("audit log", () => {
   });
 
   test("MCP calls are audited like REST calls, with the caller's address", async () => {
-    const client = new Client({ name: "audit", version: "1" });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${org.adminKey.secret}` } } }));
+    const client = await mcpClient(server, org.adminKey.secret, "audit");
     const result = await client.callTool({ name: "tags_create", arguments: { name: "over mcp" } });
     await client.close();
     const tagId = (result.structuredContent as { id: string }).id;

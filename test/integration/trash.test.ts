@@ -1,11 +1,12 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
 import { objectPath } from "../../domain/media/storage-keys.ts";
 import { TEST_PLANS } from "../support/billing.ts";
 import { eventually } from "../support/eventually.ts";
 import { png } from "../support/media-files.ts";
 import { newBucket } from "../support/objects.ts";
-import { newOrg, startServer, type TestOrg, type TestServer } from "../support/server.ts";
+import { withServerAndOrg } from "../support/fixtures.ts";
+import { newOrg, type TestOrg, type TestServer } from "../support/server.ts";
 import { upload } from "../support/upload.ts";
 
 /**
@@ -18,14 +19,15 @@ let server: TestServer;
 let org: TestOrg;
 let bucket: { id: string; name: string };
 
-beforeAll(async () => {
-  server = await startServer({ env: { PLANS: JSON.stringify(TEST_PLANS), WORKER_BACKOFF_MS: "50" } });
-  org = await newOrg(server, "Trash");
-  // Room beyond the tiny test tier, which the quota test below uses.
-  await org.admin.post("/api/billing/capacity/add", { gb: 1 });
-  bucket = await newBucket(org, "trash");
+withServerAndOrg({
+  server: { env: { PLANS: JSON.stringify(TEST_PLANS), WORKER_BACKOFF_MS: "50" } },
+  ready: async (made) => {
+    ({ server, org } = made);
+    // Room beyond the tiny test tier, which the quota test below uses.
+    await org.admin.post("/api/billing/capacity/add", { gb: 1 });
+    bucket = await newBucket(org, "trash");
+  },
 });
-afterAll(() => server.stop());
 
 const usage = async (o = org) => (await o.admin.get("/api/usage")).body as { usedStorage: number; objectCount: number };
 const trash = async (o = org, query = "") => (await o.admin.get(`/api/trash${query}`)).body as { data: any[]; total: number };
