@@ -27,6 +27,8 @@ import { Metrics } from "./metrics.ts";
 import { meters, observeProcessors, observeSearch, sqlInstrument, storageInstrument } from "./observe.ts";
 import { startOpsServer } from "./ops-server.ts";
 import { jobTraceparent, startTracing } from "./tracing.ts";
+import { mediaImages } from "../worker/derivatives/transform.ts";
+import { flushRenderEgress } from "../domain/derivatives/render-egress.ts";
 
 /**
  * "server": `npm start` (the API; runs jobs itself unless REDIS_URL is set with
@@ -103,7 +105,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     const jobs = { kick: () => (role === "task" ? undefined : outbox.kick()) };
     const search = observeSearch(await openSearch(config, database.db, log), metrics);
     const payments = config.stripe.secretKey ? new StripePayments({ secretKey: config.stripe.secretKey, apiUrl: config.stripe.apiUrl }) : null;
-    const deps: Deps = { db: database.db, clock: overrides.clock ?? systemClock, log, config, jobs, storage, search, payments, credentials, meters: meters(metrics) };
+    const deps: Deps = { db: database.db, clock: overrides.clock ?? systemClock, log, config, jobs, storage, search, payments, credentials, meters: meters(metrics), images: mediaImages(storage, config.worker) };
     const processors = observeProcessors((overrides.processors ?? processorsFor)(deps), metrics);
     const w = config.worker;
 
@@ -140,6 +142,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     const apiCalls = new ApiCallMeter(deps);
     apiCalls.start();
     closers.push(() => apiCalls.stop());
+    closers.push(() => flushRenderEgress(deps));
     metrics.observe({ pool: database.pool, jobs: () => jobCounts(deps, queue) });
     const readiness = readinessProbe(deps, { redis, timeoutMs: config.ops.readyTimeoutMs, database: database.kind });
     let opsPort: number | null = null;

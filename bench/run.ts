@@ -18,6 +18,8 @@ const debianTools: Record<string, Record<string, string>> = {
   upload: { rclone: "rclone" },
   thumbs: { convert: "imagemagick", ffmpeg: "ffmpeg", ffprobe: "ffmpeg" },
   stages: { ffmpeg: "ffmpeg" },
+  // The command-line tools are the baseline the worker's npm path is measured against.
+  media: { ffmpeg: "ffmpeg", ffprobe: "ffmpeg", pdftoppm: "poppler-utils", pdfinfo: "poppler-utils" },
 };
 const present = (cmd: string) => (cmd === "convert" ? imageMagickConvert() !== null : Bun.which(cmd) !== null);
 const missing = [...new Set(Object.entries(debianTools[scenario] ?? {}).filter(([cmd]) => !present(cmd)).map(([, pkg]) => pkg))];

@@ -21,6 +21,7 @@ import { createOrganization } from "../domain/access/organizations.ts";
 import { objectPath } from "../domain/media/storage-keys.ts";
 import { confirmUpload } from "../domain/media/uploads.ts";
 import { describeImage } from "../worker/derivatives/image.ts";
+import { placeholderOf } from "../worker/derivatives/placeholder.ts";
 import { renderThumbnail } from "../worker/derivatives/render.ts";
 import { readSmall } from "../worker/derivatives/source.ts";
 
@@ -68,11 +69,12 @@ try {
     await deps.storage.put(objectPath(bucket.id, key), photo, { contentType: "image/jpeg" });
     const view = await confirmUpload(deps, caller, { bucketId: bucket.id, key });
     const object = (await stage("job start (read the object)", () => beginDerivativeRun(deps, view.id)))!;
-    const bytes = await stage("storage GET (into memory)", () => readSmall(deps.storage, objectPath(bucket.id, key), { etag: object.etag, maxBytes: 1e9 }));
+    const { bytes, sha256 } = await stage("storage GET (into memory, hashed)", () => readSmall(deps.storage, objectPath(bucket.id, key), { etag: object.etag, maxBytes: 1e9 }));
     const [info, thumb] = await stage("render (metadata + thumbnail)", () => Promise.all([describeImage(bytes), renderThumbnail(bytes, THUMBNAIL_EDGE, limits)]));
+    const placeholder = await stage("placeholder (ThumbHash + colour)", () => placeholderOf(thumb.bytes));
     const variant = { variant: "thumbnail", bytes: thumb.bytes, contentType: thumb.contentType, width: thumb.width, height: thumb.height, etag: String(i).padStart(32, "0") };
     await stage("storage PUT (thumbnail)", () => deps.storage.put(derivativeKey({ ...variant, bucketId: bucket.id, objectId: object.id }), thumb.bytes, { contentType: "image/webp" }));
-    await stage("record (one statement)", () => recordRendered(deps, object, [variant], info));
+    await stage("record (one statement)", () => recordRendered(deps, object, [variant], { ...info, sha256, placeholder }));
     if (mode === "embedded") await stage("outbox settle (in-process queue)", () => services.outbox.settled(crypto.randomUUID(), null));
   }
   const bare = await (async () => {

@@ -30,11 +30,10 @@ import { createOrganization } from "../domain/access/organizations.ts";
 import { objectPath } from "../domain/media/storage-keys.ts";
 import { confirmUpload } from "../domain/media/uploads.ts";
 import type { BullQueue } from "../worker/bullmq-queue.ts";
-import { findExecutable } from "../worker/derivatives/exec.ts";
 import { describeImage } from "../worker/derivatives/image.ts";
+import { placeholderOf } from "../worker/derivatives/placeholder.ts";
 import { renderThumbnail } from "../worker/derivatives/render.ts";
-import { extractPoster, posterTime } from "../worker/derivatives/video.ts";
-import { probe } from "../worker/derivatives/probe.ts";
+import { videoRenderer } from "../worker/derivatives/video.ts";
 
 const args = new Map<string, string>();
 for (let i = 2; i < process.argv.length; i += 2) args.set(process.argv[i]!.replace(/^--/, ""), process.argv[i + 1] ?? "");
@@ -119,7 +118,10 @@ const cpuNow = () => {
 async function bareSharp(buffers: Buffer[]): Promise<Measured> {
   const items = Array.from({ length: ROUNDS }, () => buffers).flat();
   const cpu = cpuNow();
-  const seconds = await pool(items, CONCURRENCY, (b) => Promise.all([describeImage(b), renderThumbnail(b, THUMBNAIL_EDGE, LIMITS)]));
+  // What the worker makes of each image: its facts, its SHA-256, the thumbnail and its placeholder.
+  const seconds = await pool(items, CONCURRENCY, (b) =>
+    Promise.all([describeImage(b), new Bun.CryptoHasher("sha256").update(b).digest("hex"), renderThumbnail(b, THUMBNAIL_EDGE, LIMITS).then((t) => placeholderOf(t.bytes))]),
+  );
   return { perSecond: items.length / seconds, cpuMs: (cpuNow() - cpu) / items.length };
 }
 
@@ -138,18 +140,11 @@ async function imageMagick(photos: string[], tuned: boolean): Promise<number> {
 }
 
 async function barePosters(videos: string[]): Promise<number> {
-  const ffmpeg = findExecutable("ffmpeg", null)!;
-  const ffprobe = findExecutable("ffprobe", null)!;
   const dir = mkdtempSync(join(tmpdir(), "bench-poster-"));
   try {
     const items = [...videos, ...videos];
-    let n = 0;
-    const seconds = await pool(items, CONCURRENCY, async (file) => {
-      const out = join(dir, `${n++}.png`);
-      const p = await probe({ file, dir, contentType: "video/mp4", limits: LIMITS, timeoutMs: 60_000, tools: { ffprobe } });
-      await extractPoster(ffmpeg, file, out, posterTime(p.duration), { timeoutMs: 60_000 });
-      await renderThumbnail(out, THUMBNAIL_EDGE, LIMITS);
-    });
+    // The worker's own renderer (node-av poster + sharp), with no queue, storage or database.
+    const seconds = await pool(items, CONCURRENCY, (file) => videoRenderer.render({ file, dir, contentType: "video/mp4", limits: LIMITS, timeoutMs: 60_000 }));
     return items.length / seconds;
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -340,12 +335,12 @@ const lines = [
   "",
   `Machine: ${cpu}, ${cpus().length} cores, ${Math.round(totalmem() / 1024 ** 3)} GiB RAM, shared (load average ${load1!.toFixed(1)} when the run ended). Bun ${v.bun}, sharp ${v.sharp}, ffmpeg ${v.ffmpeg}, ImageMagick ${v.imagemagick}, PostgreSQL ${v.postgres}, Redis ${v.redis}.`,
   "",
-  `Method: \`npx bun bench/thumbs.ts --images ${IMAGES} --rounds ${ROUNDS} --repeat ${REPEAT} --videos ${VIDEOS} --concurrency ${CONCURRENCY} --worker-concurrency ${WORKER_CONCURRENCY}\`. ${IMAGES} distinct 4000x3000 JPEGs (photo-like: smooth structure plus noise; mean ${(meanPhoto / 1e6).toFixed(2)} MB), each uploaded ${ROUNDS} times per batch (${IMAGES * ROUNDS} thumbnails per batch, ${REPEAT} batches per backend), and ${VIDEOS} 10 s 1280x720 H.264 clips uploaded twice. Every path makes the same thing: a WebP thumbnail with a 320 px long edge plus the image's metadata (\`describeImage\` + \`renderThumbnail\`), ${CONCURRENCY} at a time in the bare loops, WORKER_CONCURRENCY=${WORKER_CONCURRENCY} in the worker.`,
+  `Method: \`npx bun bench/thumbs.ts --images ${IMAGES} --rounds ${ROUNDS} --repeat ${REPEAT} --videos ${VIDEOS} --concurrency ${CONCURRENCY} --worker-concurrency ${WORKER_CONCURRENCY}\`. ${IMAGES} distinct 4000x3000 JPEGs (photo-like: smooth structure plus noise; mean ${(meanPhoto / 1e6).toFixed(2)} MB), each uploaded ${ROUNDS} times per batch (${IMAGES * ROUNDS} thumbnails per batch, ${REPEAT} batches per backend), and ${VIDEOS} 10 s 1280x720 H.264 clips uploaded twice. Every path makes the same thing: a WebP thumbnail with a 320 px long edge, the image's metadata, the SHA-256 of its bytes and the thumbnail's placeholder (\`describeImage\` + \`renderThumbnail\` + \`placeholderOf\`), ${CONCURRENCY} at a time in the bare loops, WORKER_CONCURRENCY=${WORKER_CONCURRENCY} in the worker.`,
   "- *Worker path*: the objects are put in storage and confirmed first (the outbox fills; dispatching is held back), then the clock runs from the dispatch of the outbox to the last derivative row recorded: outbox -> queue -> processor (storage GET, into memory for images up to 32 MiB; render; storage PUT) -> database. The embedded storage node runs in the same process in both modes.",
   "- *Bare sharp*: the same two calls on the JPEG bytes already in memory, in a loop, over the same photos. A bare batch runs before and after every worker batch; each worker batch is compared with the mean of its two neighbours, and the median of those ratios is reported (the machine's other load drifts; neighbours share it).",
   "- *CPU per thumbnail*: this process's CPU time (user + system) divided by the thumbnails made. It does not depend on other load on the machine. Embedded mode has everything in this process (database, queue, storage node, worker); the PostgreSQL + Redis mode leaves out the PostgreSQL and Redis servers' CPU.",
   "- *ImageMagick*: `convert photo.jpg -auto-orient -thumbnail 320x320 out.webp` per photo, and the same with `-define jpeg:size=640x640` (the hint that lets libjpeg shrink on load).",
-  "- *Posters*: ffprobe, ffmpeg keyframe at 10% of the duration, sharp WebP; bare loop versus the worker path.",
+  "- *Posters*: node-av (FFmpeg libraries in-process) picks a representative keyframe from 10% of the duration on, sharp makes the WebP thumbnail; bare loop (the same renderer, no queue, storage or database) versus the worker path.",
   "",
   "| path | thumbnails/s (median) | vs neighbouring bare batches (median; each batch) | CPU ms per thumbnail (median) |",
   "|---|---:|---:|---:|",
@@ -356,7 +351,7 @@ const lines = [
   "",
   "| video posters | per second |",
   "|---|---:|",
-  `| bare loop (ffprobe + ffmpeg + sharp) | ${posterBare.toFixed(2)} |`,
+  `| bare loop (node-av + sharp) | ${posterBare.toFixed(2)} |`,
   ...paths.map((p) => `| worker path, ${p.name} | ${p.posters.perSecond.toFixed(2)} |`),
   "",
   `Failed jobs: ${paths.reduce((n, p) => n + p.failed, 0)}.`,

@@ -9,6 +9,7 @@ export const USAGE_EVENT_TYPES = [
   "object_restored",
   "download",
   "stream",
+  "render",
   "capacity_added",
   "auto_capacity",
   "plan_changed",

@@ -10,6 +10,7 @@ import { consoleRoutes } from "../console/serve.ts";
 import { errorResponse, json } from "./respond.ts";
 import { openApiDocument } from "../openapi/document.ts";
 import { compose, type HttpContext, type Middleware, type RequestObserver, type RouteInfo } from "./pipeline.ts";
+import { signedRender } from "./render.ts";
 import { securityPolicy } from "./security-headers.ts";
 import { routerPath, runToolOverHttp } from "../rest/routes.ts";
 
@@ -139,6 +140,8 @@ export function createApp(opts: AppOptions) {
       return response;
     }),
   );
+  // Signed render URLs carry their permission in the query: no credential, beside the tools.
+  app.get("/api/render/:id", publicRoute("GET /api/render/:id", signedRender(deps)));
   // Unknown /api paths are answered here rather than by onError, so they are counted and carry
   // the RateLimit fields like every other API answer. Router precedence keeps real routes first.
   app.all(

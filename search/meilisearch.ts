@@ -1,3 +1,4 @@
+import { errors } from "../domain/core/errors.ts";
 import { and, eq, inArray, isNull } from "drizzle-orm";
 import { Meilisearch } from "meilisearch";
 import type { Db } from "../db/client.ts";
@@ -51,6 +52,8 @@ export class MeiliSearchBackend implements SearchBackend {
   }
 
   async search(req: SearchRequest): Promise<SearchHits> {
+    // Its documents do not carry the worker's facts (yet): say so rather than ignore the filter.
+    if (req.facts) throw errors.badRequest("Filters on file facts (hash, duplicates, taken-at, size, duration) need the PostgreSQL search backend; GET /api/media has them with any backend");
     const res = await this.index.search(meiliQuery(req.query), {
       filter: meiliFilter(req),
       facets: ["tagIds", "categoryIds", "kind"],

@@ -3,6 +3,7 @@ import { type Db, rowsOf } from "../db/client.ts";
 import type { Clause, ParsedQuery } from "../domain/search/query.ts";
 import type { Facets } from "../contract/search.ts";
 import { FACET_LIMIT, type SearchBackend, type SearchHits, type SearchRequest } from "../domain/ports/search.ts";
+import { factsCondition } from "../domain/derivatives/facts.ts";
 
 /** Same separators the generated vector replaces (db/schema/search.ts). */
 const normalize = (text: string) => text.replace(/[/._-]+/g, " ");
@@ -65,6 +66,7 @@ export class PostgresSearch implements SearchBackend {
     if (req.dateBefore) filters.push(sql`s.created_at < ${req.dateBefore.toISOString()}`);
     if (req.tagIds.length) filters.push(sql`s.tag_ids @> ${uuidArray(req.tagIds)}`);
     for (const group of req.categoryGroups) filters.push(sql`s.category_ids && ${uuidArray(group)}`);
+    if (req.facts) filters.push(factsCondition(req.facts, sql`s.object_id`, sql`(select o.etag from media_objects o where o.id = s.object_id)`));
     const result = await this.db.execute(sql`
       with q as materialized (select ${tsQuery(req.query)} as tsq),
       m as materialized (

@@ -3,6 +3,7 @@ import { deleteMedia, listMedia, loadMediaView, MEDIA_SORTS, streamUrl, updateMe
 import { deleted, id, listOf, pageInput } from "../contract/common.ts";
 import { MEDIA_KINDS, mediaObject } from "../contract/media.ts";
 import { presignedDownload } from "../contract/presign.ts";
+import { factFilters } from "../contract/facts.ts";
 import { defineTool } from "./define.ts";
 
 /** Metadata limits (README): 64 keys, keys up to 128 characters, string values up to 2048. */
@@ -15,7 +16,8 @@ export const mediaTools = [
   defineTool({
     name: "media_list",
     title: "List media objects",
-    description: "Media objects of the organization, filtered by bucket, kind, tags, categories or a substring of the key or file name, sorted and paginated.",
+    description:
+      "Media objects of the organization, filtered by bucket, kind, tags, categories or a substring of the key or file name, and by what was found in the files (content hash and duplicates, when taken, width, duration), sorted and paginated.",
     scope: "read",
     reach: "bucket",
     http: { method: "GET", path: "/media" },
@@ -27,6 +29,7 @@ export const mediaTools = [
       categories: z.string().max(2000).optional().describe("Comma-separated category slugs; objects must be in each (a category includes its descendants)"),
       sort: z.enum(MEDIA_SORTS).default("created_at"),
       order: z.enum(["desc", "asc"]).default("desc"),
+      ...factFilters,
       ...pageInput,
     }),
     output: listOf(mediaObject),

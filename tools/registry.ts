@@ -8,6 +8,7 @@ import { identityTools } from "./identity.ts";
 import { mediaTools } from "./media.ts";
 import { presignTools } from "./presign.ts";
 import { reconcileTools } from "./reconcile.ts";
+import { renderTools } from "./render.ts";
 import { searchTools } from "./search.ts";
 import { setTools } from "./sets.ts";
 import { storyboardTools } from "./storyboards.ts";
@@ -27,6 +28,7 @@ export const registry: readonly AnyTool[] = [
   ...mediaTools,
   ...trashTools,
   ...derivativeTools,
+  ...renderTools,
   ...presignTools,
   ...searchTools,
   ...tagTools,

@@ -3,6 +3,7 @@ import { id, pageInput } from "../contract/common.ts";
 import { MEDIA_KINDS } from "../contract/media.ts";
 import { searchResult } from "../contract/search.ts";
 import { searchMedia } from "../domain/search/search.ts";
+import { factFilters } from "../contract/facts.ts";
 import { defineTool } from "./define.ts";
 
 const isoDate = z
@@ -16,7 +17,7 @@ export const searchTools = [
     description:
       "Full-text search over object keys and file names, tag and category names and metadata values, ranked by relevance then recency. " +
       'Query syntax: words must all match; "exact phrase"; -word or -"phrase" excludes; sun* matches a prefix; a OR b matches either. ' +
-      "Filters narrow the match set; facets count tags, categories and kinds over the whole match set (not just the page).",
+      "Filters narrow the match set (also on what was found in the files: content hash and duplicates, when taken, width, duration); facets count tags, categories and kinds over the whole match set (not just the page).",
     scope: "read",
     reach: "bucket",
     http: { method: "GET", path: "/search" },
@@ -30,6 +31,7 @@ export const searchTools = [
       sizeMax: z.number().int().min(0).optional().describe("Largest size in bytes"),
       dateFrom: isoDate.optional().describe("Created at or after (a date means from its start, UTC)"),
       dateTo: isoDate.optional().describe("Created at or before (a date means until its end, UTC)"),
+      ...factFilters,
       ...pageInput,
     }),
     output: searchResult,

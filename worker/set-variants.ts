@@ -7,11 +7,10 @@ import { objectPath } from "../domain/media/storage-keys.ts";
 import { recordStoredObject } from "../domain/media/uploads.ts";
 import { emitEvent } from "../domain/events/emit.ts";
 import { MediaError } from "./derivatives/errors.ts";
-import { findExecutable, runTool } from "./derivatives/exec.ts";
-import { probe } from "./derivatives/probe.ts";
+import { readPdf } from "./derivatives/pdf.ts";
 import { type ImageInput, renderCover } from "./derivatives/render.ts";
 import { downloadTo, withTempDir } from "./derivatives/source.ts";
-import { extractPoster, posterTime } from "./derivatives/video.ts";
+import { POSTER_EDGE, videoPoster } from "./derivatives/video.ts";
 
 /**
  * The `sets.generate` job: every generated item of the set is rendered from the
@@ -38,7 +37,7 @@ export async function generateSetVariants(deps: Deps, orgId: string, setId: stri
   await withTempDir(async (dir) => {
     const source = join(dir, "source");
     await downloadTo(deps.storage, objectPath(base.bucketId, base.key), source, { etag: base.etag, maxBytes: w.maxInputBytes });
-    const image = await sourceImage(deps, base.kind, source, dir, largest);
+    const image = await sourceImage(deps, base.kind, source, largest);
     for (const item of items) {
       const bytes = await renderCover(image, { width: item.width, height: item.height }, { maxPixels: w.maxPixels, format: "webp" });
       const key = renditionKey(base.key, item);
@@ -54,29 +53,16 @@ export async function generateSetVariants(deps: Deps, orgId: string, setId: stri
 }
 
 /** The picture renditions are cut from: the image itself, a video's poster frame, a PDF's first page. */
-async function sourceImage(deps: Deps, kind: string, file: string, dir: string, largestSide: number): Promise<ImageInput> {
+async function sourceImage(deps: Deps, kind: string, file: string, largestSide: number): Promise<ImageInput> {
   const w = deps.config.worker;
-  const opts = { timeoutMs: w.toolTimeoutMs, redact: dir };
-  const tool = (name: string) => {
-    const path = findExecutable(name, w.toolsDir);
-    if (!path) throw new MediaError(`${name} is not installed on the worker, so renditions cannot be made from ${kind} files`);
-    return path;
-  };
+  // Renditions may be larger than thumbnails: take the frame or page at full size (up to the largest side asked for).
+  const edge = Math.max(largestSide, POSTER_EDGE);
   if (kind === "image") return file;
-  if (kind === "video") {
-    const poster = join(dir, "poster.png");
-    const p = await probe({ file, dir, contentType: "", limits: { maxPixels: w.maxPixels }, timeoutMs: w.toolTimeoutMs, tools: { ffprobe: tool("ffprobe") } });
-    const at = posterTime(p.duration);
-    // Renditions may be larger than thumbnails: take the frame at full size (up to the largest side asked for).
-    const edge = Math.max(largestSide, 1280);
-    const found = (await extractPoster(tool("ffmpeg"), file, poster, at, { ...opts, maxEdge: edge })) || (await extractPoster(tool("ffmpeg"), file, poster, 0, { ...opts, maxEdge: edge }));
-    if (!found) throw new MediaError("No frame could be decoded from the video");
-    return poster;
-  }
+  if (kind === "video") return (await videoPoster(file, { edge, timeoutMs: w.toolTimeoutMs })).poster;
   if (kind === "pdf") {
-    const prefix = join(dir, "page");
-    await runTool(tool("pdftoppm"), ["-f", "1", "-l", "1", "-png", "-scale-to", String(Math.max(largestSide, 1280)), "-singlefile", file, prefix], opts);
-    return `${prefix}.png`;
+    const { page } = await readPdf(file, { edge, timeoutMs: w.toolTimeoutMs });
+    if (!page) throw new MediaError("The first page could not be rendered");
+    return page;
   }
   throw new MediaError(`Renditions cannot be made from ${kind} files`);
 }

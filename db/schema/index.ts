@@ -12,5 +12,6 @@ export * from "./storyboards.ts";
 export * from "./search.ts";
 export * from "./billing.ts";
 export * from "./derivatives.ts";
+export * from "./facts.ts";
 export * from "./webhooks.ts";
 export * from "./audit.ts";

@@ -15,6 +15,7 @@ export interface Config {
   /** Namespace for every Redis key and queue, so several deployments can share one Redis. */
   redisPrefix: string;
   worker: WorkerConfig;
+  render: RenderConfig;
   s3: {
     /** null: start the embedded storage node. */
     endpoint: string | null;
@@ -85,9 +86,7 @@ export interface WorkerConfig {
   lockMs: number;
   /** How often BullMQ looks for such jobs. */
   stalledIntervalMs: number;
-  /** Where ffmpeg, ffprobe, pdftoppm and pdfinfo are looked up; null: PATH. */
-  toolsDir: string | null;
-  /** Every external tool is killed after this long. */
+  /** Decoding one video, audio or PDF file is stopped after this long. */
   toolTimeoutMs: number;
   /** Larger objects get no derivative (state unsupported): they would be copied to a temporary file first. */
   maxInputBytes: number;
@@ -106,4 +105,18 @@ export interface WebhookConfig {
   /** Attempts per delivery, and the delay before the second (doubling after): 13 from one minute spans about three days. */
   attempts: number;
   backoffMs: number;
+}
+
+/** On-the-fly renders (docs/worker.md, "Renders"). */
+export interface RenderConfig {
+  /** Largest width or height a render may ask for. */
+  maxDimension: number;
+  /** Pictures with more pixels are not decoded for a render. */
+  maxPixels: number;
+  /** Images larger than this are not rendered on the fly (they are read into memory). */
+  maxSourceBytes: number;
+  /** Bytes of cached renders an organization may keep; the oldest go first. */
+  cacheBytesPerOrg: number;
+  /** Longest lifetime of a signed render URL, in seconds. */
+  maxUrlSeconds: number;
 }

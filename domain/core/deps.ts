@@ -2,6 +2,7 @@ import type { Config } from "./config.ts";
 import type { Db } from "../../db/client.ts";
 import type { Clock } from "./clock.ts";
 import type { CredentialCache } from "../ports/credentials.ts";
+import type { ImageTransformer } from "../ports/images.ts";
 import type { Logger } from "../ports/log.ts";
 import type { Meters } from "../ports/meters.ts";
 import type { PaymentProvider } from "../ports/payments.ts";
@@ -21,6 +22,8 @@ export interface Deps {
   search: SearchBackend;
   /** null when no provider is configured (STRIPE_SECRET_KEY unset): invoices and portal answer 501. */
   payments: PaymentProvider | null;
+  /** Resizes and re-encodes pictures for on-the-fly renders. */
+  images: ImageTransformer;
   /** Call after committing a transaction that enqueued jobs, so they start without waiting for the poll. */
   jobs: { kick(): void };
   /** API keys seen recently; absent means every request looks its key up. */

@@ -16,6 +16,11 @@ import { emitEvent, eventCtes } from "../events/emit.ts";
 /** The variant GET /api/media/{id}/thumbnail serves: a WebP whose long edge is at most THUMBNAIL_EDGE. */
 export const THUMBNAIL = "thumbnail" as const;
 export const THUMBNAIL_EDGE = 320;
+/**
+ * The variant on-the-fly renders of a video or PDF are cut from: its poster frame or first
+ * page at up to 1280 px (an image is rendered from its own bytes).
+ */
+export const RENDER_SOURCE = "source" as const;
 
 /** Kinds the worker can draw a picture of; 3d and other files get no thumbnail. */
 const RENDERABLE: ReadonlySet<MediaKind> = new Set(["image", "video", "audio", "pdf"]);
@@ -215,6 +220,7 @@ async function stillCurrent(tx: Db, object: typeof mediaObjects.$inferSelect): P
  * confirm of a newer version waits for it or wins, never interleaves.
  */
 export async function recordRendered(deps: Deps, object: typeof mediaObjects.$inferSelect, variants: RenderedVariant[], info: Record<string, unknown>): Promise<Recorded> {
+  const f = indexedFacts(info);
   const keys = variants.map((v) => derivativeKey({ ...v, bucketId: object.bucketId, objectId: object.id }));
   const made = sql.join(variants.map((v) => sql`${v.variant}`), sql`, `);
   const rows = sql.join(
@@ -249,6 +255,15 @@ export async function recordRendered(deps: Deps, object: typeof mediaObjects.$in
       update media_objects set info = info || ${JSON.stringify(info)}::jsonb where id in (select id from target)
       returning 1
     ),
+    facts as (
+      insert into object_facts (object_id, org_id, source_etag, sha256, taken_at, width, height, duration)
+      select t.id, ${object.orgId}::uuid, ${object.etag}::text, ${f.sha256}::text, ${f.takenAt}::timestamptz, ${f.width}::int, ${f.height}::int, ${f.duration}::float8
+      from target t
+      on conflict (object_id) do update set
+        source_etag = excluded.source_etag, sha256 = excluded.sha256, taken_at = excluded.taken_at,
+        width = excluded.width, height = excluded.height, duration = excluded.duration
+      returning 1
+    ),
     ${eventCtes(
       { orgId: object.orgId, type: "derivative.ready", at: deps.clock.now(), data: { objectId: object.id, bucketId: object.bucketId, variants: variants.map((v) => v.variant) } },
       { when: sql`exists (select 1 from target)` },
@@ -265,6 +280,23 @@ export async function recordRendered(deps: Deps, object: typeof mediaObjects.$in
   deps.jobs.kick();
   const kept = new Set(keys);
   return { recorded: true, unreferencedKeys: previous.filter((k) => !kept.has(k)) };
+}
+
+/** The facts lists filter on, from what the worker put in `info` (object_facts). */
+export function indexedFacts(info: Record<string, unknown>): { sha256: string | null; takenAt: string | null; width: number | null; height: number | null; duration: number | null } {
+  const num = (v: unknown) => (typeof v === "number" && Number.isFinite(v) ? v : null);
+  const exif = (info.exif ?? {}) as { takenAt?: unknown };
+  const taken = typeof exif.takenAt === "string" ? exif.takenAt : typeof info.takenAt === "string" ? info.takenAt : null;
+  // A camera's local time without a zone is taken as UTC: ranges are about days, not hours.
+  const at = taken ? new Date(/[zZ]|[+-]\d{2}:\d{2}$/.test(taken) ? taken : `${taken}Z`) : null;
+  const int = (v: unknown) => (num(v) === null ? null : Math.round(v as number));
+  return {
+    sha256: typeof info.sha256 === "string" ? info.sha256 : null,
+    takenAt: at && !Number.isNaN(at.getTime()) ? at.toISOString() : null,
+    width: int(info.width),
+    height: int(info.height),
+    duration: num(info.duration),
+  };
 }
 
 /**

@@ -14,6 +14,7 @@ import { onObjectRemoved } from "./object-hooks.ts";
 import { slugList } from "../labels/slug.ts";
 import type { Deps } from "../core/deps.ts";
 import { workerFactsOf } from "../derivatives/derivatives.ts";
+import { type FactFilters, factFilterCondition } from "../derivatives/facts.ts";
 import { errors } from "../core/errors.ts";
 import { enqueueJob } from "../core/jobs.ts";
 import type { MediaKind } from "./kind.ts";
@@ -43,7 +44,7 @@ export async function loadMediaView(deps: Deps, caller: Caller, id: string): Pro
   return view!;
 }
 
-export interface MediaQuery {
+export interface MediaQuery extends FactFilters {
   bucketId?: string | undefined;
   kind?: MediaKind | undefined;
   search?: string | undefined;
@@ -82,7 +83,9 @@ export async function listMedia(deps: Deps, caller: Caller, q: MediaQuery): Prom
         union all select c.id from categories c join sub on c.parent_id = sub.id where c.org_id = ${caller.orgId})
       select 1 from object_categories oc where oc.object_id = ${mediaObjects.id} and oc.category_id in (select id from sub))`);
   }
-  const filtered = Boolean(q.kind || q.search || tagSlugs.length || categorySlugs.length);
+  const facts = await factFilterCondition(deps, caller, q);
+  if (facts) where.push(facts);
+  const filtered = Boolean(q.kind || q.search || tagSlugs.length || categorySlugs.length || facts);
   const column = { created_at: mediaObjects.createdAt, size: mediaObjects.size, key: mediaObjects.key }[q.sort];
   const dir = q.order === "asc" ? asc : desc;
   const filter = and(...where);

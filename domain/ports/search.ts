@@ -2,6 +2,20 @@ import type { MediaKind } from "../../contract/media.ts";
 import type { Facets } from "../../contract/search.ts";
 import type { ParsedQuery } from "../search/query.ts";
 
+/** Filters on the files' facts, every reference resolved (domain/derivatives/facts.ts): what a query needs, for any backend. */
+export interface ResolvedFactFilters {
+  sha256?: string | undefined;
+  /** Matches nothing (duplicates of an object not hashed yet). */
+  none?: boolean;
+  excludeObjectId?: string | undefined;
+  takenFrom?: Date | undefined;
+  takenTo?: Date | undefined;
+  minWidth?: number | undefined;
+  minHeight?: number | undefined;
+  minDuration?: number | undefined;
+  maxDuration?: number | undefined;
+}
+
 /** A search as the backends receive it: already confined to one organization (and bucket). */
 export interface SearchRequest {
   orgId: string;
@@ -18,6 +32,8 @@ export interface SearchRequest {
   dateFrom: Date | null;
   /** Exclusive upper bound. */
   dateBefore: Date | null;
+  /** Filters on what the worker found in the files (object_facts); null: none. */
+  facts?: ResolvedFactFilters | null;
   limit: number;
   offset: number;
 }

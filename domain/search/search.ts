@@ -10,8 +10,9 @@ import { viewsOf } from "../media/media.ts";
 import type { MediaKind } from "../media/kind.ts";
 import { hasPositiveClause, parseQuery } from "./query.ts";
 import { slugList } from "../labels/slug.ts";
+import { type FactFilters, resolveFactFilters } from "../derivatives/facts.ts";
 
-export interface SearchInput {
+export interface SearchInput extends FactFilters {
   q: string;
   kind?: MediaKind | undefined;
   tags?: string | undefined;
@@ -50,6 +51,7 @@ export async function searchMedia(deps: Deps, caller: Caller, input: SearchInput
   const dateBefore = bound(input.dateTo, true);
   if (dateFrom && dateBefore && dateFrom >= dateBefore) throw errors.validation([{ path: "dateTo", message: "dateTo must not be before dateFrom" }]);
   const bucketId = input.bucketId ? (await resolveBucket(deps, caller, input.bucketId)).id : caller.bucketId;
+  const facts = await resolveFactFilters(deps, caller, input);
 
   // Unknown slugs cannot match anything: the answer is empty, not an error.
   const tagSlugs = slugList(input.tags);
@@ -69,6 +71,7 @@ export async function searchMedia(deps: Deps, caller: Caller, input: SearchInput
     sizeMax: input.sizeMax ?? null,
     dateFrom,
     dateBefore,
+    facts,
     limit: input.limit,
     offset: input.offset,
   });

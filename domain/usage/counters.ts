@@ -115,7 +115,7 @@ export async function addStored(
 export async function recordEgress(
   db: Db,
   orgId: string,
-  e: { kind: "download" | "stream"; bytes: number; at: Date; objectId: string; bucketId: string; key: string },
+  e: { kind: "download" | "stream" | "render"; bytes: number; at: Date; objectId: string; bucketId: string; key: string },
 ): Promise<void> {
   await db.transaction(async (tx) => {
     await tx

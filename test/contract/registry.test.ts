@@ -36,8 +36,9 @@ describe("one registry, four surfaces", () => {
   test("REST routes are exactly the registry tools", () => {
     const app = createApp({ deps: server.services.deps });
     // "/api/*" answers unknown API paths (404, counted by the rate limit).
-    // "/" and "/console..." serve the web console.
-    const infra = new Set(["/mcp", "/api/openapi.json", "/api/docs", "/api/docs/scalar.js", "/healthz", "/api/payments/webhook", "/api/*", "/", "/console", "/console/*"]);
+    // "/" and "/console..." serve the web console; "/api/render/:id" serves signed render URLs,
+    // which carry their permission instead of a credential.
+    const infra = new Set(["/mcp", "/api/openapi.json", "/api/docs", "/api/docs/scalar.js", "/healthz", "/api/payments/webhook", "/api/*", "/", "/console", "/console/*", "/api/render/:id"]);
     const routes = app.routes.filter((r) => !infra.has(r.path)).map((r) => `${r.method} ${r.path}`).sort();
     const expected = registry.map((t) => `${t.http.method} /api${t.http.path.replace(/\{(\w+)\}/g, ":$1")}`).sort();
     expect(routes).toEqual(expected);
@@ -84,7 +85,8 @@ describe("one registry, four surfaces", () => {
 
   test("every declared error code exists; scopes follow the convention", () => {
     // Exceptions to "GET read, POST/PUT write, DELETE delete" are deliberate and listed.
-    const exceptions: Record<string, string> = { me_get: "any", presign_download: "read", reconcile_run: "admin" };
+    // Media settings are the organization's privacy choices: only admins change them.
+    const exceptions: Record<string, string> = { me_get: "any", presign_download: "read", reconcile_run: "admin", media_settings_update: "admin" };
     for (const tool of registry) {
       for (const code of tool.errors) expect(errorCatalogue[code]).toBeDefined();
       const byMethod = { GET: "read", POST: "write", PUT: "write", DELETE: "delete", PATCH: "write" }[tool.http.method];

@@ -94,6 +94,15 @@ const table: Record<string, Entry> = {
   trash_purge: { audit: "calls", scope: "delete", input: (f) => ({ id: f.main.trashedId }), restricted: [refused((f) => ({ id: f.other.trashedId }))] },
   media_stream: { audit: "refusals", scope: "read", input: (f) => ({ id: f.main.objectId }), restricted: [refused((f) => ({ id: f.other.objectId }))] },
   media_thumbnail: { audit: "refusals", scope: "read", input: (f) => ({ id: f.main.objectId }), restricted: [refused((f) => ({ id: f.other.objectId }))] },
+  media_render: { audit: "refusals", scope: "read", input: (f) => ({ id: f.main.objectId, width: 10 }), restricted: [refused((f) => ({ id: f.other.objectId, width: 10 }))] },
+  media_render_url: {
+    audit: "refusals",
+    scope: "read",
+    input: (f) => ({ id: f.main.objectId, width: 10 }),
+    restricted: [refused((f) => ({ id: f.other.objectId, width: 10 })), allowed((f) => ({ id: f.main.objectId, width: 10 }))],
+  },
+  media_settings_get: { audit: "refusals", scope: "read", reach: "organization", input: none, restricted: [refused(none)] },
+  media_settings_update: { audit: "calls", scope: "admin", reach: "organization", input: () => ({ stripLocation: true }), restricted: [refused(() => ({ stripLocation: false }))] },
 
   presign_upload: { audit: "calls", scope: "write", input: (f) => ({ bucketId: f.main.bucketId, key: "probe.txt", size: 10 }), restricted: [refused((f) => ({ bucketId: f.other.bucketId, key: "probe.txt", size: 10 }))] },
   presign_create_multipart: {
@@ -256,6 +265,7 @@ function scopeByRule(tool: AnyTool): Scope | "any" {
 const RULE_EXCEPTIONS: Record<string, string> = {
   presign_download: "a POST that only reads",
   reconcile_run: "an operator's check and repair of the whole organization's storage",
+  media_settings_update: "the organization's privacy choices: admins only",
 };
 
 /** Every id of the fixture's data: with its ids swapped for unknown ones, a mutation touches nothing. */

@@ -43,6 +43,10 @@ const table: Record<string, Case[]> = {
   trash_restore: [foreign((a) => ({ id: a.main.trashedId })), foreign((a) => ({ id: a.other.trashedId }))],
   trash_purge: [foreign((a) => ({ id: a.main.trashedId }))],
   media_thumbnail: [foreign((a) => ({ id: a.main.objectId }))],
+  media_render: [foreign((a) => ({ id: a.main.objectId, width: 10 }))],
+  media_render_url: [foreign((a) => ({ id: a.main.objectId, width: 10 }))],
+  media_settings_get: [own(() => ({}))],
+  media_settings_update: [own(() => ({ stripLocation: true }))],
 
   presign_upload: [foreign((a) => ({ bucketId: a.main.bucketId, key: "intruder.txt", size: 10 }))],
   presign_create_multipart: [foreign((a) => ({ bucketId: a.main.bucketId, key: "intruder.bin", size: 10 }))],

@@ -1,9 +1,18 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Decoder, Demuxer, Encoder, FilterAPI, Muxer, pipeline } from "node-av/api";
+import { AV_LOG_QUIET, AV_PKT_DATA_DISPLAYMATRIX, type FFEncoderCodec } from "node-av/constants";
+import { Dictionary, type FormatContext, Log } from "node-av/lib";
 import sharp from "sharp";
 
-/** Real media files, made on the spot: nothing binary is committed, and each is what it claims. */
+/**
+ * Real media files, made on the spot: nothing binary is committed, and each is what it claims.
+ * Audio and video are encoded with node-av's FFmpeg libraries, so no ffmpeg is needed.
+ */
+
+// The encoders' progress reports are noise in test output.
+Log.setLevel(AV_LOG_QUIET);
 
 /** A PNG with a diagonal gradient (so it compresses like a picture, not like a flat fill). */
 export async function png(width: number, height: number): Promise<Buffer> {
@@ -28,33 +37,69 @@ export async function orientedJpeg(width: number, height: number, orientation = 
     .toBuffer();
 }
 
-async function ffmpeg(args: string[], ext: string): Promise<Buffer> {
+/**
+ * Encodes what an FFmpeg "lavfi" source description draws (test patterns, tones) with the
+ * FFmpeg libraries node-av carries: no ffmpeg command on the machine. `streams` sets up the
+ * output streams before the header is written (a display matrix, metadata).
+ */
+async function encode(source: string, encoder: string, ext: string, opts: { filter?: string; options?: Record<string, string>; gop?: number; configure?: (fmt: FormatContext) => void } = {}): Promise<Buffer> {
   const dir = mkdtempSync(join(tmpdir(), "media-fixture-"));
   try {
     const out = join(dir, `out.${ext}`);
-    const proc = Bun.spawn(["ffmpeg", "-hide_banner", "-nostdin", "-v", "error", ...args, "-y", out], { stderr: "pipe" });
-    if ((await proc.exited) !== 0) throw new Error(`ffmpeg failed: ${await new Response(proc.stderr).text()}`);
+    {
+      await using input = await Demuxer.open(source, { format: "lavfi" });
+      using decoder = await Decoder.create(input.streams[0]!);
+      using enc = await Encoder.create(encoder as FFEncoderCodec, { decoder, autoResample: true, options: opts.options, ...(opts.gop ? { context: { gopSize: opts.gop } } : {}) } as never);
+      await using output = await Muxer.open(out, opts.configure ? { configure: opts.configure } : {});
+      if (opts.filter) {
+        using filter = FilterAPI.create(opts.filter);
+        await pipeline(input, decoder, filter, enc, output).completion;
+      } else {
+        await pipeline(input, decoder, enc, output).completion;
+      }
+    }
     return readFileSync(out);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
-/** ffmpeg's test pattern, H.264 in MP4. */
-export const mp4 = (seconds = 2, size = "320x240") =>
-  ffmpeg(["-f", "lavfi", "-i", `testsrc=duration=${seconds}:size=${size}:rate=25`, "-pix_fmt", "yuv420p", "-c:v", "libx264", "-preset", "ultrafast"], "mp4");
+/** FFmpeg's test pattern, H.264 in MP4, a keyframe every second; `tags` go into the container (creation_time...). */
+export const mp4 = (seconds = 2, size = "320x240", tags?: Record<string, string>) =>
+  encode(`testsrc=duration=${seconds}:size=${size}:rate=25`, "libx264", "mp4", {
+    filter: "format=yuv420p",
+    options: { preset: "ultrafast" },
+    gop: 25,
+    ...(tags ? { configure: (fmt: FormatContext) => void (fmt.metadata = Dictionary.fromObject(tags)) } : {}),
+  });
+
+/**
+ * A video that starts black: `black` seconds of black, then `seconds` of the test pattern (as
+ * films open on a fade-in). A keyframe every second, so each part has keyframes.
+ */
+export const fadeInMp4 = (black = 2, seconds = 4, size = "320x240") =>
+  encode(`color=c=black:s=${size}:r=25:d=${black}[a];testsrc=s=${size}:r=25:d=${seconds}[b];[a][b]concat=n=2[out0]`, "libx264", "mp4", {
+    filter: "format=yuv420p",
+    options: { preset: "ultrafast" },
+    gop: 25,
+  });
 
 /** A sine tone, 16-bit PCM WAV. */
-export const wav = (seconds = 2) => ffmpeg(["-f", "lavfi", "-i", `sine=frequency=440:duration=${seconds}`], "wav");
+export const wav = (seconds = 2) => encode(`sine=frequency=440:duration=${seconds}`, "pcm_s16le", "wav");
 
-/** A sine tone, MP3. */
-export const mp3 = (seconds = 2) => ffmpeg(["-f", "lavfi", "-i", `sine=frequency=440:duration=${seconds}`, "-c:a", "libmp3lame"], "mp3");
+/** A sine tone, MP3, tagged with a title and artist. */
+export const mp3 = (seconds = 2) =>
+  encode(`sine=frequency=440:duration=${seconds}`, "libmp3lame", "mp3", {
+    configure: (fmt) => {
+      fmt.metadata = Dictionary.fromObject({ title: "Tone", artist: "Test Signal" });
+    },
+  });
 
 /**
  * A valid PDF written by hand (ImageMagick's policy on Debian refuses to write PDFs): `pages`
  * pages of width x height points, each with a filled rectangle, and a correct xref table.
  */
-export function pdf(pages = 2, width = 612, height = 792): Buffer {
+export function pdf(pages = 2, width = 612, height = 792, info?: { title?: string; author?: string }): Buffer {
   const objects: string[] = [];
   const kids = Array.from({ length: pages }, (_, i) => `${3 + i * 2} 0 R`).join(" ");
   objects.push("<< /Type /Catalog /Pages 2 0 R >>");
@@ -64,6 +109,8 @@ export function pdf(pages = 2, width = 612, height = 792): Buffer {
     objects.push(`<< /Type /Page /Parent 2 0 R /MediaBox [0 0 ${width} ${height}] /Contents ${4 + i * 2} 0 R >>`);
     objects.push(`<< /Length ${content.length} >>\nstream\n${content}\nendstream`);
   }
+  const fields = Object.entries(info ?? {}).map(([k, v]) => `/${k[0]!.toUpperCase()}${k.slice(1)} (${v})`);
+  if (fields.length > 0) objects.push(`<< ${fields.join(" ")} >>`);
   let out = "%PDF-1.4\n";
   const offsets: number[] = [];
   objects.forEach((body, i) => {
@@ -73,8 +120,27 @@ export function pdf(pages = 2, width = 612, height = 792): Buffer {
   const xref = out.length;
   out += `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n`;
   for (const o of offsets) out += `${String(o).padStart(10, "0")} 00000 n \n`;
-  out += `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`;
+  out += `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R${fields.length > 0 ? ` /Info ${objects.length} 0 R` : ""} >>\nstartxref\n${xref}\n%%EOF\n`;
   return Buffer.from(out, "latin1");
+}
+
+/** A JPEG from a camera that knew where it was: make, model, time taken and a GPS position (Paris). */
+export async function gpsJpeg(width = 400, height = 300): Promise<Buffer> {
+  return sharp(await png(width, height))
+    .jpeg({ quality: 85 })
+    .withExif({
+      IFD0: { Make: "GeoCam", Model: "G-1" },
+      IFD2: { DateTimeOriginal: "2023:07:14 09:30:00", ISOSpeedRatings: "100" },
+      IFD3: { GPSLatitudeRef: "N", GPSLatitude: "48/1 51/1 2990/100", GPSLongitudeRef: "E", GPSLongitude: "2/1 17/1 4000/100" },
+    })
+    .toBuffer();
+}
+
+/** A PNG whose left half is red and right half blue: which side a crop kept is plain to see. */
+export function halves(width: number, height: number): Promise<Buffer> {
+  const raw = Buffer.alloc(width * height * 3);
+  for (let y = 0; y < height; y++) for (let x = 0; x < width; x++) raw[(y * width + x) * 3 + (x < width / 2 ? 0 : 2)] = 255;
+  return sharp(raw, { raw: { width, height, channels: 3 } }).png().toBuffer();
 }
 
 /** Width and height of an image's bytes. */
@@ -83,16 +149,21 @@ export async function dimensions(bytes: Uint8Array): Promise<{ width: number; he
   return { width: m.width!, height: m.height!, format: m.format! };
 }
 
-/** A copy of an MP4 whose display matrix says to turn it a quarter (as phones record portrait video). */
-export async function rotatedMp4(rotation = 90): Promise<Buffer> {
-  const dir = mkdtempSync(join(tmpdir(), "media-fixture-"));
-  try {
-    const input = join(dir, "in.mp4");
-    await Bun.write(input, await mp4(1, "320x240"));
-    return await ffmpeg(["-i", input, "-c", "copy", "-metadata:s:v:0", `rotate=${rotation}`], "mp4");
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+/** An MP4 whose display matrix says to turn it a quarter (as phones record portrait video). */
+export function rotatedMp4(rotation = 90): Promise<Buffer> {
+  return encode("testsrc=duration=1:size=320x240:rate=25", "libx264", "mp4", {
+    filter: "format=yuv420p",
+    options: { preset: "ultrafast" },
+    configure: (fmt) => fmt.streams![0]!.codecpar.addCodedSideData(AV_PKT_DATA_DISPLAYMATRIX, displayMatrix(rotation)),
+  });
+}
+
+/** The 3x3 fixed-point display matrix ffmpeg writes for a `rotate=<degrees>` stream tag. */
+function displayMatrix(degrees: number): Buffer {
+  const r = (degrees * Math.PI) / 180;
+  const [c, s] = [Math.round(Math.cos(r)), Math.round(Math.sin(r))];
+  const m = new Int32Array([c * 65536, -s * 65536, 0, s * 65536, c * 65536, 0, 0, 0, 1 << 30]);
+  return Buffer.from(m.buffer);
 }
 
 /**

@@ -1,50 +1,36 @@
 import { describe, expect, test } from "bun:test";
 import { derivativeKey } from "../../domain/derivatives/derivatives.ts";
 import { etagMatches } from "../../tools/derivatives.ts";
-import { parsePdfInfo } from "../../worker/derivatives/pdf.ts";
-import { parseProbe } from "../../worker/derivatives/probe.ts";
-import { posterTime } from "../../worker/derivatives/video.ts";
+import { displayTransform, frameInterest } from "../../worker/derivatives/av.ts";
 
-describe("parseProbe", () => {
-  test("a phone video: rotation from the display matrix turns the display size; cover art is not a video", () => {
-    const p = parseProbe({
-      streams: [
-        { codec_type: "video", codec_name: "mjpeg", width: 600, height: 600, disposition: { attached_pic: 1 } },
-        { codec_type: "video", codec_name: "hevc", width: 1920, height: 1080, avg_frame_rate: "30000/1001", side_data_list: [{ rotation: -90 }] },
-        { codec_type: "audio", codec_name: "aac", sample_rate: "48000", channels: 2 },
-      ],
-      format: { duration: "12.5", bit_rate: "8000000", tags: { TITLE: "Holiday" } },
-    });
-    expect(p).toEqual({
-      duration: 12.5,
-      video: { codec: "hevc", width: 1920, height: 1080, rotation: 270, frameRate: 29.97 },
-      audio: { codec: "aac", sampleRate: 48000, channels: 2 },
-      bitRate: 8_000_000,
-      tags: { title: "Holiday" },
-    });
-  });
-  test("audio only, the old rotate tag, and missing fields", () => {
-    expect(parseProbe({ streams: [{ codec_type: "video", codec_name: "jpg", width: 1, height: 1, disposition: { attached_pic: 1 } }, { codec_type: "audio" }] }).video).toBeNull();
-    expect(parseProbe({ streams: [{ codec_type: "video", width: 2, height: 1, tags: { rotate: "90" } }] }).video?.rotation).toBe(90);
-    expect(parseProbe({})).toEqual({ duration: null, video: null, audio: null, bitRate: null, tags: {} });
+describe("displayTransform", () => {
+  const matrix = (a: number, b: number, c: number, d: number) => Buffer.from(new Int32Array([a, b, 0, c, d, 0, 0, 0, 1 << 30]).buffer);
+  test("quarter turns read as FFmpeg reads them; a mirrored matrix says so; none is upright", () => {
+    const one = 65536;
+    expect(displayTransform(matrix(0, -one, one, 0))).toEqual({ rotation: 90, flipped: false });
+    expect(displayTransform(matrix(0, one, -one, 0))).toEqual({ rotation: 270, flipped: false });
+    expect(displayTransform(matrix(-one, 0, 0, -one))).toEqual({ rotation: 180, flipped: false });
+    expect(displayTransform(matrix(-one, 0, 0, one))).toEqual({ rotation: 0, flipped: true });
+    expect(displayTransform(null)).toEqual({ rotation: 0, flipped: false });
+    expect(displayTransform(Buffer.alloc(8))).toEqual({ rotation: 0, flipped: false });
   });
 });
 
-describe("parsePdfInfo", () => {
-  test("pages, first page size in points, title and author", () => {
-    const text = "Title:          Annual report\nAuthor:         Someone\nPages:          12\nEncrypted:      no\nPage size:      595.276 x 841.89 pts (A4)\nPage rot:       0\n";
-    expect(parsePdfInfo(text)).toEqual({ pages: 12, pageWidth: 595.276, pageHeight: 841.89, title: "Annual report", author: "Someone" });
-    expect(parsePdfInfo("")).toEqual({ pages: null, pageWidth: null, pageHeight: null });
+describe("frameInterest", () => {
+  const frame = (fill: (x: number, y: number) => number, width = 64, height = 36) => {
+    const data = Buffer.alloc(width * height * 3);
+    for (let y = 0; y < height; y++) for (let x = 0; x < width; x++) data.fill(fill(x, y), (y * width + x) * 3, (y * width + x) * 3 + 3);
+    return { data, width, height };
+  };
+  test("a black or flat frame scores low, a picture high", () => {
+    expect(frameInterest(frame(() => 0))).toBe(0);
+    expect(frameInterest(frame(() => 128))).toBeLessThan(0.01);
+    expect(frameInterest(frame((x) => (x % 8 === 0 ? 40 : 2)))).toBeLessThan(10);
+    expect(frameInterest(frame((x, y) => (x * 4 + y * 3) % 256))).toBeGreaterThan(40);
   });
 });
 
 describe("small rules", () => {
-  test("the poster is taken at 10% of the duration, at 0 when unknown", () => {
-    expect(posterTime(2)).toBe(0.2);
-    expect(posterTime(3725.5)).toBe(372.55);
-    expect(posterTime(null)).toBe(0);
-    expect(posterTime(0)).toBe(0);
-  });
   test("If-None-Match: lists, weak tags and *", () => {
     expect(etagMatches('"abc"', "abc")).toBe(true);
     expect(etagMatches('W/"abc"', "abc")).toBe(true);

@@ -5,10 +5,11 @@ import { join } from "node:path";
 import sharp from "sharp";
 import { MediaError, Unsupported } from "../../worker/derivatives/errors.ts";
 import { imageRenderer } from "../../worker/derivatives/image.ts";
-import { findExecutable, runTool } from "../../worker/derivatives/exec.ts";
+import { audioRenderer, drawWaveform } from "../../worker/derivatives/audio.ts";
+import { pdfRenderer, readPdf } from "../../worker/derivatives/pdf.ts";
 import { renderCover, renderThumbnail } from "../../worker/derivatives/render.ts";
 import { videoRenderer } from "../../worker/derivatives/video.ts";
-import { bombPng, dimensions, orientedJpeg, png, rotatedMp4 } from "../support/media-files.ts";
+import { bombPng, dimensions, fadeInMp4, mp3, mp4, orientedJpeg, pdf, png, rotatedMp4, wav } from "../support/media-files.ts";
 
 const limits = { maxPixels: 50_000_000 };
 const dir = mkdtempSync(join(tmpdir(), "render-test-"));
@@ -65,50 +66,102 @@ describe("image renderer", () => {
   test("takes the file on disk as well as bytes in memory (images over 32 MiB come as files)", async () => {
     const path = join(dir, "big.jpg");
     writeFileSync(path, await orientedJpeg(400, 200));
-    const fromFile = await imageRenderer.render({ file: path, dir, contentType: "image/jpeg", limits, timeoutMs: 1000, tools: {} });
-    const fromBytes = await imageRenderer.render({ file: "", bytes: await Bun.file(path).bytes().then(Buffer.from), dir: "", contentType: "image/jpeg", limits, timeoutMs: 1000, tools: {} });
+    const fromFile = await imageRenderer.render({ file: path, dir, contentType: "image/jpeg", limits, timeoutMs: 1000 });
+    const fromBytes = await imageRenderer.render({ file: "", bytes: await Bun.file(path).bytes().then(Buffer.from), dir: "", contentType: "image/jpeg", limits, timeoutMs: 1000 });
     expect([fromFile.thumbnail.width, fromFile.thumbnail.height]).toEqual([160, 320]);
     expect(fromBytes.thumbnail.bytes.equals(fromFile.thumbnail.bytes)).toBe(true);
     expect(fromFile.info).toEqual(fromBytes.info);
   });
   test("image types sharp cannot read here are unsupported, not failed", async () => {
-    const err = await imageRenderer.render({ file: "", bytes: Buffer.from("x"), dir: "", contentType: "image/heic", limits, timeoutMs: 1000, tools: {} }).catch((e) => e);
+    const err = await imageRenderer.render({ file: "", bytes: Buffer.from("x"), dir: "", contentType: "image/heic", limits, timeoutMs: 1000 }).catch((e) => e);
     expect(err).toBeInstanceOf(Unsupported);
     expect(err.message).toBe("No thumbnail is made for image/heic images");
   });
 });
 
-describe("video posters", () => {
+const ctx = (file: string, contentType: string, timeoutMs = 30_000) => ({ file, dir, contentType, limits, timeoutMs });
+const write = async (name: string, bytes: Buffer | Promise<Buffer>) => {
+  const file = join(dir, name);
+  writeFileSync(file, await bytes);
+  return file;
+};
+
+/** Mean luma of a thumbnail's pixels, 0..255. */
+async function brightness(bytes: Buffer): Promise<number> {
+  const { channels } = await sharp(bytes).stats();
+  return channels.slice(0, 3).reduce((sum, c) => sum + c.mean, 0) / 3;
+}
+
+describe("video posters (node-av, no ffmpeg on the machine)", () => {
   test("a video recorded turned a quarter gives an upright poster and display dimensions", async () => {
-    const file = join(dir, "turned.mp4");
-    writeFileSync(file, await rotatedMp4(90));
-    const tools = { ffmpeg: findExecutable("ffmpeg", null)!, ffprobe: findExecutable("ffprobe", null)! };
-    const out = await videoRenderer.render({ file, dir, contentType: "video/mp4", limits, timeoutMs: 30_000, tools });
+    const out = await videoRenderer.render(ctx(await write("turned.mp4", rotatedMp4(90)), "video/mp4"));
     expect([out.thumbnail.width, out.thumbnail.height]).toEqual([240, 320]);
-    expect(out.info).toMatchObject({ width: 240, height: 320, rotation: 90, duration: 1 });
+    expect(out.info).toMatchObject({ width: 240, height: 320, rotation: 90, duration: 1, videoCodec: "h264", frameRate: 25 });
+  });
+  test("the poster is a representative frame: a video opening on black gets a later keyframe, not a black one", async () => {
+    const out = await videoRenderer.render(ctx(await write("fade.mp4", fadeInMp4(2, 4)), "video/mp4"));
+    // 10% of 6 s is in the black opening; the first frame that shows something is at 2 s or later.
+    expect(out.info.posterAt as number).toBeGreaterThanOrEqual(2);
+    expect(await brightness(out.thumbnail.bytes)).toBeGreaterThan(40);
+    expect(out.info).toMatchObject({ width: 320, height: 240, duration: 6, videoCodec: "h264" });
+    expect(typeof out.info.bitRate).toBe("number");
+  });
+  test("an ordinary video's poster is taken near 10% of the duration", async () => {
+    const out = await videoRenderer.render(ctx(await write("plain.mp4", mp4(10)), "video/mp4"));
+    expect(out.info.posterAt).toBe(1);
+    expect([out.thumbnail.width, out.thumbnail.height]).toEqual([320, 240]);
+  });
+  test("bytes that are no video fail with a reason for the user", async () => {
+    const err = await videoRenderer.render(ctx(await write("junk.mp4", Buffer.from("not a video at all".repeat(100))), "video/mp4")).catch((e) => e);
+    expect(err).toBeInstanceOf(MediaError);
+    expect(err.message).toStartWith("The file could not be read as audio or video");
+    expect(err.message).not.toContain(dir);
+  });
+  test("an MP4 with only sound gets a waveform", async () => {
+    const out = await videoRenderer.render(ctx(await write("sound.wav", wav(1)), "video/mp4"));
+    expect([out.thumbnail.width, out.thumbnail.height]).toEqual([320, 80]);
+    expect(out.info).toMatchObject({ audioCodec: "pcm_s16le", channels: 1, sampleRate: 44100 });
   });
 });
 
-describe("runTool", () => {
-  test("a tool past its time limit is killed and the job gets a clear reason", async () => {
-    const started = performance.now();
-    const err = await runTool(findExecutable("sleep", null)!, ["10"], { timeoutMs: 1000 }).catch((e) => e);
+describe("audio waveforms (node-av)", () => {
+  test("an MP3 gets a 320 x 80 waveform and its facts, tags included", async () => {
+    const out = await audioRenderer.render(ctx(await write("tone.mp3", mp3(3)), "audio/mpeg"));
+    expect([out.thumbnail.width, out.thumbnail.height]).toEqual([320, 80]);
+    expect(out.info).toMatchObject({ audioCodec: "mp3", channels: 1, sampleRate: 44100, title: "Tone", artist: "Test Signal" });
+    expect(out.info.duration as number).toBeCloseTo(3, 0);
+    expect(out.info.bitRate as number).toBeGreaterThan(30_000);
+  });
+  test("the waveform is as loud as the sound: a steady tone fills the same height across the picture", async () => {
+    const peaks = new Float32Array(640).fill(0.5);
+    const png = await drawWaveform(peaks);
+    const { data, info } = await sharp(png).raw().toBuffer({ resolveWithObject: true });
+    const drawn = (x: number) => Array.from({ length: info.height }, (_, y) => data[(y * info.width + x) * 4 + 3]!).filter((a) => a > 0).length;
+    expect(drawn(10)).toBe(drawn(600));
+    expect(drawn(10)).toBeGreaterThan(info.height * 0.45);
+    expect(drawn(10)).toBeLessThan(info.height * 0.6);
+  });
+});
+
+describe("PDF pages (pdf.js, no poppler on the machine)", () => {
+  test("the first page, its size in points, the page count, title and author", async () => {
+    const bytes = pdf(3, 612, 792, { title: "Annual report", author: "Someone" });
+    for (const input of [{ ...ctx("", "application/pdf"), bytes }, ctx(await write("doc.pdf", bytes), "application/pdf")]) {
+      const out = await pdfRenderer.render(input);
+      expect([out.thumbnail.width, out.thumbnail.height]).toEqual([247, 320]);
+      expect(out.info).toEqual({ pages: 3, pageWidth: 612, pageHeight: 792, title: "Annual report", author: "Someone" });
+    }
+  });
+  test("what pdf.js draws is the page: white paper with the blue rectangle in its lower third", async () => {
+    const { page } = await readPdf(pdf(1, 600, 600), { edge: 300, timeoutMs: 10_000 });
+    expect(page).toMatchObject({ width: 300, height: 300, channels: 4 });
+    const at = (x: number, y: number) => Array.from(page!.data.subarray((y * 300 + x) * 4, (y * 300 + x) * 4 + 3));
+    expect(at(5, 5)).toEqual([255, 255, 255]);
+    expect(at(150, 250)).toEqual([51, 102, 204]);
+  });
+  test("bytes that are no PDF fail with a reason for the user", async () => {
+    const err = await pdfRenderer.render({ ...ctx("", "application/pdf"), bytes: Buffer.from("%PDF-1.4 nothing else") }).catch((e) => e);
     expect(err).toBeInstanceOf(MediaError);
-    expect(err.message).toBe("sleep did not finish within 1 s and was stopped");
-    expect(performance.now() - started).toBeLessThan(3000);
-  });
-  test("a failing tool's last error line becomes the reason, without the temporary path", async () => {
-    const err = await runTool(findExecutable("ffprobe", null)!, ["-v", "error", join(dir, "missing.mp4")], { timeoutMs: 10_000, redact: dir }).catch((e) => e);
-    expect(err).toBeInstanceOf(MediaError);
-    expect(err.message).toStartWith("ffprobe could not read the file: missing.mp4: No such file");
-    expect(err.message).not.toContain(dir);
-  });
-  test("output beyond the bound stops the tool", async () => {
-    const err = await runTool(findExecutable("yes", null)!, [], { timeoutMs: 10_000, maxStdoutBytes: 1000 }).catch((e) => e);
-    expect(err.message).toBe("yes produced more than 1000 bytes of output and was stopped");
-  });
-  test("tools are looked up in WORKER_TOOLS_DIR when set, else on PATH", () => {
-    expect(findExecutable("ffmpeg", null)).toMatch(/ffmpeg$/);
-    expect(findExecutable("ffmpeg", dir)).toBeNull();
+    expect(err.message).toMatch(/^The (file is not a valid PDF|PDF could not be read)/);
   });
 });

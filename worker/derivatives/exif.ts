@@ -1,7 +1,7 @@
 /**
- * The few EXIF facts worth showing (camera, lens, exposure, time taken), read from the raw
- * EXIF block sharp hands over. GPS position is deliberately not read: it is personal data
- * the owner may not expect to see repeated in an API response.
+ * The few EXIF facts worth showing (camera, lens, exposure, time taken, where), read from the
+ * raw EXIF block sharp hands over. The position is shown to the organization in `info`;
+ * whether it travels on in renders is the organization's setting (stripLocation).
  */
 export interface BasicExif {
   make?: string;
@@ -18,10 +18,22 @@ export interface BasicExif {
   /** Millimetres. */
   focalLength?: number;
   focalLength35mm?: number;
+  gps?: GpsPosition;
+}
+
+export interface GpsPosition {
+  /** Decimal degrees, north positive. */
+  latitude: number;
+  /** Decimal degrees, east positive. */
+  longitude: number;
+  /** Metres above sea level. */
+  altitude?: number;
 }
 
 const IFD0 = { 0x010f: "make", 0x0110: "model", 0x0131: "software" } as const;
 const EXIF_POINTER = 0x8769;
+const GPS_POINTER = 0x8825;
+const GPS = { latRef: 0x0001, lat: 0x0002, lonRef: 0x0003, lon: 0x0004, altRef: 0x0005, alt: 0x0006 } as const;
 const EXIF_TAGS = {
   0x829a: "exposureTime",
   0x829d: "fNumber",
@@ -38,7 +50,7 @@ const DATE_FALLBACK = 0x0132;
 const TYPE_SIZES: Record<number, number> = { 1: 1, 2: 1, 3: 2, 4: 4, 5: 8, 7: 1, 9: 4, 10: 8 };
 const MAX_ENTRIES = 512;
 
-type Value = string | number | undefined;
+type Value = string | number | number[] | undefined;
 
 /** Never throws: a malformed block yields whatever could be read before the damage. */
 export function parseExif(block: Uint8Array | undefined | null): BasicExif {
@@ -62,6 +74,11 @@ export function parseExif(block: Uint8Array | undefined | null): BasicExif {
     }
     const taken = isoDate(exif.get(DATE_TAKEN) ?? ifd0.get(DATE_FALLBACK), exif.get(DATE_OFFSET));
     if (taken) out.takenAt = taken;
+    const gpsOffset = ifd0.get(GPS_POINTER);
+    if (typeof gpsOffset === "number") {
+      const gps = position(readIfd(view, gpsOffset, little));
+      if (gps) out.gps = gps;
+    }
   } catch {
     // A block cut short: keep what was read.
   }
@@ -86,7 +103,37 @@ function readIfd(view: DataView, offset: number, little: boolean): Map<number, V
   return entries;
 }
 
+/** Degrees, minutes and seconds with their N/S or E/W reference, as signed decimal degrees. */
+function degrees(dms: Value, ref: Value): number | null {
+  if (!Array.isArray(dms) || dms.length < 1) return null;
+  const [d = 0, m = 0, s = 0] = dms;
+  const value = d + m / 60 + s / 3600;
+  if (!Number.isFinite(value)) return null;
+  return Math.round((ref === "S" || ref === "W" ? -value : value) * 1e6) / 1e6;
+}
+
+function position(gps: Map<number, Value>): GpsPosition | undefined {
+  const latitude = degrees(gps.get(GPS.lat), gps.get(GPS.latRef));
+  const longitude = degrees(gps.get(GPS.lon), gps.get(GPS.lonRef));
+  if (latitude === null || longitude === null || Math.abs(latitude) > 90 || Math.abs(longitude) > 180) return undefined;
+  // A camera without a fix writes zeros.
+  if (latitude === 0 && longitude === 0) return undefined;
+  const out: GpsPosition = { latitude, longitude };
+  const alt = gps.get(GPS.alt);
+  if (typeof alt === "number" && Number.isFinite(alt)) out.altitude = Math.round((gps.get(GPS.altRef) === 1 ? -alt : alt) * 10) / 10;
+  return out;
+}
+
 function readValue(view: DataView, type: number, at: number, n: number, little: boolean): Value {
+  // Rationals in threes are degrees, minutes, seconds (GPS).
+  if ((type === 5 || type === 10) && n > 1 && n <= 4) {
+    const out: number[] = [];
+    for (let i = 0; i < n; i++) {
+      const v = readValue(view, type, at + i * 8, 1, little);
+      out.push(typeof v === "number" ? v : 0);
+    }
+    return out;
+  }
   switch (type) {
     case 2: {
       let s = "";
@@ -98,8 +145,10 @@ function readValue(view: DataView, type: number, at: number, n: number, little: 
       return s;
     }
     case 1:
-    case 7:
       return view.getUint8(at);
+    case 7:
+      // GPS altitude reference is a byte; other undefined blocks are not read.
+      return n === 1 ? view.getUint8(at) : undefined;
     case 3:
       return view.getUint16(at, little);
     case 4:

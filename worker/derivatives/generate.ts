@@ -19,10 +19,10 @@ import { isLastAttempt, type JobRun } from "../../domain/ports/queue.ts";
 import { objectPath } from "../../domain/media/storage-keys.ts";
 import { audioRenderer } from "./audio.ts";
 import { MediaError, Unsupported } from "./errors.ts";
-import { findExecutable } from "./exec.ts";
 import { imageRenderer } from "./image.ts";
 import type { Rendered, Renderer } from "./kinds.ts";
 import { pdfRenderer } from "./pdf.ts";
+import { placeholderOf } from "./placeholder.ts";
 import { downloadTo, readSmall, withTempDir } from "./source.ts";
 import { videoRenderer } from "./video.ts";
 
@@ -32,13 +32,6 @@ const RENDERERS: Partial<Record<MediaKind, Renderer>> = {
   video: videoRenderer,
   audio: audioRenderer,
   pdf: pdfRenderer,
-};
-
-const INSTALL_HINT: Record<string, string> = {
-  ffmpeg: "apt-get install ffmpeg",
-  ffprobe: "apt-get install ffmpeg",
-  pdftoppm: "apt-get install poppler-utils",
-  pdfinfo: "apt-get install poppler-utils",
 };
 
 /**
@@ -51,8 +44,8 @@ export async function generateDerivatives(deps: Deps, objectId: string, run: Job
   const object = await beginDerivativeRun(deps, objectId);
   if (!object) return;
   try {
-    const rendered = await render(deps, object);
-    await store(deps, object, rendered);
+    const { rendered, sha256 } = await render(deps, object);
+    await store(deps, object, rendered, sha256);
   } catch (err) {
     if (err instanceof Unsupported) {
       await cleanUp(deps, await recordOutcome(deps, object, { state: "unsupported", reason: err.message }));
@@ -66,42 +59,34 @@ export async function generateDerivatives(deps: Deps, objectId: string, run: Job
   }
 }
 
-async function render(deps: Deps, object: MediaRow): Promise<Rendered> {
+async function render(deps: Deps, object: MediaRow): Promise<{ rendered: Rendered; sha256: string }> {
   const renderer = RENDERERS[object.kind];
   if (!renderer) throw new Unsupported(unsupportedKind(object.kind));
   const w = deps.config.worker;
-  const tools: Record<string, string> = {};
-  for (const name of renderer.needs) {
-    const path = findExecutable(name, w.toolsDir);
-    if (!path) {
-      deps.log.warn(`${name} not found ${w.toolsDir ? `in WORKER_TOOLS_DIR (${w.toolsDir})` : "on PATH"}: ${object.kind} thumbnails are marked unsupported; install it with: ${INSTALL_HINT[name] ?? name}`, { objectId: object.id });
-      throw new Unsupported(`${name} is not installed on the worker, so no thumbnail is made for ${object.kind} files`);
-    }
-    tools[name] = path;
-  }
   if (object.size > w.maxInputBytes) throw new Unsupported(`Files larger than ${formatBytes(w.maxInputBytes)} get no thumbnail`);
   const key = objectPath(object.bucketId, object.key);
-  const base = { contentType: object.contentType, limits: { maxPixels: w.maxPixels }, timeoutMs: w.toolTimeoutMs, tools };
+  const base = { contentType: object.contentType, limits: { maxPixels: w.maxPixels }, timeoutMs: w.toolTimeoutMs };
   // Most images are a few megabytes: a temporary file would cost more than the bytes in memory.
   if (renderer.inMemory && object.size <= IN_MEMORY_BYTES) {
-    const bytes = await readSmall(deps.storage, key, { etag: object.etag, maxBytes: IN_MEMORY_BYTES });
-    return renderer.render({ ...base, file: "", bytes, dir: "" });
+    const { bytes, sha256 } = await readSmall(deps.storage, key, { etag: object.etag, maxBytes: IN_MEMORY_BYTES });
+    return { rendered: await renderer.render({ ...base, file: "", bytes, dir: "" }), sha256 };
   }
   return withTempDir(async (dir) => {
     const file = join(dir, "source");
-    await downloadTo(deps.storage, key, file, { etag: object.etag, maxBytes: w.maxInputBytes });
-    return renderer.render({ ...base, file, dir });
+    const { sha256 } = await downloadTo(deps.storage, key, file, { etag: object.etag, maxBytes: w.maxInputBytes });
+    return { rendered: await renderer.render({ ...base, file, dir }), sha256 };
   });
 }
 
 /** Objects up to this size reach in-memory renderers (sharp) without a temporary file. */
 const IN_MEMORY_BYTES = 32 * 1024 * 1024;
 
-async function store(deps: Deps, object: MediaRow, rendered: Rendered): Promise<void> {
-  const t = rendered.thumbnail;
-  const variant = { variant: THUMBNAIL, bytes: t.bytes, contentType: t.contentType, width: t.width, height: t.height, etag: hashOf(t.bytes) };
-  await deps.storage.put(derivativeKey({ ...variant, bucketId: object.bucketId, objectId: object.id }), t.bytes, { contentType: t.contentType });
-  const recorded = await recordRendered(deps, object, [variant], rendered.info);
+async function store(deps: Deps, object: MediaRow, rendered: Rendered, sha256: string): Promise<void> {
+  const made = [{ variant: THUMBNAIL, ...rendered.thumbnail }];
+  const variants = made.map((v) => ({ variant: v.variant, bytes: v.bytes, contentType: v.contentType, width: v.width, height: v.height, etag: hashOf(v.bytes) }));
+  await Promise.all(variants.map((v) => deps.storage.put(derivativeKey({ ...v, bucketId: object.bucketId, objectId: object.id }), v.bytes, { contentType: v.contentType })));
+  const info = { ...rendered.info, sha256, placeholder: await placeholderOf(rendered.thumbnail.bytes) };
+  const recorded = await recordRendered(deps, object, variants, info);
   if (!recorded.recorded) deps.log.debug("object changed while its thumbnail was made; result dropped", { objectId: object.id });
   await cleanUp(deps, recorded);
 }

@@ -22,7 +22,7 @@ export const DECODABLE_IMAGES = new Set([
 ]);
 
 /** Width and height as displayed (after EXIF orientation), format, and basic EXIF. */
-export async function describeImage(input: ImageInput): Promise<Record<string, unknown>> {
+export async function describeImage(input: string | Buffer): Promise<Record<string, unknown>> {
   const m = await sharp(input).metadata().catch(() => null);
   if (!m?.width || !m.height) return {};
   // Orientations 5 to 8 turn the picture a quarter: what is stored as width is shown as height.
@@ -40,12 +40,11 @@ export async function describeImage(input: ImageInput): Promise<Record<string, u
 }
 
 export const imageRenderer: Renderer = {
-  needs: [],
   inMemory: true,
   async render(ctx) {
     const type = ctx.contentType.split(";")[0]!.trim().toLowerCase();
     if (!DECODABLE_IMAGES.has(type)) throw new Unsupported(`No thumbnail is made for ${type} images`);
-    const input = ctx.bytes ?? ctx.file;
+    const input: string | Buffer = ctx.bytes ?? ctx.file;
     const [info, thumbnail] = await Promise.all([describeImage(input), renderThumbnail(input, THUMBNAIL_EDGE, ctx.limits)]);
     return { thumbnail, info };
   },

@@ -6,25 +6,23 @@ export interface Rendered {
   info: Record<string, unknown>;
 }
 
-/** Everything a renderer may use: the object's bytes in a file, a scratch directory, the limits. */
+
+/** Everything a renderer may use: the object's bytes in a file or in memory, a scratch directory, the limits. */
 export interface RenderContext {
   /** The object's bytes on disk; empty when they were handed over in memory (`bytes`). */
   file: string;
   /** Small objects for renderers that take them in memory: no temporary file is written. */
   bytes?: Buffer;
-  /** Private to this job and removed afterwards; also what error messages must not show. */
+  /** Private to this job and removed afterwards. */
   dir: string;
   contentType: string;
   limits: RenderLimits;
+  /** How long decoding one file may take before it is stopped. */
   timeoutMs: number;
-  /** Resolved paths of the external tools the renderer declared it needs. */
-  tools: Record<string, string>;
 }
 
 export interface Renderer {
-  /** External tools (ffmpeg, poppler) it runs; without them its kind is unsupported. */
-  needs: readonly string[];
-  /** Takes small objects as bytes in memory (sharp does; external tools need a file). */
+  /** Takes small objects as bytes in memory (sharp and pdf.js do; the FFmpeg demuxer wants a file). */
   inMemory?: boolean;
   render(ctx: RenderContext): Promise<Rendered>;
 }

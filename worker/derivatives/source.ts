@@ -15,17 +15,32 @@ export async function withTempDir<T>(fn: (dir: string) => Promise<T>): Promise<T
 }
 
 /**
- * Streams an object from storage to a file: external tools need a seekable file, and a large
- * object is never held in memory whole. The bytes must be the version the job is for (same
- * ETag, so also the size the job checked against its limit).
+ * Streams an object from storage to a file: the FFmpeg demuxer wants a seekable file, and a
+ * large object is never held in memory whole. The bytes must be the version the job is for
+ * (same ETag, so also the size the job checked against its limit). Answers the SHA-256 of the
+ * bytes, hashed on the way.
  */
-export async function downloadTo(storage: ObjectStorage, key: string, path: string, expect: Expected): Promise<number> {
-  return Bun.write(path, new Response(await open(storage, key, expect)));
+export async function downloadTo(storage: ObjectStorage, key: string, path: string, expect: Expected): Promise<{ sha256: string }> {
+  const hasher = new Bun.CryptoHasher("sha256");
+  await Bun.write(path, new Response(hashing(await open(storage, key, expect), hasher)));
+  return { sha256: hasher.digest("hex") };
 }
 
-/** A small object's bytes, in memory: for renderers that take them so (no temporary file). */
-export async function readSmall(storage: ObjectStorage, key: string, expect: Expected): Promise<Buffer> {
-  return Buffer.from(await new Response(await open(storage, key, expect)).arrayBuffer());
+/** A small object's bytes, in memory (no temporary file), and their SHA-256. */
+export async function readSmall(storage: ObjectStorage, key: string, expect: Expected): Promise<{ bytes: Buffer; sha256: string }> {
+  const bytes = Buffer.from(await new Response(await open(storage, key, expect)).arrayBuffer());
+  return { bytes, sha256: new Bun.CryptoHasher("sha256").update(bytes).digest("hex") };
+}
+
+function hashing(body: ReadableStream<Uint8Array>, hasher: Bun.CryptoHasher): ReadableStream<Uint8Array> {
+  return body.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, out) {
+        hasher.update(chunk);
+        out.enqueue(chunk);
+      },
+    }),
+  );
 }
 
 interface Expected {

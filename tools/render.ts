@@ -1,0 +1,107 @@
+import { z } from "zod";
+import { mediaSettings, renderedImage, renderParams, signedRenderUrl } from "../contract/render.ts";
+import { type RenderResult, rememberRender, renderForCaller } from "../domain/derivatives/render.ts";
+import { countRenderEgress } from "../domain/derivatives/render-egress.ts";
+import { signRenderUrl } from "../domain/derivatives/render-urls.ts";
+import { getMediaSettings, updateMediaSettings } from "../domain/derivatives/settings.ts";
+import type { Deps } from "../domain/core/deps.ts";
+import { etagMatches } from "./derivatives.ts";
+import { defineTool, type McpContent, type ToolContext } from "./define.ts";
+import { id } from "../contract/common.ts";
+
+/** The render a handler made, for the REST or MCP answer that follows it in the same call. */
+const made = new WeakMap<ToolContext, RenderResult>();
+
+/** The bytes of a render: just made, or read back from the cache. */
+export async function renderBody(deps: Deps, r: RenderResult): Promise<Uint8Array> {
+  if (r.bytes) return r.bytes;
+  const got = await deps.storage.get(r.key);
+  if (!got) throw new Error(`cached render missing from storage: ${r.key}`);
+  const bytes = Buffer.from(await new Response(got.body).arrayBuffer());
+  rememberRender(deps, r.key, bytes);
+  return bytes;
+}
+
+/**
+ * A render as HTTP: ETag (the render's identity), 304 to a matching If-None-Match, and the
+ * caching the caller's URL allows. Counted as egress when bytes are sent.
+ */
+export async function renderResponse(deps: Deps, r: RenderResult, request: Request, orgId: string, cacheControl: string, varyAccept: boolean): Promise<Response> {
+  const headers = new Headers({ etag: `"${r.etag}"`, "cache-control": cacheControl, "x-content-type-options": "nosniff", "x-render-cache": r.cached ? "hit" : "miss" });
+  if (varyAccept) headers.set("vary", "Accept");
+  if (etagMatches(request.headers.get("if-none-match"), r.etag)) return new Response(null, { status: 304, headers });
+  headers.set("content-type", r.contentType);
+  headers.set("content-length", String(r.size));
+  countRenderEgress(deps, r, orgId);
+  // Bun sends a Uint8Array body as it is (the DOM typings do not list it).
+  return new Response((await renderBody(deps, r)) as unknown as BodyInit, { status: 200, headers });
+}
+
+const renderInput = z.object({ id: id("Media object"), ...renderParams.shape });
+
+export const renderTools = [
+  defineTool({
+    name: "media_render",
+    title: "Render a media object at another size or format",
+    description:
+      "An image, a video's poster frame or a PDF's first page, resized and re-encoded on the fly: width and/or height (pixels), fit (cover crops to the box around gravity; contain letterboxes; inside fits within, never enlarging; fill stretches), format (auto picks WebP unless the client does not take it; webp, avif, jpeg, png), quality 1-100. Made once, then served from a cache beside the object's thumbnail. Over REST the bytes with an ETag; as a tool, the description and the image itself. Answers thumbnail_pending while the object is still being processed. For a URL that works without a credential (an <img> tag on a web page), use media_render_url.",
+    scope: "read",
+    reach: "bucket",
+    http: { method: "GET", path: "/media/{id}/render", produces: "image/*" },
+    input: renderInput,
+    output: renderedImage,
+    errors: ["not_found", "thumbnail_pending", "thumbnail_unavailable"],
+    handler: async (input, ctx) => {
+      const { id: objectId, ...params } = input;
+      const r = await renderForCaller(ctx.deps, ctx.caller, objectId, params, ctx.request?.headers.get("accept"));
+      made.set(ctx, r);
+      return { objectId: r.objectId, bucketId: r.bucketId, contentType: r.contentType, width: r.width, height: r.height, size: r.size, etag: r.etag, cached: r.cached };
+    },
+    restResponse: (_out, request, ctx) => renderResponse(ctx.deps, made.get(ctx)!, request, ctx.caller.orgId, "private, no-cache", true),
+    mcpContent: async (_out, ctx): Promise<McpContent[]> => {
+      const r = made.get(ctx)!;
+      countRenderEgress(ctx.deps, r, ctx.caller.orgId);
+      return [{ type: "image", data: Buffer.from(await renderBody(ctx.deps, r)).toString("base64"), mimeType: r.contentType }];
+    },
+  }),
+  defineTool({
+    name: "media_render_url",
+    title: "Get a signed render URL",
+    description:
+      "A URL of a render (same parameters as media_render) that works without a credential until it expires: for <img> tags on web pages and in the console. Anyone holding the URL gets that one render; changing any parameter breaks the signature. expiresIn 60 seconds to 30 days (default 1 day). Answers are cached by browsers and CDNs until the URL expires.",
+    scope: "read",
+    reach: "bucket",
+    http: { method: "GET", path: "/media/{id}/render-url" },
+    input: renderInput.extend({ expiresIn: z.number().int().min(60).default(86_400).describe("Seconds until the URL stops working") }),
+    output: signedRenderUrl,
+    errors: ["not_found"],
+    handler: async (input, ctx) => {
+      const { id: objectId, expiresIn, ...params } = input;
+      const signed = await signRenderUrl(ctx.deps, ctx.caller, objectId, params, expiresIn);
+      const origin = ctx.deps.config.publicUrl ?? (ctx.request ? new URL(ctx.request.url).origin : "");
+      return { url: `${origin.replace(/\/$/, "")}${signed.path}`, expiresAt: signed.expiresAt, expiresIn: signed.expiresIn };
+    },
+  }),
+  defineTool({
+    name: "media_settings_get",
+    title: "Get the organization's media settings",
+    description: "How the organization's media is processed: stripLocation (renders of photos never carry their GPS position; true unless turned off).",
+    scope: "read",
+    reach: "organization",
+    http: { method: "GET", path: "/media-settings" },
+    input: z.object({}),
+    output: mediaSettings,
+    handler: (_input, { deps, caller }) => getMediaSettings(deps, caller.orgId),
+  }),
+  defineTool({
+    name: "media_settings_update",
+    title: "Change the organization's media settings",
+    description: "Sets stripLocation: true (the default) keeps photos' GPS position out of renders (camera facts stay); false lets renders keep the original's EXIF, position included. Positions stay in each object's info either way.",
+    scope: "admin",
+    reach: "organization",
+    http: { method: "PUT", path: "/media-settings" },
+    input: z.object({ stripLocation: z.boolean() }),
+    output: mediaSettings,
+    handler: (input, { deps, caller }) => updateMediaSettings(deps, caller.orgId, input),
+  }),
+];
