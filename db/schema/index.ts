@@ -13,3 +13,5 @@ export * from "./search.ts";
 export * from "./billing.ts";
 export * from "./derivatives.ts";
 export * from "./facts.ts";
+export * from "./webhooks.ts";
+export * from "./audit.ts";
