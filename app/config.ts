@@ -61,6 +61,15 @@ const envSchema = z.object({
     .transform((v) => v.split(",").map((o) => o.trim()).filter(Boolean))
     .pipe(z.array(z.union([z.literal("*"), z.string().refine(isOrigin, "each entry must be an origin such as https://app.example.com (scheme and host, no path), or *")])))
     .optional(),
+  WEBHOOK_ALLOW_PRIVATE: z.enum(["true", "false"]).default("false"),
+  WEBHOOK_ALLOWED_HOSTS: z
+    .string()
+    .transform((v) => v.split(",").map((h) => h.trim().toLowerCase()).filter(Boolean))
+    .optional(),
+  WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
+  WEBHOOK_ATTEMPTS: z.coerce.number().int().min(1).max(30).default(13),
+  WEBHOOK_BACKOFF_MS: z.coerce.number().int().min(0).default(60_000),
+  AUDIT_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(180),
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error", "silent"]).default("info"),
   /** A second listener for /metrics, /healthz and /readyz, without credentials (docs/operations.md). */
   METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
@@ -151,6 +160,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     plans,
     logLevel: e.LOG_LEVEL,
     corsOrigins: e.CORS_ORIGINS?.includes("*") ? "*" : (e.CORS_ORIGINS ?? []).map((o) => new URL(o).origin),
+    webhooks: {
+      allowPrivate: e.WEBHOOK_ALLOW_PRIVATE === "true",
+      allowedHosts: e.WEBHOOK_ALLOWED_HOSTS ?? null,
+      timeoutMs: e.WEBHOOK_TIMEOUT_MS,
+      attempts: e.WEBHOOK_ATTEMPTS,
+      backoffMs: e.WEBHOOK_BACKOFF_MS,
+    },
+    auditRetentionDays: e.AUDIT_RETENTION_DAYS,
     validateOutputs: false,
     ops: {
       metricsPort: e.METRICS_PORT ?? null,

@@ -6,6 +6,7 @@ export const USAGE_EVENT_TYPES = [
   "upload_confirmed",
   "object_deleted",
   "object_purged",
+  "object_restored",
   "download",
   "stream",
   "render",

@@ -21,7 +21,7 @@ export function mcpOverHttp(deps: Deps) {
     const text = await readBody(ctx.request, deps.config.maxBodyBytes);
     const request = new Request(ctx.request.url, { method: "POST", headers: ctx.request.headers, body: text });
     let n = 0;
-    const server = createMcpServer(deps, callerOf(ctx), () => (n++ === 0 ? ctx.requestId : `${ctx.requestId}.${n}`));
+    const server = createMcpServer(deps, callerOf(ctx), () => (n++ === 0 ? ctx.requestId : `${ctx.requestId}.${n}`), undefined, ctx.clientAddress);
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     await server.connect(transport);
     try {

@@ -36,7 +36,13 @@ const LooseCallToolRequest = z.object({ method: z.literal("tools/call"), params:
  * may use of `tools` (tools/access.ts), and an empty list is still a list (McpServer answers
  * "method not found" without tools).
  */
-export function createMcpServer(deps: Deps, caller: Caller, requestId: () => string, tools: readonly AnyTool[] = registry): Server {
+export function createMcpServer(
+  deps: Deps,
+  caller: Caller,
+  requestId: () => string,
+  tools: readonly AnyTool[] = registry,
+  clientAddress: string | null = null,
+): Server {
   const listed = toolsFor(tools, caller).map(describe);
   const server = new Server(SERVER_INFO, { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS });
 
@@ -47,7 +53,7 @@ export function createMcpServer(deps: Deps, caller: Caller, requestId: () => str
     const id = requestId();
     const tool = tools.find((t) => t.name === request.params.name);
     if (!tool) return failure("not_found", `Unknown tool '${request.params.name}'`, id);
-    const ctx = { caller, deps, requestId: id };
+    const ctx = { caller, deps, requestId: id, clientAddress };
     try {
       // invokeTool refuses a tool the caller may not use (not listed) with the REST 403.
       const output = await invokeTool(tool, request.params.arguments ?? {}, ctx);

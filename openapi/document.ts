@@ -1,5 +1,6 @@
 import { isDeepStrictEqual } from "node:util";
 import { z } from "zod";
+import { EVENT_TYPES, eventData, eventPayloads, type EventType } from "../contract/events.ts";
 import { errorCatalogue, type ErrorCode } from "../domain/core/errors.ts";
 import { type AnyTool, COMMON_ERRORS, inputLocation, pathParams } from "../tools/define.ts";
 import { inputJsonSchema, type JsonSchema, outputJsonSchema, toJsonSchema } from "../tools/json-schema.ts";
@@ -49,6 +50,9 @@ export function openApiDocument(tools: readonly AnyTool[], serverUrl?: string): 
     security: [{ bearerAuth: [] }, { serviceSignature: [] }],
     tags: tagsFor(areas),
     paths,
+    // OpenAPI 3.0 has no `webhooks` (3.1 does): the events the service sends are described
+    // under the `x-webhooks` extension, in the same shape, which Redoc and others read.
+    "x-webhooks": webhooksSection(schemas),
     components: {
       securitySchemes: {
         bearerAuth: { type: "http", scheme: "bearer", description: "An API key's secret (64 hex characters) or a dashboard-issued JWT" },
@@ -243,4 +247,33 @@ function typeFreeNullables<T>(document: T): T {
     return node;
   };
   return visit(document) as T;
+}
+
+const SIGNATURE_HEADERS = [
+  { name: "webhook-id", description: "The event's id: the same on every attempt and redelivery, so receivers can drop repeats" },
+  { name: "webhook-timestamp", description: "When this attempt was sent, in Unix seconds; refuse ones far from your clock" },
+  {
+    name: "webhook-signature",
+    description:
+      "Space-separated `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>` keyed with the endpoint's secret (the base64 after `whsec_`); two during a rotation. Standard Webhooks libraries verify it.",
+  },
+].map((h) => ({ ...h, in: "header", required: true, schema: { type: "string" } }));
+
+/** One entry per event type an endpoint may receive: the body, the signature headers, what to answer. */
+function webhooksSection(schemas: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const type of EVENT_TYPES as EventType[]) {
+    const schema = hoistDefinitions(toJsonSchema(eventPayloads[type], "openapi-3.0", "output", `event:${type}`), `event_${type}`, schemas);
+    out[type] = {
+      post: {
+        operationId: `event_${type.replace(/\./g, "_")}`,
+        summary: type,
+        description: `${eventData[type].description ?? type}. Sent to the organization's webhook endpoints that subscribe to it, at least once, retried with backoff over about three days.`,
+        parameters: SIGNATURE_HEADERS,
+        requestBody: { required: true, content: { "application/json": { schema } } },
+        responses: { "2XX": { description: "Received: any 2xx answer ends the delivery; anything else (or no answer within the deadline) is retried" } },
+      },
+    };
+  }
+  return out;
 }

@@ -13,6 +13,8 @@ export interface ToolContext {
   caller: Caller;
   deps: Deps;
   requestId: string;
+  /** Where the request came from, for the audit log; null when unknown (in-process calls). */
+  clientAddress?: string | null;
   /** REST only: the HTTP request, for the few tools whose answer depends on its headers (content negotiation). */
   request?: Request;
 }

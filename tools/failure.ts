@@ -43,9 +43,7 @@ function errorCode(err: unknown): string | undefined {
 
 /** The HTTP status `toAppError` will give this error, without logging it (metrics, traces). */
 export function failureStatus(err: unknown): number {
-  if (err instanceof AppError) return err.status;
-  const code = errorCode(err);
-  return (code && (UNAVAILABLE_CODES.has(code) || code.startsWith("08"))) || isDependencyFailure(err) ? 503 : 500;
+  return classifyError(err).status;
 }
 
 /**
@@ -53,17 +51,25 @@ export function failureStatus(err: unknown): number {
  * SQL and stack traces are logged, never sent: errors are mapped once, here at the surface.
  */
 export function toAppError(err: unknown, log: Logger, requestId: string): AppError {
+  const mapped = classifyError(err);
   if (err instanceof AppError) {
     // A feature left unconfigured is the operator's choice, answered as designed: not an error of ours.
     if (err.code === "not_configured") log.info(err.message, { requestId, code: err.code });
     else if (err.status >= 500) log.error(err.message, { requestId, code: err.code, details: err.details });
-    return err;
+  } else if (mapped.code === "unavailable") {
+    log.warn("backing service unavailable", { requestId, code: errorCode(err), error: String(err) });
+  } else {
+    log.error("unexpected error", { requestId, error: err instanceof Error ? err.stack ?? err.message : String(err) });
   }
+  return mapped;
+}
+
+/** The AppError a client gets for `err`, without logging anything (the audit log records its status). */
+export function classifyError(err: unknown): AppError {
+  if (err instanceof AppError) return err;
   const code = errorCode(err);
   if ((code && (UNAVAILABLE_CODES.has(code) || code.startsWith("08"))) || isDependencyFailure(err)) {
-    log.warn("backing service unavailable", { requestId, code, error: String(err) });
     return new AppError("unavailable", "A backing service is temporarily unavailable; retry shortly");
   }
-  log.error("unexpected error", { requestId, error: err instanceof Error ? err.stack ?? err.message : String(err) });
   return new AppError("internal_error", "Internal error");
 }

@@ -3,6 +3,7 @@ import type { z } from "zod";
 import { inSpan } from "../telemetry/spans.ts";
 import { AppError, type ErrorDetail, errors } from "../domain/core/errors.ts";
 import { assertMayUse } from "./access.ts";
+import { auditCall } from "./audit-trail.ts";
 import type { AnyTool, ToolContext } from "./define.ts";
 import { failureStatus } from "./failure.ts";
 
@@ -65,17 +66,22 @@ function nulCharacterPaths(value: unknown, path: string[] = [], out: string[] = 
 
 /**
  * The one way any surface runs a tool: access (scope and reach), input validation, handler, and (when
- * configured) a check that the result matches the declared output schema.
+ * configured) a check that the result matches the declared output schema. Every call of a tool
+ * that changes something, and every refused call, ends with an audit entry (audit-trail.ts).
  */
 export async function invokeTool(tool: AnyTool, rawInput: unknown, ctx: ToolContext): Promise<unknown> {
   const note = toolCallNotes.getStore();
   if (note) note.tool = tool.name;
+  let output: unknown;
   try {
-    return await inSpan(`tool ${tool.name}`, { "media.tool": tool.name, "media.request_id": ctx.requestId }, () => runTool(tool, rawInput, ctx));
+    output = await inSpan(`tool ${tool.name}`, { "media.tool": tool.name, "media.request_id": ctx.requestId }, () => runTool(tool, rawInput, ctx));
   } catch (err) {
     if (note) note.failedWith = failureStatus(err);
+    await auditCall(tool, rawInput, ctx, { error: err });
     throw err;
   }
+  await auditCall(tool, rawInput, ctx, { output });
+  return output;
 }
 
 async function runTool(tool: AnyTool, rawInput: unknown, ctx: ToolContext): Promise<unknown> {

@@ -15,6 +15,9 @@ import { setTools } from "./sets.ts";
 import { storyboardTools } from "./storyboards.ts";
 import { tagTools } from "./tags.ts";
 import { usageTools } from "./usage.ts";
+import { webhookTools } from "./webhooks.ts";
+import { auditTools } from "./audit.ts";
+import { trashTools } from "./trash.ts";
 
 /**
  * Every capability of the service. REST routes, MCP tools, OpenAPI operations and CLI
@@ -25,6 +28,7 @@ export const registry: readonly AnyTool[] = [
   ...serviceCredentialTools,
   ...bucketTools,
   ...mediaTools,
+  ...trashTools,
   ...derivativeTools,
   ...renderTools,
   ...presignTools,
@@ -36,6 +40,8 @@ export const registry: readonly AnyTool[] = [
   ...usageTools,
   ...billingTools,
   ...reconcileTools,
+  ...webhookTools,
+  ...auditTools,
 ];
 
 export function findTool(name: string): AnyTool | undefined {

@@ -2,10 +2,12 @@ import type { Deps } from "../domain/core/deps.ts";
 import { schedulePurges } from "../domain/media/media.ts";
 import { sweepExpiredReservations } from "../domain/media/uploads.ts";
 import { pruneOutbox } from "./outbox.ts";
+import { pruneAudit } from "../domain/audit/audit.ts";
+import { pruneEvents } from "../domain/events/retention.ts";
 
 /**
  * Periodic housekeeping: expired upload reservations are released, soft-deleted objects past
- * retention are queued for purge, old outbox rows are deleted. Safe to run on every instance at once.
+ * retention are queued for purge, old outbox rows, audit entries and webhook deliveries are deleted. Safe to run on every instance at once.
  */
 export function startMaintenance(deps: Deps, everyMs = 60_000): { stop(): Promise<void>; runOnce(): Promise<void> } {
   let running: Promise<void> | null = null;
@@ -14,6 +16,8 @@ export function startMaintenance(deps: Deps, everyMs = 60_000): { stop(): Promis
       await sweepExpiredReservations(deps);
       await schedulePurges(deps);
       await pruneOutbox(deps);
+      await pruneAudit(deps);
+      await pruneEvents(deps);
     } catch (err) {
       deps.log.warn("maintenance pass failed", { error: String(err) });
     }

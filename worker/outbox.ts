@@ -60,36 +60,55 @@ export class OutboxDispatcher implements JobLedger {
     }
   }
 
-  /** One batch: rows are marked only after the queue accepted them, in the same transaction. */
+  /**
+   * One batch. No transaction is held while the queue is asked: the rows are claimed first,
+   * in one statement (their dispatched_at, the claim other passes and instances respect until
+   * it lapses), then handed to the queue, then marked done (durable queue) in another
+   * statement. A queue that is away (Redis down) costs this pass its time, never the
+   * database's: the rows it could not take are given back for the next pass. A crash between
+   * the hand-over and the mark leaves a claim that lapses; the row is handed over again,
+   * under the same job id, which the durable queue keeps as one job.
+   */
   async dispatchBatch(): Promise<number> {
     const now = this.deps.clock.now();
     // Claims are stamped and compared with the database's clock: instances whose clocks
     // disagree must still agree on whose claim has lapsed.
     const abandoned = sql`now() - make_interval(secs => ${this.opts.lockMs / 1000}::double precision)`;
-    return this.deps.db.transaction(async (tx) => {
-      const rows = await tx
-        .select()
-        .from(jobOutbox)
-        .where(
-          and(
-            isNull(jobOutbox.doneAt),
-            // A job not deferred is due at once: its run_after is the database's time at insert,
-            // which an application clock running behind (a test clock) must not hold back.
-            or(lte(jobOutbox.runAfter, now), lte(jobOutbox.runAfter, jobOutbox.createdAt)),
-            or(isNull(jobOutbox.dispatchedAt), lt(jobOutbox.dispatchedAt, abandoned)),
-          ),
-        )
-        .orderBy(asc(jobOutbox.createdAt))
-        .limit(BATCH)
-        .for("update", { skipLocked: true });
-      if (rows.length === 0) return 0;
-      for (const row of rows) await this.queue.add({ id: row.id, name: row.name as JobName, data: row.payload as never });
-      await tx
-        .update(jobOutbox)
-        .set({ dispatchedAt: sql`now()`, ...(this.queue.durable ? { doneAt: sql`now()` } : {}) })
-        .where(inArray(jobOutbox.id, rows.map((r) => r.id)));
-      return rows.length;
-    });
+    const due = this.deps.db
+      .select({ id: jobOutbox.id })
+      .from(jobOutbox)
+      .where(
+        and(
+          isNull(jobOutbox.doneAt),
+          // A job not deferred is due at once: its run_after is the database's time at insert,
+          // which an application clock running behind (a test clock) must not hold back.
+          or(lte(jobOutbox.runAfter, now), lte(jobOutbox.runAfter, jobOutbox.createdAt)),
+          or(isNull(jobOutbox.dispatchedAt), lt(jobOutbox.dispatchedAt, abandoned)),
+        ),
+      )
+      .orderBy(asc(jobOutbox.createdAt))
+      .limit(BATCH)
+      .for("update", { skipLocked: true });
+    const claimed = await this.deps.db.update(jobOutbox).set({ dispatchedAt: sql`now()` }).where(inArray(jobOutbox.id, due)).returning();
+    if (claimed.length === 0) return 0;
+    claimed.sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime());
+    const handed: string[] = [];
+    try {
+      for (const row of claimed) {
+        await this.queue.add({ id: row.id, name: row.name as JobName, data: row.payload as never });
+        handed.push(row.id);
+      }
+    } catch (err) {
+      const left = claimed.map((r) => r.id).filter((id) => !handed.includes(id));
+      await this.released(left).catch(() => {}); // else the claims lapse
+      throw err;
+    } finally {
+      // The in-process queue settles each row itself (settled); the durable one has it now.
+      if (this.queue.durable && handed.length > 0) {
+        await this.deps.db.update(jobOutbox).set({ doneAt: sql`now()` }).where(inArray(jobOutbox.id, handed));
+      }
+    }
+    return claimed.length;
   }
 
   async settled(id: string, error: string | null): Promise<void> {

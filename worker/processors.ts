@@ -5,6 +5,8 @@ import type { JobRun, Processors } from "../domain/ports/queue.ts";
 import { bucketDerivativesPrefix, bucketPrefix } from "../domain/media/storage-keys.ts";
 import { abandonDerivatives, generateDerivatives } from "./derivatives/generate.ts";
 import { generateSetVariants } from "./set-variants.ts";
+import { deliverWebhook } from "../domain/events/delivery.ts";
+import { webhookSender } from "./webhook-sender.ts";
 
 interface Handler<N extends JobName> {
   run(deps: Deps, data: JobPayloads[N], run: JobRun): Promise<void>;
@@ -28,6 +30,8 @@ const handlers: Handlers = {
       await deps.search.sync?.(objectIds);
     },
   },
+  // Never throws for a receiver's failure: each attempt records itself and schedules the next.
+  "webhooks.deliver": { run: (deps, data) => deliverWebhook(deps, webhookSender(deps.config.webhooks), data) },
   "buckets.purge": {
     run: async (deps, { bucketId }) => {
       await deps.storage.deletePrefix(bucketPrefix(bucketId));

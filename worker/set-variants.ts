@@ -5,6 +5,7 @@ import type { Deps } from "../domain/core/deps.ts";
 import { itemsToGenerate, recordGeneratedItem, renditionKey } from "../domain/collections/sets.ts";
 import { objectPath } from "../domain/media/storage-keys.ts";
 import { recordStoredObject } from "../domain/media/uploads.ts";
+import { emitEvent } from "../domain/events/emit.ts";
 import { MediaError } from "./derivatives/errors.ts";
 import { readPdf } from "./derivatives/pdf.ts";
 import { type ImageInput, renderCover } from "./derivatives/render.ts";
@@ -32,6 +33,7 @@ export async function generateSetVariants(deps: Deps, orgId: string, setId: stri
   const w = deps.config.worker;
   if (base.size > w.maxInputBytes) throw new MediaError("The base object is too large to render renditions from");
   const largest = Math.max(...items.flatMap((i) => [i.width, i.height]));
+  const made: string[] = [];
   await withTempDir(async (dir) => {
     const source = join(dir, "source");
     await downloadTo(deps.storage, objectPath(base.bucketId, base.key), source, { etag: base.etag, maxBytes: w.maxInputBytes });
@@ -42,9 +44,12 @@ export async function generateSetVariants(deps: Deps, orgId: string, setId: stri
       await deps.storage.put(objectPath(base.bucketId, key), bytes, { contentType: "image/webp" });
       const objectId = await recordStoredObject(deps, orgId, base.bucketId, key);
       // An item removed (or given an object) meanwhile keeps what it has; the rendition stays an object.
-      if (!(await recordGeneratedItem(deps.db, orgId, item.id, objectId))) deps.log.debug("set item changed while rendering", { itemId: item.id });
+      if (await recordGeneratedItem(deps.db, orgId, item.id, objectId)) made.push(objectId);
+      else deps.log.debug("set item changed while rendering", { itemId: item.id });
     }
   });
+  // After the last item is recorded; a worker that dies before this runs the job again (idempotent), which sends it then.
+  if (await emitEvent(deps.db, { orgId, type: "set.generated", at: deps.clock.now(), data: { setId, baseObjectId: base.id, objectIds: made } })) deps.jobs.kick();
 }
 
 /** The picture renditions are cut from: the image itself, a video's poster frame, a PDF's first page. */

@@ -14,3 +14,5 @@ export * from "./billing.ts";
 export * from "./derivatives.ts";
 export * from "./service-credentials.ts";
 export * from "./facts.ts";
+export * from "./webhooks.ts";
+export * from "./audit.ts";

@@ -9,6 +9,10 @@ import type { Deps } from "../core/deps.ts";
 import { errors } from "../core/errors.ts";
 import { type Page, page } from "../core/pagination.ts";
 import { hashSecret, newAccessKeyId, newSecret } from "./secrets.ts";
+import { emitEvent } from "../events/emit.ts";
+
+/** What api_key.* events say of a key: never its secret. */
+const keyEvent = (row: KeyRow) => ({ apiKeyId: row.id, name: row.name, bucketId: row.bucketId });
 
 /** Key lifetimes: 90 days unless asked otherwise, never more than 365. */
 export const DEFAULT_KEY_DAYS = 90;
@@ -62,21 +66,26 @@ export async function createApiKey(
   }
   const secret = newSecret();
   const now = deps.clock.now();
-  const [row] = await deps.db
-    .insert(apiKeys)
-    .values({
-      orgId: caller.orgId,
-      userId: caller.userId,
-      name: input.name,
-      accessKeyId: newAccessKeyId(),
-      secretHash: hashSecret(secret),
-      scopes: [...new Set(input.scopes)],
-      bucketId: input.bucketId ?? null,
-      expiresAt: new Date(now.getTime() + input.expiresInDays * 86_400_000),
-      createdAt: now,
-    })
-    .returning();
-  return { ...view(row!, now), secret, note: SECRET_NOTE };
+  const row = await deps.db.transaction(async (tx) => {
+    const [created] = await tx
+      .insert(apiKeys)
+      .values({
+        orgId: caller.orgId,
+        userId: caller.userId,
+        name: input.name,
+        accessKeyId: newAccessKeyId(),
+        secretHash: hashSecret(secret),
+        scopes: [...new Set(input.scopes)],
+        bucketId: input.bucketId ?? null,
+        expiresAt: new Date(now.getTime() + input.expiresInDays * 86_400_000),
+        createdAt: now,
+      })
+      .returning();
+    await emitEvent(tx, { orgId: caller.orgId, type: "api_key.created", at: now, data: keyEvent(created!) });
+    return created!;
+  });
+  deps.jobs.kick();
+  return { ...view(row, now), secret, note: SECRET_NOTE };
 }
 
 /**
@@ -89,11 +98,12 @@ async function assertKeyManageable(deps: Deps, caller: Caller, id: string): Prom
 
 export async function deleteApiKey(deps: Deps, caller: Caller, id: string): Promise<Deleted> {
   await assertKeyManageable(deps, caller, id);
-  const deleted = await deps.db
-    .delete(apiKeys)
-    .where(and(eq(apiKeys.id, id), visibleTo(caller, owned)))
-    .returning({ id: apiKeys.id });
-  if (deleted.length === 0) throw errors.notFound("API key");
+  await deps.db.transaction(async (tx) => {
+    const [deleted] = await tx.delete(apiKeys).where(and(eq(apiKeys.id, id), visibleTo(caller, owned))).returning();
+    if (!deleted) throw errors.notFound("API key");
+    await emitEvent(tx, { orgId: caller.orgId, type: "api_key.deleted", at: deps.clock.now(), data: keyEvent(deleted) });
+  });
+  deps.jobs.kick();
   // The secret stops working at once, on every instance.
   await deps.credentials?.forget({ keyId: id });
   return { id, deleted: true };
@@ -104,12 +114,17 @@ export async function rotateApiKey(deps: Deps, caller: Caller, id: string): Prom
   await assertKeyManageable(deps, caller, id);
   const secret = newSecret();
   const now = deps.clock.now();
-  const [row] = await deps.db
-    .update(apiKeys)
-    .set({ secretHash: hashSecret(secret), rotatedAt: now })
-    .where(and(eq(apiKeys.id, id), visibleTo(caller, owned)))
-    .returning();
-  if (!row) throw errors.notFound("API key");
+  const row = await deps.db.transaction(async (tx) => {
+    const [rotated] = await tx
+      .update(apiKeys)
+      .set({ secretHash: hashSecret(secret), rotatedAt: now })
+      .where(and(eq(apiKeys.id, id), visibleTo(caller, owned)))
+      .returning();
+    if (!rotated) throw errors.notFound("API key");
+    await emitEvent(tx, { orgId: caller.orgId, type: "api_key.rotated", at: now, data: keyEvent(rotated) });
+    return rotated;
+  });
+  deps.jobs.kick();
   // Rotation ends the old secret at once, on every instance.
   await deps.credentials?.forget({ keyId: id });
   return { ...view(row, now), secret, note: SECRET_NOTE };

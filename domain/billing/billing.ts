@@ -11,6 +11,8 @@ import { type Page, page } from "../core/pagination.ts";
 import { snapshotDay, type UsageCounters } from "../usage/counters.ts";
 import { recordUsageEvent } from "../usage/events.ts";
 import type { ObjectStored } from "../media/lifecycle.ts";
+import { emitEvent } from "../events/emit.ts";
+import { announceThresholds } from "../usage/thresholds.ts";
 
 type Account = typeof billingAccounts.$inferSelect;
 type UsageRow = typeof orgUsage.$inferSelect;
@@ -79,10 +81,12 @@ async function monthSpend(tx: Db, orgId: string, now: Date): Promise<number> {
   return Number(row?.cents ?? 0);
 }
 
-/** Sets the allocation and records the day's state; the caller holds the usage row lock. */
-async function setAllocation(tx: Db, orgId: string, allocatedStorage: number, now: Date): Promise<UsageCounters> {
+/** Sets the allocation and records the day's state; the caller holds the usage row lock (`before` is what it read). */
+async function setAllocation(tx: Db, orgId: string, before: UsageCounters, allocatedStorage: number, now: Date): Promise<UsageCounters> {
   const [row] = await tx.update(orgUsage).set({ allocatedStorage, updatedAt: sql`now()` }).where(eq(orgUsage.orgId, orgId)).returning();
   await snapshotDay(tx, orgId, now, row!);
+  // A smaller allocation can put used storage over a line without a byte being added.
+  await announceThresholds(tx, orgId, before, row!, now);
   return row!;
 }
 
@@ -100,7 +104,7 @@ async function buyCapacity(
   const plan = planOf(deps, locked.account);
   const bytes = gb * GB;
   const amountCents = gb * plan.capacityPriceCentsPerGb;
-  const after = await setAllocation(tx, orgId, locked.usage.allocatedStorage + bytes, now);
+  const after = await setAllocation(tx, orgId, locked.usage, locked.usage.allocatedStorage + bytes, now);
   const [account] = await tx
     .update(billingAccounts)
     .set({ extraStorage: sql`${billingAccounts.extraStorage} + ${bytes}`, updatedAt: now })
@@ -115,12 +119,15 @@ async function buyCapacity(
     amountCents,
     details: { gb, chargeId: charge!.id, planKey: plan.key, allocatedStorage: after.allocatedStorage, ...details },
   });
+  await emitEvent(tx, { orgId, type: "billing.capacity_added", at: now, data: { gb, allocatedStorage: after.allocatedStorage, chargeId: charge!.id, automatic: kind === "auto_capacity" } });
   return { gb, addedStorage: bytes, amountCents, chargeId: charge!.id, allocatedStorage: after.allocatedStorage, extraStorage: account!.extraStorage };
 }
 
 export async function addCapacity(deps: Deps, caller: Caller, input: { gb: number }): Promise<CapacityPurchase> {
   const now = deps.clock.now();
-  return deps.db.transaction(async (tx) => buyCapacity(tx, deps, await lockBilling(tx, deps, caller.orgId), input.gb, "capacity", now));
+  const bought = await deps.db.transaction(async (tx) => buyCapacity(tx, deps, await lockBilling(tx, deps, caller.orgId), input.gb, "capacity", now));
+  deps.jobs.kick();
+  return bought;
 }
 
 /**
@@ -211,8 +218,14 @@ export async function switchPlan(
 ): Promise<void> {
   const { usage, account } = locked;
   const allocated = target.includedStorage + account.extraStorage;
-  await setAllocation(tx, account.orgId, allocated, now);
+  await setAllocation(tx, account.orgId, usage, allocated, now);
   await tx.update(billingAccounts).set({ planKey: target.key, updatedAt: now }).where(eq(billingAccounts.orgId, account.orgId));
+  await emitEvent(tx, {
+    orgId: account.orgId,
+    type: "billing.plan_changed",
+    at: now,
+    data: { from: account.planKey, to: target.key, allocatedStorage: allocated, source: details.source === "provider" ? "provider" : "api" },
+  });
   await recordUsageEvent(tx, account.orgId, {
     type: "plan_changed",
     at: now,
@@ -255,6 +268,7 @@ export async function downgrade(deps: Deps, caller: Caller, input: { tierKey: st
     }
     await switchPlan(tx, locked, target, now, { source: "api" });
   });
+  deps.jobs.kick();
   return getSubscription(deps, caller);
 }
 

@@ -22,7 +22,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
  */
 export async function applyProviderEvent(deps: Deps, event: ProviderEvent): Promise<WebhookOutcome> {
   const now = deps.clock.now();
-  return deps.db.transaction(async (tx) => {
+  const outcome = await deps.db.transaction(async (tx) => {
     const [claimed] = await tx
       .insert(paymentEvents)
       .values({ eventId: event.id, type: event.type, receivedAt: now })
@@ -43,6 +43,9 @@ export async function applyProviderEvent(deps: Deps, event: ProviderEvent): Prom
     }
     return event.kind === "subscription" ? applySubscription(tx, deps, locked, event, now) : applyInvoice(tx, locked.account.orgId, locked.account.status, event, now);
   });
+  // A plan change is announced to webhook endpoints through the job outbox.
+  if (outcome === "applied") deps.jobs.kick();
+  return outcome;
 }
 
 /** By the stored customer id first; else by metadata.org_id, for an organization that exists. */

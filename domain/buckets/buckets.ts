@@ -12,6 +12,7 @@ import { enqueueJob } from "../core/jobs.ts";
 import { type Page, page } from "../core/pagination.ts";
 import { objectPath } from "../media/storage-keys.ts";
 import { releaseReservation } from "../usage/counters.ts";
+import { emitEvent } from "../events/emit.ts";
 
 type BucketRow = typeof buckets.$inferSelect;
 
@@ -49,12 +50,14 @@ export async function getBucket(deps: Deps, caller: Caller, id: string): Promise
 }
 
 export async function createBucket(deps: Deps, caller: Caller, input: { name: string }): Promise<Bucket> {
-  const [row] = await deps.db
-    .insert(buckets)
-    .values({ orgId: caller.orgId, name: input.name, createdAt: deps.clock.now() })
-    .onConflictDoNothing()
-    .returning();
-  if (!row) throw errors.conflict(`A bucket named '${input.name}' already exists`);
+  const at = deps.clock.now();
+  const row = await deps.db.transaction(async (tx) => {
+    const [created] = await tx.insert(buckets).values({ orgId: caller.orgId, name: input.name, createdAt: at }).onConflictDoNothing().returning();
+    if (!created) throw errors.conflict(`A bucket named '${input.name}' already exists`);
+    await emitEvent(tx, { orgId: caller.orgId, type: "bucket.created", at, data: { bucketId: created.id, name: created.name } });
+    return created;
+  });
+  deps.jobs.kick();
   return view(row);
 }
 
@@ -79,6 +82,7 @@ export async function deleteBucket(deps: Deps, caller: Caller, id: string): Prom
     await releaseReservation(tx, caller.orgId, pending.reduce((n, r) => n + r.bytes, 0));
     await enqueueJob(tx, "buckets.purge", { orgId: caller.orgId, bucketId: id });
     await tx.delete(buckets).where(eq(buckets.id, id));
+    await emitEvent(tx, { orgId: caller.orgId, type: "bucket.deleted", at: deps.clock.now(), data: { bucketId: id, name: bucket.name } });
     return pending;
   });
   deps.jobs.kick();

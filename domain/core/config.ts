@@ -41,6 +41,9 @@ export interface Config {
   logLevel: "debug" | "info" | "warn" | "error" | "silent";
   /** Browser origins allowed to call /api and /mcp; `"*"` for any; empty: no cross-origin access. */
   corsOrigins: "*" | string[];
+  webhooks: WebhookConfig;
+  /** Audit log entries older than this many days are deleted. */
+  auditRetentionDays: number;
   /** Check every tool result against its output schema (tests turn this on). */
   validateOutputs: boolean;
   ops: OpsConfig;
@@ -89,6 +92,19 @@ export interface WorkerConfig {
   maxInputBytes: number;
   /** Images with more pixels are refused before decoding (decompression bombs). */
   maxPixels: number;
+}
+
+/** Outbound webhooks (docs/events.md). */
+export interface WebhookConfig {
+  /** Let endpoints be on loopback, private, link-local or unique-local addresses (development). */
+  allowPrivate: boolean;
+  /** When set, the only hosts endpoints may name (checked before any DNS lookup). */
+  allowedHosts: string[] | null;
+  /** One delivery attempt's deadline: connect, send, and the answer's status. */
+  timeoutMs: number;
+  /** Attempts per delivery, and the delay before the second (doubling after): 13 from one minute spans about three days. */
+  attempts: number;
+  backoffMs: number;
 }
 
 /** On-the-fly renders (docs/worker.md, "Renders"). */

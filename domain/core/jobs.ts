@@ -14,6 +14,8 @@ export interface JobPayloads {
   "media.purge": { orgId: string; objectId: string };
   /** Push these objects' current state to an external search index. */
   "search.sync": { orgId: string; objectIds: string[] };
+  /** One attempt at sending an event to a webhook endpoint (the first, or a retry). */
+  "webhooks.deliver": { orgId: string; deliveryId: string; attempt: number };
   /** Every stored byte of a deleted bucket. */
   "buckets.purge": { orgId: string; bucketId: string };
 }

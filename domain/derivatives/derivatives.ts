@@ -8,9 +8,10 @@ import { AppError } from "../core/errors.ts";
 import { resolveLiveObject } from "../media/object-refs.ts";
 import { anyId, prepared } from "../core/prepared.ts";
 import type { MediaKind } from "../media/kind.ts";
-import type { ObjectStored } from "../media/lifecycle.ts";
+import type { ObjectRestored, ObjectStored } from "../media/lifecycle.ts";
 import { enqueueJob } from "../core/jobs.ts";
 import { derivativePrefix } from "../media/storage-keys.ts";
+import { emitEvent, eventCtes } from "../events/emit.ts";
 
 /** The variant GET /api/media/{id}/thumbnail serves: a WebP whose long edge is at most THUMBNAIL_EDGE. */
 export const THUMBNAIL = "thumbnail" as const;
@@ -76,6 +77,20 @@ export async function workerFactsOf(db: Db, objectIds: string[]): Promise<Map<st
 /** A recorded object gets its thumbnail planned and the job that makes it enqueued. */
 export async function planDerivatives(e: ObjectStored): Promise<void> {
   await markThumbnailPending(e.tx, e.object, e.at);
+  await enqueueJob(e.tx, "derivatives.generate", { orgId: e.orgId, objectId: e.object.id });
+}
+
+/**
+ * A restored object keeps the derivatives it had; one deleted before its thumbnail was made
+ * (the job skips deleted objects) gets the job again.
+ */
+export async function resumeDerivatives(e: ObjectRestored): Promise<void> {
+  const [row] = await e.tx
+    .select({ state: derivatives.state })
+    .from(derivatives)
+    .where(and(eq(derivatives.objectId, e.object.id), eq(derivatives.variant, THUMBNAIL)));
+  if (row && row.state !== "pending") return;
+  if (!row) await markThumbnailPending(e.tx, e.object, e.at);
   await enqueueJob(e.tx, "derivatives.generate", { orgId: e.orgId, objectId: e.object.id });
 }
 
@@ -248,7 +263,11 @@ export async function recordRendered(deps: Deps, object: typeof mediaObjects.$in
         source_etag = excluded.source_etag, sha256 = excluded.sha256, taken_at = excluded.taken_at,
         width = excluded.width, height = excluded.height, duration = excluded.duration
       returning 1
-    )
+    ),
+    ${eventCtes(
+      { orgId: object.orgId, type: "derivative.ready", at: deps.clock.now(), data: { objectId: object.id, bucketId: object.bucketId, variants: variants.map((v) => v.variant) } },
+      { when: sql`exists (select 1 from target)` },
+    )}
     select (select count(*) from target)::int as current,
            coalesce((select json_agg(storage_key) from previous where storage_key is not null), '[]'::json) as previous
   `);
@@ -258,6 +277,7 @@ export async function recordRendered(deps: Deps, object: typeof mediaObjects.$in
     const inUse = new Set(previous);
     return { recorded: false, unreferencedKeys: keys.filter((k) => !inUse.has(k)) };
   }
+  deps.jobs.kick();
   const kept = new Set(keys);
   return { recorded: true, unreferencedKeys: previous.filter((k) => !kept.has(k)) };
 }
@@ -287,6 +307,12 @@ export function indexedFacts(info: Record<string, unknown>): { sha256: string | 
  * without ffmpeg) does not undo it.
  */
 export async function recordOutcome(deps: Deps, object: typeof mediaObjects.$inferSelect, outcome: { state: Exclude<DerivativeState, "ready">; reason: string }): Promise<Recorded> {
+  const recorded = await recordOutcomeIn(deps, object, outcome);
+  if (recorded.recorded && outcome.state !== "pending") deps.jobs.kick();
+  return recorded;
+}
+
+async function recordOutcomeIn(deps: Deps, object: typeof mediaObjects.$inferSelect, outcome: { state: Exclude<DerivativeState, "ready">; reason: string }): Promise<Recorded> {
   return deps.db.transaction(async (tx) => {
     if (!(await stillCurrent(tx, object))) return { recorded: false, unreferencedKeys: [] };
     const now = deps.clock.now();
@@ -317,6 +343,12 @@ export async function recordOutcome(deps: Deps, object: typeof mediaObjects.$inf
       .insert(derivatives)
       .values({ objectId: object.id, variant: THUMBNAIL, ...fields, attempts: 1 })
       .onConflictDoUpdate({ target: [derivatives.objectId, derivatives.variant], set: { ...fields, attempts: sql`${derivatives.attempts} + 1` } });
+    await emitEvent(tx, {
+      orgId: object.orgId,
+      type: "derivative.failed",
+      at: now,
+      data: { objectId: object.id, bucketId: object.bucketId, state: outcome.state, reason: outcome.reason },
+    });
     return { recorded: true, unreferencedKeys: previous.flatMap((r) => (r.storageKey ? [r.storageKey] : [])) };
   });
 }

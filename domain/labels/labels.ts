@@ -5,6 +5,7 @@ import type { Db } from "../../db/client.ts";
 import type { Caller } from "../access/caller.ts";
 import type { Deps } from "../core/deps.ts";
 import { AppError, errors } from "../core/errors.ts";
+import { announceUpdated } from "../events/object-events.ts";
 import { resolveLiveObject } from "../media/object-refs.ts";
 import { touchSearch } from "../search/index-rows.ts";
 import type { LabelKind } from "./kinds.ts";
@@ -23,7 +24,7 @@ export async function deleteLabel<E extends Record<string, number>>(
   alsoRemoving?: (tx: Db) => Promise<E>,
 ): Promise<Deleted & E & { unassignedObjects: number }> {
   const { labels, links } = kind;
-  return deps.db.transaction(async (tx) => {
+  const result = await deps.db.transaction(async (tx) => {
     const [label] = await tx
       .select({ id: labels.id })
       .from(labels)
@@ -37,8 +38,12 @@ export async function deleteLabel<E extends Record<string, number>>(
       .returning({ objectId: links.objectId });
     await tx.delete(labels).where(and(eq(labels.id, id), eq(labels.orgId, caller.orgId)));
     await touchSearch(tx, deps, caller.orgId, removed.map((r) => r.objectId));
+    // Every object that carried it changed: one media.updated each.
+    await announceUpdated(tx, caller.orgId, removed.map((r) => r.objectId), [kind.key], deps.clock.now());
     return { id, deleted: true as const, ...extra, unassignedObjects: removed.length };
   });
+  deps.jobs.kick();
+  return result;
 }
 
 /** `PUT /api/objects/{id}/<kind>`: the object's labels of this kind become exactly `ids`, all or nothing. */
@@ -49,13 +54,16 @@ export async function setObjectLabels<K extends "tags" | "categories">(
   objectId: string,
   ids: string[],
 ): Promise<{ objectId: string } & Record<K, Label[]>> {
-  return deps.db.transaction(async (tx) => {
+  const result = await deps.db.transaction(async (tx) => {
     await resolveLiveObject(tx, caller, objectId, { lock: true });
     await replaceObjectLabels(tx, kind, caller.orgId, objectId, ids);
     await touchSearch(tx, deps, caller.orgId, [objectId]);
+    await announceUpdated(tx, caller.orgId, [objectId], [kind.key], deps.clock.now());
     const labels = await labelsFor(tx, caller.orgId, [objectId]);
     return { objectId, [kind.key]: labels.get(objectId)![kind.key] } as { objectId: string } & Record<K, Label[]>;
   });
+  deps.jobs.kick();
+  return result;
 }
 
 /**

@@ -31,6 +31,11 @@ export interface ObjectRemoved extends ObjectEvent {
   object: { id: string; key: string; size: number };
 }
 
+/** A deleted object came back from the trash, as it was: labels, derivatives and set memberships were kept. */
+export interface ObjectRestored extends ObjectEvent {
+  object: { id: string; key: string; kind: MediaKind; size: number; etag: string | null };
+}
+
 export type ObjectHook<E> = (event: E) => Promise<void>;
 
 export async function runHooks<E>(hooks: readonly ObjectHook<E>[], event: E): Promise<void> {

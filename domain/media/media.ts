@@ -9,6 +9,7 @@ import { labelsFor } from "../labels/object-labels.ts";
 import { resolveLiveObject } from "./object-refs.ts";
 import { touchSearch } from "../search/index-rows.ts";
 import { runHooks } from "./lifecycle.ts";
+import { RETENTION_DAYS } from "./retention.ts";
 import { onObjectRemoved } from "./object-hooks.ts";
 import { slugList } from "../labels/slug.ts";
 import type { Deps } from "../core/deps.ts";
@@ -22,9 +23,9 @@ import { type MediaRow, toMediaView } from "./view.ts";
 import { type Page, page } from "../core/pagination.ts";
 import { derivativePrefix, objectPath } from "./storage-keys.ts";
 import { recordEgress } from "../usage/counters.ts";
+import { announceUpdated } from "../events/object-events.ts";
 
-/** Soft-deleted bytes are kept this long before the purge job removes them. */
-export const RETENTION_DAYS = 7;
+export { RETENTION_DAYS } from "./retention.ts";
 
 export const MEDIA_SORTS = ["created_at", "size", "key"] as const;
 
@@ -144,6 +145,7 @@ export async function updateMetadata(
       .returning({ id: mediaObjects.id });
     if (changed.length === 0) throw errors.notFound("Media object");
     await touchSearch(tx, deps, caller.orgId, [id]);
+    await announceUpdated(tx, caller.orgId, [id], ["metadata"], deps.clock.now());
   });
   deps.jobs.kick();
   return loadMediaView(deps, caller, id);

@@ -2,7 +2,7 @@ import { sql, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/client.ts";
 import type { Deps } from "../core/deps.ts";
 import { enqueueJob } from "../core/jobs.ts";
-import type { ObjectRemoved, ObjectStored } from "../media/lifecycle.ts";
+import type { ObjectRemoved, ObjectRestored, ObjectStored } from "../media/lifecycle.ts";
 
 /**
  * Rewrites the searchable text of these objects from what they are now (key, tag and
@@ -43,7 +43,7 @@ export async function writeSearchRows(tx: Db, where: SQL): Promise<void> {
 
 const SYNC_BATCH = 500;
 
-/** An object's searchable text follows it: stored, deleted (the row goes) and purged. */
-export async function reindexObject(e: ObjectStored | ObjectRemoved): Promise<void> {
+/** An object's searchable text follows it: stored, deleted (the row goes), restored and purged. */
+export async function reindexObject(e: ObjectStored | ObjectRemoved | ObjectRestored): Promise<void> {
   await touchSearch(e.tx, e.deps, e.orgId, [e.object.id]);
 }

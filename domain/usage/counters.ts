@@ -3,6 +3,7 @@ import type { Db } from "../../db/client.ts";
 import { buckets, orgUsage, usageDaily, usageMonthly } from "../../db/schema/index.ts";
 import { AppError } from "../core/errors.ts";
 import { recordUsageEvent } from "./events.ts";
+import { announceThresholds } from "./thresholds.ts";
 
 /** "2026-11-01": the key of the month a moment falls in (UTC). */
 export function monthOf(d: Date): string {
@@ -103,6 +104,7 @@ export async function addStored(
     .returning();
   if (!row) return null;
   await snapshotDay(tx, orgId, at, row);
+  if (delta.bytes > 0) await announceThresholds(tx, orgId, { usedStorage: row.usedStorage - delta.bytes, allocatedStorage: row.allocatedStorage }, row, at);
   return row;
 }
 

@@ -1,4 +1,4 @@
-import type { ObjectRemoved, ObjectStored } from "../media/lifecycle.ts";
+import type { ObjectRemoved, ObjectRestored, ObjectStored } from "../media/lifecycle.ts";
 import { addStored } from "./counters.ts";
 import { recordUsageEvent } from "./events.ts";
 
@@ -30,4 +30,11 @@ export async function countRemovedObject(e: ObjectRemoved): Promise<void> {
   } else {
     await recordUsageEvent(e.tx, e.orgId, { type: "object_purged", at: e.at, objectId: id, bucketId: e.bucketId, key, bytes: size, delta: 0 });
   }
+}
+
+/** A restored object counts again, as if it had just been stored (the restore checked the quota first). */
+export async function countRestoredObject(e: ObjectRestored): Promise<void> {
+  const { id, key, size } = e.object;
+  await addStored(e.tx, e.orgId, { bytes: size, objects: 1, bucketId: e.bucketId }, e.at);
+  await recordUsageEvent(e.tx, e.orgId, { type: "object_restored", at: e.at, objectId: id, bucketId: e.bucketId, key, bytes: size, delta: size });
 }

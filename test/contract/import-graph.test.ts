@@ -64,7 +64,9 @@ function circles(): string[][] {
 /** What each layer may not import: domain and contract know no surface, tools know no transport. */
 const FORBIDDEN: Record<string, string[]> = {
   "contract/": ["domain/", "db/", "tools/", "rest/", "mcp/", "openapi/", "http/", "cli/", "app/", "worker/", "storage/", "search/", "payments/"],
-  "domain/": ["tools/", "rest/", "mcp/", "openapi/", "http/", "cli/", "app/", "worker/", "storage/", "search/", "payments/"],
+  "domain/": ["tools/", "rest/", "mcp/", "openapi/", "http/", "cli/", "app/", "worker/", "storage/", "search/", "payments/", "net/"],
+  // Outbound requests to user-given URLs: a leaf any adapter may use, knowing nothing of the service.
+  "net/": ["contract/", "domain/", "db/", "tools/", "rest/", "mcp/", "openapi/", "http/", "cli/", "app/", "worker/", "storage/", "search/", "payments/"],
   "db/": ["domain/", "tools/", "rest/", "mcp/", "openapi/", "http/", "cli/", "app/", "worker/"],
   "tools/": ["rest/", "mcp/", "openapi/", "http/", "cli/", "app/", "worker/"],
   "rest/": ["mcp/", "openapi/", "cli/", "app/"],

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import SwaggerParser from "@apidevtools/swagger-parser";
 import { errorCatalogue } from "../../domain/core/errors.ts";
+import { EVENT_TYPES } from "../../contract/events.ts";
 import { createApp } from "../../http/server.ts";
 import { registry } from "../../tools/registry.ts";
 import { mcpClient, withServerAndOrg } from "../support/fixtures.ts";
@@ -74,6 +75,17 @@ describe("one registry, four surfaces", () => {
     }
   });
 
+  test("the events webhooks send are documented: each type's body and signature headers (x-webhooks)", async () => {
+    const doc = (await server.api.get("/api/openapi.json")).body;
+    expect(Object.keys(doc["x-webhooks"]).sort()).toEqual([...EVENT_TYPES].sort());
+    for (const [type, item] of Object.entries<any>(doc["x-webhooks"])) {
+      const ref: string = item.post.requestBody.content["application/json"].schema.$ref;
+      const schema = doc.components.schemas[ref.replace("#/components/schemas/", "")];
+      expect({ type, fields: Object.keys(schema.properties), event: schema.properties.type.enum }).toEqual({ type, fields: ["type", "timestamp", "data"], event: [type] });
+      expect(item.post.parameters.map((p: { name: string }) => p.name)).toEqual(["webhook-id", "webhook-timestamp", "webhook-signature"]);
+    }
+  });
+
   test("every declared error code exists; scopes follow the convention", () => {
     // Exceptions to "GET read, POST/PUT write, DELETE delete" are deliberate and listed.
     // Media settings are the organization's privacy choices: only admins change them.
@@ -81,7 +93,7 @@ describe("one registry, four surfaces", () => {
     for (const tool of registry) {
       for (const code of tool.errors) expect(errorCatalogue[code]).toBeDefined();
       const byMethod = { GET: "read", POST: "write", PUT: "write", DELETE: "delete", PATCH: "write" }[tool.http.method];
-      const expected = exceptions[tool.name] ?? (["api_keys_", "service_credentials_", "billing_"].some((area) => tool.name.startsWith(area)) ? "admin" : byMethod);
+      const expected = exceptions[tool.name] ?? (["api_keys_", "service_credentials_", "billing_", "webhooks_", "audit_"].some((p) => tool.name.startsWith(p)) ? "admin" : byMethod);
       expect(`${tool.name}:${tool.scope}`).toBe(`${tool.name}:${expected}`);
     }
   });

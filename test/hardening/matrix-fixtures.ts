@@ -28,6 +28,8 @@ export interface BucketData {
   /** A multipart upload started and never completed: it holds a quota reservation. */
   uploadKey: string;
   uploadId: string;
+  /** A deleted object, in the trash. */
+  trashedId: string;
 }
 
 /** An organization with one of everything, built through the public API. */
@@ -50,6 +52,9 @@ export interface Fixture {
   /** An unrestricted service credential, and one restricted to the other bucket. */
   serviceCredentialId: string;
   otherServiceCredentialId: string;
+  /** A webhook endpoint (subscribed to bucket.deleted only, so the matrices' calls send it nothing) and its one delivery, done. */
+  webhookId: string;
+  deliveryId: string;
 }
 
 async function ok<T = any>(res: Promise<ApiResponse<T>> | ApiResponse<T>, what: string): Promise<T> {
@@ -75,6 +80,8 @@ async function seedBucket(org: TestOrg, marker: string, label: string, tagIds: s
   const c2 = await ok(api.post(`/api/storyboards/${sb.id}/clips`, { objectId: two.id }), "clip");
   const uploadKey = `big/${marker}-${label}.bin`;
   const mp = await ok(api.post("/api/presign/create-multipart", { bucketId: bucket.id, key: uploadKey, size: 1234 }), "multipart");
+  const trashed = await upload(api, bucket.id, `trash/${marker}-${label}.txt`, `deleted ${marker}`, { contentType: "text/plain" });
+  await ok(api.delete(`/api/media/${trashed.id}`), "delete");
   return {
     bucketId: bucket.id,
     bucketName: bucket.name,
@@ -88,7 +95,16 @@ async function seedBucket(org: TestOrg, marker: string, label: string, tagIds: s
     clipIds: [c1.id, c2.id],
     uploadKey,
     uploadId: mp.uploadId,
+    trashedId: trashed.id,
   };
+}
+
+/** Where the fixtures' webhook endpoints deliver: one loopback receiver for the test process. */
+let receiver: ReturnType<typeof Bun.serve> | null = null;
+function receiverUrl(): string {
+  receiver ??= Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response(null, { status: 204 }) });
+  receiver.unref();
+  return `http://127.0.0.1:${receiver.port}/hooks`;
 }
 
 export async function buildFixture(org: TestOrg): Promise<Fixture> {
@@ -119,7 +135,17 @@ export async function buildFixture(org: TestOrg): Promise<Fixture> {
     otherKeyId: await key({ scopes: ["read"], bucketId: other.bucketId }),
     serviceCredentialId: await credential({ scopes: ["read"] }),
     otherServiceCredentialId: await credential({ scopes: ["read"], bucketId: other.bucketId }),
+    webhookId: "",
+    deliveryId: "",
   };
+  const hook = await ok(api.post("/api/webhooks", { url: receiverUrl(), eventTypes: ["bucket.deleted"], description: marker }), "webhook");
+  const sent = await ok(api.post(`/api/webhooks/${hook.id}/test`), "test event");
+  fixture.webhookId = hook.id;
+  fixture.deliveryId = sent.deliveryId;
+  await eventually(async () => {
+    const res = await api.get(`/api/webhooks/${hook.id}/deliveries`);
+    return res.body.data[0]?.status === "succeeded" ? true : undefined;
+  }, { what: "the fixture's test event to be delivered" });
   // Thumbnail jobs write in the background; the state digests must not race them.
   for (const id of [main.objectId, main.object2Id, other.objectId, other.object2Id]) {
     await eventually(async () => {
@@ -132,7 +158,7 @@ export async function buildFixture(org: TestOrg): Promise<Fixture> {
 
 /** Every id and name of the fixture: none of them may appear in another organization's answers. */
 export function secretsOf(f: Fixture): string[] {
-  const perBucket = (b: BucketData) => [b.bucketId, b.objectId, b.object2Id, b.setId, b.generatedItemId, b.attachedItemId, b.storyboardId, ...b.clipIds, b.uploadId];
+  const perBucket = (b: BucketData) => [b.bucketId, b.objectId, b.object2Id, b.setId, b.generatedItemId, b.attachedItemId, b.storyboardId, ...b.clipIds, b.uploadId, b.trashedId];
   return [
     f.marker,
     f.org.orgId,
@@ -150,6 +176,8 @@ export function secretsOf(f: Fixture): string[] {
     f.otherKeyId,
     f.serviceCredentialId,
     f.otherServiceCredentialId,
+    f.webhookId,
+    f.deliveryId,
   ];
 }
 
@@ -198,6 +226,8 @@ export const connectMcp = (server: TestServer, secret: string): Promise<Client> 
 
 // API-call counters move with every authenticated request, refused ones included: not state.
 const VOLATILE_COLUMNS = new Set(["api_calls"]);
+// The audit log records every refused call by design: what it records is checked by test/hardening/audit.test.ts.
+const VOLATILE_TABLES = new Set(["audit_log"]);
 
 /**
  * Everything the database and storage hold for one organization, as sorted JSON rows per
@@ -210,7 +240,9 @@ export async function orgDigest(server: TestServer, f: Fixture): Promise<Record<
   await server.services.apiCalls.flush();
   const tables = rowsOf<{ table_name: string }>(
     await db.execute(sql`select table_name from information_schema.columns where column_name = 'org_id' and table_schema = current_schema() order by table_name`),
-  ).map((r) => r.table_name);
+  )
+    .map((r) => r.table_name)
+    .filter((t) => !VOLATILE_TABLES.has(t));
   const digest: Record<string, string[]> = {};
   const put = (name: string, rows: Record<string, unknown>[]) => {
     digest[name] = rows

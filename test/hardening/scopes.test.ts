@@ -6,6 +6,8 @@ import { registry } from "../../tools/registry.ts";
 import type { Api } from "../support/http.ts";
 import { newOrg, startServer, type TestServer } from "../support/server.ts";
 import { mayUse } from "../../tools/access.ts";
+import { sql } from "drizzle-orm";
+import { rowsOf } from "../../db/client.ts";
 import {
   type BucketData,
   buildFixture,
@@ -34,6 +36,11 @@ type Restricted =
   | { kind: "allowed"; input: (f: Fixture) => Input; status?: number[]; mcpError?: string };
 
 interface Entry {
+  /**
+   * What the audit log keeps of the tool's calls: "calls", every one whatever its outcome (a
+   * tool that changes something); "refusals", only the refused ones (a read).
+   */
+  audit: "calls" | "refusals";
   /** The scope the conventions give the tool (docs/conventions.md). */
   scope: Scope | "any";
   /** "organization": a bucket-restricted key may not use the tool at all (the entry's restricted cases are all refused). */
@@ -50,165 +57,211 @@ const item = { aspectRatio: "1:1", width: 10, height: 10, role: "probe" };
 const none = () => ({});
 
 const table: Record<string, Entry> = {
-  me_get: { scope: "any", input: none, restricted: [allowed(none)] },
-  api_keys_list: { scope: "admin", input: none, restricted: [allowed(none)] },
+  me_get: { audit: "refusals", scope: "any", input: none, restricted: [allowed(none)] },
+  api_keys_list: { audit: "refusals", scope: "admin", input: none, restricted: [allowed(none)] },
   api_keys_create: {
+    audit: "calls",
     scope: "admin",
     input: () => ({ name: unique("key") }),
     restricted: [refused((f) => ({ name: "x", bucketId: f.other.bucketId })), refused(() => ({ name: "unrestricted" })), allowed((f) => ({ name: unique("key"), bucketId: f.main.bucketId }))],
   },
-  api_keys_delete: { scope: "admin", input: (f) => ({ id: f.readKeyId }), restricted: [refused((f) => ({ id: f.otherKeyId })), refused((f) => ({ id: f.readKeyId }))] },
-  api_keys_rotate: { scope: "admin", input: (f) => ({ id: f.readKeyId }), restricted: [refused((f) => ({ id: f.otherKeyId })), refused((f) => ({ id: f.readKeyId }))] },
-  service_credentials_list: { scope: "admin", input: none, restricted: [allowed(none)] },
+  api_keys_delete: { audit: "calls", scope: "admin", input: (f) => ({ id: f.readKeyId }), restricted: [refused((f) => ({ id: f.otherKeyId })), refused((f) => ({ id: f.readKeyId }))] },
+  api_keys_rotate: { audit: "calls", scope: "admin", input: (f) => ({ id: f.readKeyId }), restricted: [refused((f) => ({ id: f.otherKeyId })), refused((f) => ({ id: f.readKeyId }))] },
+  service_credentials_list: { audit: "refusals", scope: "admin", input: none, restricted: [allowed(none)] },
   service_credentials_create: {
+    audit: "calls",
     scope: "admin",
     input: () => ({ name: unique("service") }),
     restricted: [refused((f) => ({ name: "x", bucketId: f.other.bucketId })), refused(() => ({ name: "unrestricted" })), allowed((f) => ({ name: unique("service"), bucketId: f.main.bucketId }))],
   },
   service_credentials_delete: {
+    audit: "calls",
     scope: "admin",
     input: (f) => ({ id: f.serviceCredentialId }),
     restricted: [refused((f) => ({ id: f.otherServiceCredentialId })), refused((f) => ({ id: f.serviceCredentialId }))],
   },
 
-  buckets_list: { scope: "read", input: none, restricted: [allowed(none)] },
-  buckets_create: { scope: "write", reach: "organization", input: () => ({ name: unique("bucket") }), restricted: [refused(() => ({ name: unique("bucket") }))] },
-  buckets_get: { scope: "read", input: (f) => ({ id: f.main.bucketId }), restricted: [refused((f) => ({ id: f.other.bucketId })), allowed((f) => ({ id: f.main.bucketId }))] },
+  buckets_list: { audit: "refusals", scope: "read", input: none, restricted: [allowed(none)] },
+  buckets_create: { audit: "calls", scope: "write", reach: "organization", input: () => ({ name: unique("bucket") }), restricted: [refused(() => ({ name: unique("bucket") }))] },
+  buckets_get: { audit: "refusals", scope: "read", input: (f) => ({ id: f.main.bucketId }), restricted: [refused((f) => ({ id: f.other.bucketId })), allowed((f) => ({ id: f.main.bucketId }))] },
   buckets_delete: {
+    audit: "calls",
     scope: "delete", reach: "organization",
     input: (f) => ({ id: f.emptyBucketId }),
     // Deleting buckets with a restricted key is 403, its own included (reach: organization).
     restricted: [refused((f) => ({ id: f.emptyBucketId })), refused((f) => ({ id: f.main.bucketId }))],
   },
 
-  media_list: { scope: "read", input: none, restricted: [refused((f) => ({ bucketId: f.other.bucketId })), allowed(none), allowed((f) => ({ bucketId: f.main.bucketId }))] },
-  media_get: { scope: "read", input: (f) => ({ id: f.main.objectId }), restricted: [refused((f) => ({ id: f.other.objectId })), allowed((f) => ({ id: f.main.objectId }))] },
-  media_delete: { scope: "delete", input: (f) => ({ id: f.main.objectId }), restricted: [refused((f) => ({ id: f.other.objectId }))] },
+  media_list: { audit: "refusals", scope: "read", input: none, restricted: [refused((f) => ({ bucketId: f.other.bucketId })), allowed(none), allowed((f) => ({ bucketId: f.main.bucketId }))] },
+  media_get: { audit: "refusals", scope: "read", input: (f) => ({ id: f.main.objectId }), restricted: [refused((f) => ({ id: f.other.objectId })), allowed((f) => ({ id: f.main.objectId }))] },
+  media_delete: { audit: "calls", scope: "delete", input: (f) => ({ id: f.main.objectId }), restricted: [refused((f) => ({ id: f.other.objectId }))] },
   media_update_metadata: {
+    audit: "calls",
     scope: "write",
     input: (f) => ({ id: f.main.objectId, metadata: { probe: true } }),
     restricted: [refused((f) => ({ id: f.other.objectId, metadata: { probe: true } }))],
   },
-  media_stream: { scope: "read", input: (f) => ({ id: f.main.objectId }), restricted: [refused((f) => ({ id: f.other.objectId }))] },
-  media_thumbnail: { scope: "read", input: (f) => ({ id: f.main.objectId }), restricted: [refused((f) => ({ id: f.other.objectId }))] },
-  media_render: { scope: "read", input: (f) => ({ id: f.main.objectId, width: 10 }), restricted: [refused((f) => ({ id: f.other.objectId, width: 10 }))] },
+  // The trash is bucket data like media: a restricted key sees and acts on its bucket's only.
+  trash_list: { audit: "refusals", scope: "read", input: none, restricted: [refused((f) => ({ bucketId: f.other.bucketId })), allowed(none), allowed((f) => ({ bucketId: f.main.bucketId }))] },
+  trash_restore: { audit: "calls", scope: "write", input: (f) => ({ id: f.main.trashedId }), restricted: [refused((f) => ({ id: f.other.trashedId }))] },
+  trash_purge: { audit: "calls", scope: "delete", input: (f) => ({ id: f.main.trashedId }), restricted: [refused((f) => ({ id: f.other.trashedId }))] },
+  media_stream: { audit: "refusals", scope: "read", input: (f) => ({ id: f.main.objectId }), restricted: [refused((f) => ({ id: f.other.objectId }))] },
+  media_thumbnail: { audit: "refusals", scope: "read", input: (f) => ({ id: f.main.objectId }), restricted: [refused((f) => ({ id: f.other.objectId }))] },
+  media_render: { audit: "refusals", scope: "read", input: (f) => ({ id: f.main.objectId, width: 10 }), restricted: [refused((f) => ({ id: f.other.objectId, width: 10 }))] },
   media_render_url: {
+    audit: "refusals",
     scope: "read",
     input: (f) => ({ id: f.main.objectId, width: 10 }),
     restricted: [refused((f) => ({ id: f.other.objectId, width: 10 })), allowed((f) => ({ id: f.main.objectId, width: 10 }))],
   },
-  media_settings_get: { scope: "read", reach: "organization", input: none, restricted: [refused(none)] },
-  media_settings_update: { scope: "admin", reach: "organization", input: () => ({ stripLocation: true }), restricted: [refused(() => ({ stripLocation: false }))] },
+  media_settings_get: { audit: "refusals", scope: "read", reach: "organization", input: none, restricted: [refused(none)] },
+  media_settings_update: { audit: "calls", scope: "admin", reach: "organization", input: () => ({ stripLocation: true }), restricted: [refused(() => ({ stripLocation: false }))] },
 
-  presign_upload: { scope: "write", input: (f) => ({ bucketId: f.main.bucketId, key: "probe.txt", size: 10 }), restricted: [refused((f) => ({ bucketId: f.other.bucketId, key: "probe.txt", size: 10 }))] },
+  presign_upload: { audit: "calls", scope: "write", input: (f) => ({ bucketId: f.main.bucketId, key: "probe.txt", size: 10 }), restricted: [refused((f) => ({ bucketId: f.other.bucketId, key: "probe.txt", size: 10 }))] },
   presign_create_multipart: {
+    audit: "calls",
     scope: "write",
     input: (f) => ({ bucketId: f.main.bucketId, key: "probe.bin", size: 10 }),
     restricted: [refused((f) => ({ bucketId: f.other.bucketId, key: "probe.bin", size: 10 }))],
   },
-  presign_upload_part: { scope: "write", input: (f) => multipart(f.main, { partNumber: 1 }), restricted: [refused((f) => multipart(f.other, { partNumber: 1 }))] },
-  presign_complete_upload: { scope: "write", input: (f) => multipart(f.main), restricted: [refused((f) => multipart(f.other))] },
-  presign_abort_multipart: { scope: "write", input: (f) => multipart(f.main), restricted: [refused((f) => multipart(f.other))] },
+  presign_upload_part: { audit: "calls", scope: "write", input: (f) => multipart(f.main, { partNumber: 1 }), restricted: [refused((f) => multipart(f.other, { partNumber: 1 }))] },
+  presign_complete_upload: { audit: "calls", scope: "write", input: (f) => multipart(f.main), restricted: [refused((f) => multipart(f.other))] },
+  presign_abort_multipart: { audit: "calls", scope: "write", input: (f) => multipart(f.main), restricted: [refused((f) => multipart(f.other))] },
   presign_confirm: {
+    audit: "calls",
     scope: "write",
     input: (f) => ({ bucketId: f.main.bucketId, key: f.main.objectKey }),
     restricted: [refused((f) => ({ bucketId: f.other.bucketId, key: f.other.objectKey }))],
   },
   // A download only reads, so it needs `read` although it is a POST (the one exception to the method rule).
-  presign_download: { scope: "read", input: (f) => ({ objectId: f.main.objectId }), restricted: [refused((f) => ({ objectId: f.other.objectId }))] },
+  presign_download: { audit: "refusals", scope: "read", input: (f) => ({ objectId: f.main.objectId }), restricted: [refused((f) => ({ objectId: f.other.objectId }))] },
 
   search: {
+    audit: "refusals",
     scope: "read",
     input: (f) => ({ q: f.marker }),
     restricted: [refused((f) => ({ q: f.marker, bucketId: f.other.bucketId })), allowed((f) => ({ q: f.marker })), allowed(() => ({ q: "caption" }))],
   },
 
-  tags_list: { scope: "read", input: none, restricted: [allowed(none)] },
-  tags_create: { scope: "write", input: () => ({ name: unique("tag") }), restricted: [allowed(() => ({ name: unique("tag") }))] },
+  tags_list: { audit: "refusals", scope: "read", input: none, restricted: [allowed(none)] },
+  tags_create: { audit: "calls", scope: "write", input: () => ({ name: unique("tag") }), restricted: [allowed(() => ({ name: unique("tag") }))] },
   // Tags and categories are shared by every bucket: a restricted key may not delete them.
-  tags_delete: { scope: "delete", reach: "organization", input: (f) => ({ id: f.tag2Id }), restricted: [refused((f) => ({ id: f.tag2Id }))] },
-  objects_set_tags: { scope: "write", input: (f) => ({ id: f.main.objectId, tagIds: [] }), restricted: [refused((f) => ({ id: f.other.objectId, tagIds: [] }))] },
+  tags_delete: { audit: "calls", scope: "delete", reach: "organization", input: (f) => ({ id: f.tag2Id }), restricted: [refused((f) => ({ id: f.tag2Id }))] },
+  objects_set_tags: { audit: "calls", scope: "write", input: (f) => ({ id: f.main.objectId, tagIds: [] }), restricted: [refused((f) => ({ id: f.other.objectId, tagIds: [] }))] },
 
-  categories_list: { scope: "read", input: none, restricted: [allowed(none)] },
-  categories_create: { scope: "write", input: () => ({ name: unique("category") }), restricted: [allowed(() => ({ name: unique("category") }))] },
+  categories_list: { audit: "refusals", scope: "read", input: none, restricted: [allowed(none)] },
+  categories_create: { audit: "calls", scope: "write", input: () => ({ name: unique("category") }), restricted: [allowed(() => ({ name: unique("category") }))] },
   categories_move: {
+    audit: "calls",
     scope: "write",
     reach: "organization",
     input: (f) => ({ id: f.childCategoryId, parentId: f.categoryId }),
     restricted: [refused((f) => ({ id: f.childCategoryId, parentId: null }))],
   },
-  categories_delete: { scope: "delete", reach: "organization", input: (f) => ({ id: f.childCategoryId }), restricted: [refused((f) => ({ id: f.childCategoryId }))] },
+  categories_delete: { audit: "calls", scope: "delete", reach: "organization", input: (f) => ({ id: f.childCategoryId }), restricted: [refused((f) => ({ id: f.childCategoryId }))] },
   objects_set_categories: {
+    audit: "calls",
     scope: "write",
     input: (f) => ({ id: f.main.objectId, categoryIds: [] }),
     restricted: [refused((f) => ({ id: f.other.objectId, categoryIds: [] }))],
   },
 
-  sets_list: { scope: "read", input: none, restricted: [allowed(none)] },
-  sets_create: { scope: "write", input: (f) => ({ name: "probe", baseObjectId: f.main.objectId }), restricted: [refused((f) => ({ name: "probe", baseObjectId: f.other.objectId }))] },
-  sets_get: { scope: "read", input: (f) => ({ id: f.main.setId }), restricted: [refused((f) => ({ id: f.other.setId })), allowed((f) => ({ id: f.main.setId }))] },
-  sets_delete: { scope: "delete", input: (f) => ({ id: f.main.setId }), restricted: [refused((f) => ({ id: f.other.setId }))] },
+  sets_list: { audit: "refusals", scope: "read", input: none, restricted: [allowed(none)] },
+  sets_create: { audit: "calls", scope: "write", input: (f) => ({ name: "probe", baseObjectId: f.main.objectId }), restricted: [refused((f) => ({ name: "probe", baseObjectId: f.other.objectId }))] },
+  sets_get: { audit: "refusals", scope: "read", input: (f) => ({ id: f.main.setId }), restricted: [refused((f) => ({ id: f.other.setId })), allowed((f) => ({ id: f.main.setId }))] },
+  sets_delete: { audit: "calls", scope: "delete", input: (f) => ({ id: f.main.setId }), restricted: [refused((f) => ({ id: f.other.setId }))] },
   sets_add_item: {
+    audit: "calls",
     scope: "write",
     input: (f) => ({ id: f.main.setId, ...item }),
     restricted: [refused((f) => ({ id: f.other.setId, ...item })), refused((f) => ({ id: f.main.setId, objectId: f.other.object2Id, ...item }))],
   },
   sets_remove_item: {
+    audit: "calls",
     scope: "delete",
     input: (f) => ({ id: f.main.setId, itemId: f.main.generatedItemId }),
     restricted: [refused((f) => ({ id: f.other.setId, itemId: f.other.generatedItemId }))],
   },
-  sets_generate: { scope: "write", input: (f) => ({ id: f.main.setId }), restricted: [refused((f) => ({ id: f.other.setId }))] },
+  sets_generate: { audit: "calls", scope: "write", input: (f) => ({ id: f.main.setId }), restricted: [refused((f) => ({ id: f.other.setId }))] },
 
-  storyboards_list: { scope: "read", input: none, restricted: [allowed(none)] },
+  storyboards_list: { audit: "refusals", scope: "read", input: none, restricted: [allowed(none)] },
   storyboards_create: {
+    audit: "calls",
     scope: "write",
     input: () => ({ name: unique("board") }),
     restricted: [refused((f) => ({ name: "probe", bucketId: f.other.bucketId })), allowed(() => ({ name: unique("board") }))],
   },
   storyboards_get: {
+    audit: "refusals",
     scope: "read",
     input: (f) => ({ id: f.main.storyboardId }),
     restricted: [refused((f) => ({ id: f.other.storyboardId })), allowed((f) => ({ id: f.main.storyboardId }))],
   },
-  storyboards_delete: { scope: "delete", input: (f) => ({ id: f.main.storyboardId }), restricted: [refused((f) => ({ id: f.other.storyboardId }))] },
+  storyboards_delete: { audit: "calls", scope: "delete", input: (f) => ({ id: f.main.storyboardId }), restricted: [refused((f) => ({ id: f.other.storyboardId }))] },
   storyboards_add_clip: {
+    audit: "calls",
     scope: "write",
     input: (f) => ({ id: f.main.storyboardId, objectId: f.main.objectId }),
     restricted: [refused((f) => ({ id: f.other.storyboardId, objectId: f.other.objectId })), refused((f) => ({ id: f.main.storyboardId, objectId: f.other.objectId }))],
   },
   storyboards_reorder_clips: {
+    audit: "calls",
     scope: "write",
     input: (f) => ({ id: f.main.storyboardId, clipIds: [...f.main.clipIds].reverse() }),
     restricted: [refused((f) => ({ id: f.other.storyboardId, clipIds: [...f.other.clipIds].reverse() }))],
   },
   storyboards_update_clip: {
+    audit: "calls",
     scope: "write",
     input: (f) => ({ id: f.main.storyboardId, clipId: f.main.clipIds[0], note: "probe" }),
     restricted: [refused((f) => ({ id: f.other.storyboardId, clipId: f.other.clipIds[0], note: "probe" }))],
   },
   storyboards_remove_clip: {
+    audit: "calls",
     scope: "delete",
     input: (f) => ({ id: f.main.storyboardId, clipId: f.main.clipIds[0] }),
     restricted: [refused((f) => ({ id: f.other.storyboardId, clipId: f.other.clipIds[0] }))],
   },
 
-  usage_get: { scope: "read", input: none, restricted: [allowed(none)] },
-  usage_history: { scope: "read", input: none, restricted: [allowed(none)] },
-  usage_events_list: { scope: "read", input: none, restricted: [allowed(none)] },
+  usage_get: { audit: "refusals", scope: "read", input: none, restricted: [allowed(none)] },
+  usage_history: { audit: "refusals", scope: "read", input: none, restricted: [allowed(none)] },
+  usage_events_list: { audit: "refusals", scope: "read", input: none, restricted: [allowed(none)] },
 
   // Billing belongs to the whole organization: a key limited to one bucket is refused all of it.
-  billing_subscription_get: { scope: "admin", reach: "organization", input: none, restricted: [refused(none)] },
-  billing_capacity_add: { scope: "admin", reach: "organization", input: () => ({ gb: 1 }), restricted: [refused(() => ({ gb: 1 }))] },
-  billing_capacity_auto_set: { scope: "admin", reach: "organization", input: () => autoCapacity, restricted: [refused(() => autoCapacity)] },
-  billing_downgrade: { scope: "admin", reach: "organization", input: () => ({ tierKey: "free" }), restricted: [refused(() => ({ tierKey: "free" }))] },
+  billing_subscription_get: { audit: "refusals", scope: "admin", reach: "organization", input: none, restricted: [refused(none)] },
+  billing_capacity_add: { audit: "calls", scope: "admin", reach: "organization", input: () => ({ gb: 1 }), restricted: [refused(() => ({ gb: 1 }))] },
+  billing_capacity_auto_set: { audit: "calls", scope: "admin", reach: "organization", input: () => autoCapacity, restricted: [refused(() => autoCapacity)] },
+  billing_downgrade: { audit: "calls", scope: "admin", reach: "organization", input: () => ({ tierKey: "free" }), restricted: [refused(() => ({ tierKey: "free" }))] },
   // No payment provider in tests: 501 once past the scope check, but the restriction comes first.
-  billing_invoices_list: { scope: "admin", reach: "organization", input: none, restricted: [refused(none)] },
-  billing_portal_get: { scope: "admin", reach: "organization", input: none, restricted: [refused(none)] },
+  billing_invoices_list: { audit: "refusals", scope: "admin", reach: "organization", input: none, restricted: [refused(none)] },
+  billing_portal_get: { audit: "calls", scope: "admin", reach: "organization", input: none, restricted: [refused(none)] },
+
+  // Webhook endpoints receive every bucket's events, and the audit log covers the whole
+  // organization: admin, and no bucket-restricted key.
+  webhooks_create: { audit: "calls", scope: "admin", reach: "organization", input: () => hook, restricted: [refused(() => hook)] },
+  webhooks_list: { audit: "refusals", scope: "admin", reach: "organization", input: none, restricted: [refused(none)] },
+  webhooks_get: { audit: "refusals", scope: "admin", reach: "organization", input: (f) => ({ id: f.webhookId }), restricted: [refused((f) => ({ id: f.webhookId }))] },
+  webhooks_update: { audit: "calls", scope: "admin", reach: "organization", input: (f) => ({ id: f.webhookId, description: "probe" }), restricted: [refused((f) => ({ id: f.webhookId, description: "probe" }))] },
+  webhooks_enable: { audit: "calls", scope: "admin", reach: "organization", input: (f) => ({ id: f.webhookId }), restricted: [refused((f) => ({ id: f.webhookId }))] },
+  webhooks_disable: { audit: "calls", scope: "admin", reach: "organization", input: (f) => ({ id: f.webhookId }), restricted: [refused((f) => ({ id: f.webhookId }))] },
+  webhooks_delete: { audit: "calls", scope: "admin", reach: "organization", input: (f) => ({ id: f.webhookId }), restricted: [refused((f) => ({ id: f.webhookId }))] },
+  webhooks_rotate_secret: { audit: "calls", scope: "admin", reach: "organization", input: (f) => ({ id: f.webhookId }), restricted: [refused((f) => ({ id: f.webhookId }))] },
+  webhooks_send_test: { audit: "calls", scope: "admin", reach: "organization", input: (f) => ({ id: f.webhookId }), restricted: [refused((f) => ({ id: f.webhookId }))] },
+  webhooks_deliveries_list: { audit: "refusals", scope: "admin", reach: "organization", input: (f) => ({ id: f.webhookId }), restricted: [refused((f) => ({ id: f.webhookId }))] },
+  webhooks_redeliver: {
+    audit: "calls",
+    scope: "admin", reach: "organization",
+    input: (f) => ({ id: f.webhookId, deliveryId: f.deliveryId }),
+    restricted: [refused((f) => ({ id: f.webhookId, deliveryId: f.deliveryId }))],
+  },
+  audit_list: { audit: "refusals", scope: "admin", reach: "organization", input: none, restricted: [refused(none)] },
 
   // An operator's tool over every bucket's storage: admin, and the whole organization.
-  reconcile_run: { scope: "admin", reach: "organization", input: none, restricted: [refused(none)] },
+  reconcile_run: { audit: "calls", scope: "admin", reach: "organization", input: none, restricted: [refused(none)] },
 };
+
+/** An endpoint the matrix may create: on loopback, for an event type the matrix never causes. */
+const hook = { url: "http://127.0.0.1:9/probe", eventTypes: ["bucket.deleted"] };
 
 const autoCapacity = { enabled: false, incrementGb: 1, thresholdPct: 90, maxMonthlySpendCents: 0 };
 
@@ -219,7 +272,7 @@ function multipart(b: BucketData, extra: Input = {}): Input {
 /** The conventions' rule: GET read, POST/PUT write, DELETE delete; keys and billing admin; /me any. */
 function scopeByRule(tool: AnyTool): Scope | "any" {
   if (tool.http.path === "/me") return "any";
-  if (["/api-keys", "/service-credentials", "/billing"].some((area) => tool.http.path.startsWith(area))) return "admin";
+  if (["/api-keys", "/service-credentials", "/billing", "/webhooks", "/audit"].some((p) => tool.http.path.startsWith(p))) return "admin";
   return tool.http.method === "GET" ? "read" : tool.http.method === "DELETE" ? "delete" : "write";
 }
 const RULE_EXCEPTIONS: Record<string, string> = {
@@ -238,6 +291,12 @@ function withUnknownIds(value: unknown, known: Set<string>): unknown {
 
 const reachOf = (entry: Entry): Reach => entry.reach ?? "bucket";
 
+/** The audit entries written for one request (REST: its X-Request-Id; MCP: the id its error carries). */
+async function auditedAs(requestId: string | null | undefined): Promise<{ action: string; status: number; org_id: string; error_code: string | null }[]> {
+  if (!requestId) return [];
+  return rowsOf(await server.services.deps.db.execute(sql`select action, status, org_id, error_code from audit_log where request_id = ${requestId}`));
+}
+
 /** What the table says a key may use, decided by the service's one access function. */
 const allows = (entry: Entry, scopes: Scope[], bucketId: string | null = null) =>
   mayUse({ scope: entry.scope, reach: reachOf(entry) }, { scopes: new Set(scopes), bucketId });
@@ -246,10 +305,15 @@ const expectedFor = (scopes: Scope[], bucketId: string | null = null) =>
 
 /** Every id of the fixture's data. */
 const knownIds = () =>
-  new Set([...idsOf(S.main), ...idsOf(S.other), S.emptyBucketId, S.tagId, S.tag2Id, S.categoryId, S.childCategoryId, S.readKeyId, S.mainKeyId, S.otherKeyId, S.serviceCredentialId, S.otherServiceCredentialId]);
+  new Set([
+    ...idsOf(S.main),
+    ...idsOf(S.other),
+    ...[S.emptyBucketId, S.tagId, S.tag2Id, S.categoryId, S.childCategoryId, S.readKeyId, S.mainKeyId, S.otherKeyId, S.webhookId, S.deliveryId],
+    ...[S.serviceCredentialId, S.otherServiceCredentialId],
+  ]);
 
 function idsOf(b: BucketData): string[] {
-  return [b.bucketId, b.objectId, b.object2Id, b.setId, b.generatedItemId, b.attachedItemId, b.storyboardId, ...b.clipIds, b.uploadId];
+  return [b.bucketId, b.objectId, b.object2Id, b.setId, b.generatedItemId, b.attachedItemId, b.storyboardId, ...b.clipIds, b.uploadId, b.trashedId];
 }
 
 let server: TestServer;
@@ -276,6 +340,14 @@ afterAll(async () => {
 describe("scope matrix", () => {
   test("the table has an entry for every registry tool and nothing else", () => {
     expectCoversRegistry(table);
+  });
+
+  test("the audit column says what the invoker does: every call of a tool that changes something, only refusals of a read", () => {
+    for (const tool of registry) {
+      const entry = table[tool.name];
+      if (!entry) continue;
+      expect({ tool: tool.name, audit: entry.audit }).toEqual({ tool: tool.name, audit: tool.annotations.readOnlyHint ? "refusals" : "calls" });
+    }
   });
 
   test("the table's scopes follow the conventions' rule, and its scopes and reach are the registry's", () => {
@@ -358,7 +430,12 @@ describe("scope matrix", () => {
         const input = entry.input(S);
         const rest = await callRest(key.api, tool, input);
         expect({ scope, status: rest.status, code: rest.body?.error?.code }).toEqual({ scope, status: 403, code: "forbidden" });
-        expect({ scope, code: (await callMcp(key.mcp, tool, input)).error?.code }).toEqual({ scope, code: "forbidden" });
+        const mcp = await callMcp(key.mcp, tool, input);
+        expect({ scope, code: mcp.error?.code }).toEqual({ scope, code: "forbidden" });
+        // Refused: audited, reads included, over both surfaces.
+        const refusal = [{ action: tool.name, status: 403, org_id: S.org.orgId, error_code: "forbidden" }];
+        const mcpRequest = (mcp.error as { requestId?: string } | null)?.requestId;
+        expect({ scope, rest: await auditedAs(rest.headers.get("x-request-id")), mcp: await auditedAs(mcpRequest) }).toEqual({ scope, rest: refusal, mcp: refusal });
       }
       expect(await orgDigest(server, S)).toEqual(before);
 
@@ -370,6 +447,10 @@ describe("scope matrix", () => {
         expect({ scope, status: rest.status }).not.toEqual({ scope, status: 403 });
         expect(rest.status).not.toBe(401);
         expect(rest.status).toBeLessThan(502);
+        // The audit column: one entry per call of a tool that changes something, whatever its outcome; none for a read.
+        const entries = await auditedAs(rest.headers.get("x-request-id"));
+        const expected = [{ action: tool.name, status: rest.status, org_id: S.org.orgId, error_code: rest.body?.error?.code ?? null }];
+        expect({ scope, tool: tool.name, entries }).toEqual({ scope, tool: tool.name, entries: entry.audit === "calls" ? expected : [] });
         const mcp = await callMcp(key.mcp, tool, probe());
         expect({ scope, code: mcp.error?.code }).not.toEqual({ scope, code: "forbidden" });
       }
@@ -379,7 +460,7 @@ describe("scope matrix", () => {
 
 describe("bucket-restricted key", () => {
   // What a key restricted to the main bucket must never see.
-  const hidden = () => [...idsOf(S.other), S.emptyBucketId, S.otherKeyId, S.readKeyId, S.org.adminKey.id, S.serviceCredentialId, S.otherServiceCredentialId, `${S.marker}-other`];
+  const hidden = () => [...idsOf(S.other), S.emptyBucketId, S.otherKeyId, S.readKeyId, S.org.adminKey.id, S.serviceCredentialId, S.otherServiceCredentialId, `${S.marker}-other`, S.webhookId];
 
   for (const tool of registry) {
     test(`${tool.name}: only the key's bucket`, async () => {

@@ -42,6 +42,9 @@ const table: Record<string, Case[]> = {
   media_delete: [foreign((a) => ({ id: a.main.objectId }))],
   media_update_metadata: [foreign((a) => ({ id: a.main.objectId, metadata: { owned: true } }))],
   media_stream: [foreign((a) => ({ id: a.main.objectId }))],
+  trash_list: [foreign((a) => ({ bucketId: a.main.bucketId })), own(() => ({}))],
+  trash_restore: [foreign((a) => ({ id: a.main.trashedId })), foreign((a) => ({ id: a.other.trashedId }))],
+  trash_purge: [foreign((a) => ({ id: a.main.trashedId }))],
   media_thumbnail: [foreign((a) => ({ id: a.main.objectId }))],
   media_render: [foreign((a) => ({ id: a.main.objectId, width: 10 }))],
   media_render_url: [foreign((a) => ({ id: a.main.objectId, width: 10 }))],
@@ -136,6 +139,21 @@ const table: Record<string, Case[]> = {
   billing_portal_get: [own(() => ({}), [501], "not_configured")],
 
   reconcile_run: [own(() => ({}))],
+
+  webhooks_create: [own(() => ({ url: "http://127.0.0.1:9/intruder", eventTypes: ["bucket.deleted"] }), [201])],
+  webhooks_list: [own(() => ({}))],
+  webhooks_get: [foreign((a) => ({ id: a.webhookId }))],
+  webhooks_update: [foreign((a) => ({ id: a.webhookId, url: "http://127.0.0.1:9/stolen" }))],
+  webhooks_enable: [foreign((a) => ({ id: a.webhookId }))],
+  webhooks_disable: [foreign((a) => ({ id: a.webhookId }))],
+  webhooks_delete: [foreign((a) => ({ id: a.webhookId }))],
+  webhooks_rotate_secret: [foreign((a) => ({ id: a.webhookId }))],
+  webhooks_send_test: [foreign((a) => ({ id: a.webhookId }))],
+  webhooks_deliveries_list: [foreign((a) => ({ id: a.webhookId })), own((_a, b) => ({ id: b.webhookId }))],
+  webhooks_redeliver: [foreign((a) => ({ id: a.webhookId, deliveryId: a.deliveryId })), foreign((a, b) => ({ id: b.webhookId, deliveryId: a.deliveryId }))],
+  // B's audit log holds B's calls only. Those the matrix made at A's ids name them (the ids B
+  // itself sent, refused): the cases here read the rest, which must show nothing of A.
+  audit_list: [own(() => ({ outcome: "succeeded" })), own((a) => ({ outcome: "succeeded", targetId: a.main.objectId }))],
 };
 
 let server: TestServer;
@@ -214,7 +232,8 @@ describe("tenancy matrix", () => {
     const all = await A.org.admin.get("/api/media");
     expect(leaked(all.body, secretsA)).toContain(A.main.objectId);
     const before = await orgDigest(server, A);
-    expect(before.media_objects!.length).toBe(4);
+    // Two live objects and one in the trash per bucket.
+    expect(before.media_objects!.length).toBe(6);
     expect(before.upload_reservations!.length).toBe(2);
     const updated = await A.org.admin.put(`/api/media/${A.main.objectId}/metadata`, { metadata: { changed: true } });
     expect(updated.status).toBe(200);

@@ -75,6 +75,9 @@ describe("service credentials", () => {
     expect(bucket.status).toBe(201);
     const listed = await org.admin.get("/api/buckets");
     expect(listed.body.data.map((b: any) => b.id)).toContain(bucket.body.id);
+    // The audit log names the credential that signed.
+    const audit = await org.admin.get("/api/audit?action=buckets_create");
+    expect(audit.body.data[0]).toMatchObject({ actor: { type: "service_credential", serviceCredentialId: credential.id, apiKeyId: null }, targets: { id: bucket.body.id } });
   });
 
   test("the URI may be the one received or the one under PUBLIC_URL", async () => {

@@ -84,6 +84,10 @@ export async function startServer(opts: TestServerOptions = {}): Promise<TestSer
     // Every test server runs with the guards; a high limit keeps suites from tripping it.
     // Rate limit tests pass their own.
     RATE_LIMIT_PER_MINUTE: "100000",
+    // Webhook receivers in tests listen on loopback; nothing else may ever be reached (the
+    // fuzzer registers endpoints at made-up hosts). Refusal tests override both.
+    WEBHOOK_ALLOW_PRIVATE: "true",
+    WEBHOOK_ALLOWED_HOSTS: "127.0.0.1,localhost",
     ...opts.env,
   });
   config.validateOutputs = true;
