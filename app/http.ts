@@ -26,6 +26,7 @@ export function createHttpApp(services: Services, opts: { extraRoutes?: (app: El
     mcpGuards: [metering, ...guards.mcpGuards],
     publicGuards: guards.publicGuards,
     observe: requestObserver(services.metrics),
+    replay: services.guardStores.replay,
     extraRoutes: (app) => {
       webhook(app);
       // Probes and metrics are not API calls: no guard, never limited, never counted.

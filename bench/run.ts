@@ -18,6 +18,7 @@ const debianTools: Record<string, Record<string, string>> = {
   upload: { rclone: "rclone" },
   thumbs: { convert: "imagemagick", ffmpeg: "ffmpeg", ffprobe: "ffmpeg" },
   stages: { ffmpeg: "ffmpeg" },
+  "cli-start": { hyperfine: "hyperfine" },
   // The command-line tools are the baseline the worker's npm path is measured against.
   media: { ffmpeg: "ffmpeg", ffprobe: "ffmpeg", pdftoppm: "poppler-utils", pdfinfo: "poppler-utils" },
 };

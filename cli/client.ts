@@ -24,7 +24,14 @@ export type ToolResult =
 
 export interface ClientOptions {
   url: string;
-  apiKey: string;
+  /** The bearer secret; or, with `signing`, none. */
+  apiKey: string | null;
+  /**
+   * Signs each request (a service credential, docs/signed-requests.md) instead of a bearer:
+   * returns the headers to add. Passed in, so this file stays free of node:crypto (the web
+   * console bundles it for the browser).
+   */
+  sign?: (request: { method: string; url: string; body?: Uint8Array }) => Record<string, string>;
   /** Attempts for a request that can be repeated safely; default 4. */
   attempts?: number;
   /** Told about each retry (the CLI prints it when it waits long). */
@@ -42,7 +49,7 @@ const RETRYABLE_STATUS = new Set([429, 502, 503, 504]);
  */
 export class RestClient {
   readonly url: string;
-  private readonly apiKey: string;
+  private readonly apiKey: string | null;
   private readonly attempts: number;
   private readonly fetchImpl: typeof fetch;
 
@@ -53,9 +60,9 @@ export class RestClient {
     this.fetchImpl = opts.fetch ?? fetch;
   }
 
-  /** Headers every request of this client carries: the credential and who is asking. */
+  /** Headers every request of this client carries: the bearer (unless it signs) and who is asking. */
   headers(): Record<string, string> {
-    return { authorization: `Bearer ${this.apiKey}`, "user-agent": `media-cli/${VERSION}` };
+    return { ...(this.opts.sign || !this.apiKey ? {} : { authorization: `Bearer ${this.apiKey}` }), "user-agent": `media-cli/${VERSION}` };
   }
 
   /** Calls a tool over REST and returns its output, or throws ApiError. */
@@ -95,7 +102,9 @@ export class RestClient {
     for (let attempt = 1; ; attempt++) {
       let response: Response;
       try {
-        response = await this.fetchImpl(url, { method, headers, body: payload, redirect: "manual" });
+        // Each attempt is signed afresh: the service refuses a signature it has seen before.
+        const signature = this.opts.sign?.({ method, url, body: payload === undefined ? undefined : new TextEncoder().encode(payload) }) ?? {};
+        response = await this.fetchImpl(url, { method, headers: { ...headers, ...signature }, body: payload, redirect: "manual" });
       } catch (err) {
         if (attempt >= this.attempts) throw new ApiError(0, "network_error", `cannot reach ${this.url}: ${(err as Error).message}`);
         await this.pause(attempt, backoff(attempt), (err as Error).message);

@@ -2,6 +2,7 @@ import { type AnyTool, pathParams } from "../tools/define.ts";
 import { strictInput, zodDetails } from "../tools/invoke.ts";
 import { inputJsonSchema, outputJsonSchema } from "../tools/json-schema.ts";
 import { registry } from "../tools/registry.ts";
+import { bucketFields, resolveBucketId } from "./buckets.ts";
 import { ApiError } from "./client.ts";
 import { type Command, type Context, EXIT } from "./context.ts";
 import { downloadCommand } from "./download.ts";
@@ -39,19 +40,25 @@ function isPaginated(tool: AnyTool): boolean {
  */
 export function toolCommand(tool: AnyTool): Command {
   const params = pathParams(tool.http.path);
-  let built: { positionals: PositionalSpec[]; fields: FlagSpec[]; flags: FlagSpec[] } | undefined;
+  let built: { positionals: PositionalSpec[]; fields: FlagSpec[]; flags: FlagSpec[]; bucketFields: string[]; lead: string | null } | undefined;
   const build = () => {
     if (built) return built;
     const schema = inputJsonSchema(tool);
-    const positionals: PositionalSpec[] = params.map((name) => ({
-      name,
-      required: true,
-      description: (schema.properties?.[name]?.description as string | undefined) ?? undefined,
-    }));
-    const fields = flagsFromSchema(schema, params);
+    const buckets = bucketFields(tool, Object.keys(schema.properties ?? {}));
+    const describe = (name: string) => (buckets.includes(name) ? "Bucket, by name or id" : ((schema.properties?.[name]?.description as string | undefined) ?? undefined));
+    const fields = flagsFromSchema(schema, params).map((f) => (buckets.includes(f.name) ? { ...f, description: describe(f.name) } : f));
+    // Without path parameters, a tool's one required field may come first as an argument too:
+    // `media search sunset`, `media buckets create photos`.
+    const required = fields.filter((f) => f.required);
+    const lead = params.length === 0 && required.length === 1 && required[0]!.type === "string" && !required[0]!.list ? required[0]!.name : null;
+    const positionals: PositionalSpec[] = lead
+      ? [{ name: lead, required: false, description: describe(lead) }]
+      : params.map((name) => ({ name, required: true, description: describe(name) }));
     const extras: FlagSpec[] = [
       // Path parameters also work as flags (`--id x`), for scripts that build argument lists.
       ...params.map((name): FlagSpec => ({ name, type: "string", hidden: true })),
+      // `--bucket`, as `media upload` takes it, is `--bucket-id` wherever a tool takes one.
+      ...(buckets.includes("bucketId") ? [{ name: "bucket", type: "string", hidden: true } satisfies FlagSpec] : []),
       { name: "input", type: "json", placeholder: "json|@file", description: "The whole input as a JSON object (flags override its fields)" },
     ];
     const taken = new Set(fields.map((f) => f.name));
@@ -59,7 +66,7 @@ export function toolCommand(tool: AnyTool): Command {
     if (tool.restResponse && !taken.has("output")) {
       extras.push({ name: "output", type: "string", short: "o", placeholder: "file", description: "Write a byte response to this file (- for stdout)" });
     }
-    built = { positionals, fields, flags: [...fields, ...extras.filter((e) => !taken.has(e.name))] };
+    built = { positionals, fields, flags: [...fields, ...extras.filter((e) => !taken.has(e.name))], bucketFields: buckets, lead };
     return built;
   };
   return {
@@ -74,11 +81,17 @@ export function toolCommand(tool: AnyTool): Command {
       return build().flags;
     },
     tool,
-    run: (ctx, args) => runTool(ctx, tool, args, build().fields, params),
+    run: (ctx, args) => runTool(ctx, tool, args, build(), params),
   };
 }
 
-async function runTool(ctx: Context, tool: AnyTool, args: ParsedArgs, fields: FlagSpec[], params: string[]): Promise<number> {
+async function runTool(
+  ctx: Context,
+  tool: AnyTool,
+  args: ParsedArgs,
+  { fields, bucketFields: buckets, lead }: { fields: FlagSpec[]; bucketFields: string[]; lead: string | null },
+  params: string[],
+): Promise<number> {
   const where = commandPath(tool).join(" ");
   const v = args.values;
   let input: Record<string, unknown> = {};
@@ -87,13 +100,22 @@ async function runTool(ctx: Context, tool: AnyTool, args: ParsedArgs, fields: Fl
     input = { ...(v.input as Record<string, unknown>) };
   }
   for (const f of fields) if (v[f.name] !== undefined) input[f.name] = v[f.name];
-  if (args.positionals.length > params.length) {
-    throw new UsageError(`unexpected argument '${args.positionals[params.length]}'${params.length ? "" : ` (${where} takes flags only)`}`, where);
+  if (v.bucket !== undefined && input.bucketId === undefined) input.bucketId = v.bucket;
+  const positional = lead ? [lead] : params;
+  if (args.positionals.length > positional.length) {
+    throw new UsageError(`unexpected argument '${args.positionals[positional.length]}'${positional.length ? "" : ` (${where} takes flags only)`}`, where);
+  }
+  if (lead && args.positionals[0] !== undefined) {
+    if (v[lead] !== undefined) throw new UsageError(`give ${lead} once: as the argument or as --${kebab(lead)}`, where);
+    input[lead] = args.positionals[0];
   }
   params.forEach((name, i) => {
     const given = args.positionals[i] ?? (v[name] as string | undefined);
     if (given !== undefined) input[name] = given;
   });
+  for (const field of buckets) {
+    if (typeof input[field] === "string") input[field] = await resolveBucketId(ctx.client(), input[field] as string);
+  }
   const missingParams = params.filter((p) => input[p] === undefined);
   const missingFlags = fields.filter((f) => f.required && input[f.name] === undefined);
   if (missingParams.length || missingFlags.length) {

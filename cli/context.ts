@@ -1,3 +1,4 @@
+import { signRequest } from "../domain/access/http-signatures.ts";
 import type { AnyTool } from "../tools/define.ts";
 import { ApiError, RestClient } from "./client.ts";
 import { configPermissionWarning, type Env, loadConfigFile, resolveSettings, type Settings } from "./config.ts";
@@ -85,13 +86,16 @@ export function createContext(io: Io, globals: Globals): Context {
     client() {
       if (client) return client;
       const s = ctx.settings();
-      if (!s.url || !s.apiKey) {
+      // A service credential in the environment signs every request instead of a bearer.
+      const signing = io.env.MEDIA_SIGNING_KEY_ID && io.env.MEDIA_SIGNING_SECRET ? { keyId: io.env.MEDIA_SIGNING_KEY_ID, secret: io.env.MEDIA_SIGNING_SECRET } : undefined;
+      if (!s.url || (!s.apiKey && !signing)) {
         const missing = [!s.url && "service URL", !s.apiKey && "API key"].filter(Boolean).join(" and ");
         throw new NotConfigured(`no ${missing} configured: run \`media login\`, or set MEDIA_URL and MEDIA_API_KEY`);
       }
       client = new RestClient({
         url: s.url,
-        apiKey: s.apiKey,
+        apiKey: signing ? null : s.apiKey,
+        ...(signing ? { sign: (request: { method: string; url: string; body?: Uint8Array }) => signRequest(request, signing) } : {}),
         onRetry: ({ waitMs, reason }) => {
           if (waitMs >= 2000 && !globals.quiet) io.err(`note: ${reason}; retrying in ${(waitMs / 1000).toFixed(0)}s\n`);
         },

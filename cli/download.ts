@@ -2,6 +2,7 @@ import { existsSync, renameSync, rmSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { findTool } from "../tools/registry.ts";
 import { ApiError } from "./client.ts";
+import { isClosedPipe } from "./closed-pipe.ts";
 import { type Command, EXIT } from "./context.ts";
 import { UsageError } from "./flags.ts";
 import { humanBytes, renderJson } from "./output.ts";
@@ -62,6 +63,11 @@ export const downloadCommand: Command = {
       await sink.flush();
       if (!toStdout) await sink.end();
     } catch (err) {
+      if (toStdout && isClosedPipe(err)) {
+        // The reader has what it wanted (`| head -c 8`): stop fetching, and succeed.
+        await response.body.cancel().catch(() => {});
+        return EXIT.ok;
+      }
       if (!toStdout) rmSync(partial, { force: true });
       throw new StorageError(0, "network_error", `download interrupted after ${humanBytes(written)}: ${(err as Error).message}`);
     }

@@ -58,7 +58,9 @@ function flagText(f: FlagSpec): string {
 
 function usageLine(c: Command): string {
   const args = c.positionals.map((p) => (p.variadic ? `<${p.name}...>` : `<${p.name}>`));
-  const required = c.flags.filter((f) => f.required && !f.hidden).map((f) => `${flagOf(f)}${valueOf(f)}`);
+  // A field that may come as the argument (`media search <q>`) is not repeated as a required flag.
+  const asArgument = new Set(c.positionals.map((p) => p.name));
+  const required = c.flags.filter((f) => f.required && !f.hidden && !asArgument.has(f.name)).map((f) => `${flagOf(f)}${valueOf(f)}`);
   return ["media", ...c.path, ...args, ...required, "[flags]"].join(" ");
 }
 

@@ -3,7 +3,10 @@
  * `media`: the command-line client. Commands come from the service's tool registry
  * (cli/commands.ts); transfers, login and the MCP bridge are built in. See docs/cli.md.
  */
+import { exitQuietlyOnClosedPipe } from "./closed-pipe.ts";
 import { run } from "./run.ts";
+
+exitQuietlyOnClosedPipe();
 
 const code = await run(process.argv.slice(2), {
   env: process.env,

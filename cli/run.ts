@@ -1,6 +1,7 @@
 import type { AnyTool } from "../tools/define.ts";
 import { registry } from "../tools/registry.ts";
 import { ApiError } from "./client.ts";
+import { isClosedPipe } from "./closed-pipe.ts";
 import { allCommands, toolCommand } from "./commands.ts";
 import { type Command, createContext, EXIT, exitCodeOf, GLOBAL_FLAGS, type Globals, Interrupted, type Io, NotConfigured } from "./context.ts";
 import { type FlagSpec, flagOf, hint, kebab, parseArgs, UsageError } from "./flags.ts";
@@ -139,6 +140,7 @@ function help(io: Io, commands: Command[], words: string[]): number {
 
 /** Maps any failure to a message on stderr and an exit code (docs/cli.md). */
 function report(io: Io, err: unknown, where: string | undefined, json: boolean, commands: Command[]): number {
+  if (isClosedPipe(err)) return EXIT.ok;
   const emit = (code: string, message: string, extra: Record<string, unknown> = {}, lines: string[] = [], suffix = "") => {
     if (json) io.err(`${JSON.stringify({ error: { code, message, ...extra } })}\n`);
     else io.err(`error: ${message}${suffix}\n${lines.map((l) => `${l}\n`).join("")}`);
@@ -186,6 +188,7 @@ function report(io: Io, err: unknown, where: string | undefined, json: boolean, 
 function fieldLabel(path: string, command: Command | undefined): string {
   if (!path) return "input";
   const [head, ...tail] = path.split(".");
-  const label = command?.positionals.some((p) => p.name === head) ? `<${head}>` : `--${kebab(head!)}`;
+  // A path parameter is only an argument; a field that may also be the argument is named as its flag.
+  const label = command?.positionals.some((p) => p.name === head && p.required) ? `<${head}>` : `--${kebab(head!)}`;
   return tail.length ? `${label} (${tail.join(".")})` : label;
 }

@@ -2,6 +2,7 @@ import { readdirSync, statSync } from "node:fs";
 import { basename, join, relative, resolve, sep } from "node:path";
 import type { AnyTool } from "../tools/define.ts";
 import { findTool } from "../tools/registry.ts";
+import { resolveBucketId } from "./buckets.ts";
 import { ApiError, type RestClient } from "./client.ts";
 import { type Command, type Context, EXIT, exitCodeOf, Interrupted } from "./context.ts";
 import { type FlagSpec, UsageError } from "./flags.ts";
@@ -19,7 +20,6 @@ const MAX_PARTS = 10_000;
 
 export const UPLOAD_DEFAULTS = { threshold: 16 * MiB, partSize: 16 * MiB, concurrency: 4, retries: 5 };
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 function tool(name: string): AnyTool {
   const t = findTool(name);
@@ -118,19 +118,6 @@ export function partSizeFor(size: number, requested: number): number {
   return Math.min(MAX_PART, Math.max(requested, needed));
 }
 
-/** A bucket given by name is looked up; an id is used as is. */
-async function resolveBucketId(client: RestClient, value: string): Promise<string> {
-  if (UUID.test(value)) return value;
-  const list = tool("buckets_list");
-  for (let offset = 0; ; ) {
-    const page = await client.call<{ data: { id: string; name: string }[]; hasMore: boolean }>(list, { limit: 100, offset });
-    const hit = page.data.find((b) => b.name === value);
-    if (hit) return hit.id;
-    if (!page.hasMore || page.data.length === 0) break;
-    offset += page.data.length;
-  }
-  throw new ApiError(404, "not_found", `no bucket named '${value}' (give its name or id; see media buckets list)`);
-}
 
 // ---------------------------------------------------------------------------------------
 // The transfer

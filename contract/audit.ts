@@ -8,8 +8,11 @@ export const auditEntry = z
     id: id("Entry"),
     at: timestamp("When the call ended"),
     actor: z.object({
-      type: z.enum(["api_key", "user", "system"]).describe("api_key: a key's secret; user: a dashboard JWT; system: the service itself"),
+      type: z
+        .enum(["api_key", "user", "service_credential", "system"])
+        .describe("api_key: a key's secret; user: a dashboard JWT; service_credential: a signed request; system: the service itself"),
       apiKeyId: z.uuid().nullable(),
+      serviceCredentialId: z.uuid().nullable(),
       userId: z.uuid().nullable(),
     }),
     action: z.string().describe("The tool called (its MCP name and OpenAPI operationId), or what the service did (webhook_endpoint_disabled)"),
@@ -23,9 +26,11 @@ export const auditEntry = z
   .meta({ id: "AuditEntry" });
 export type AuditEntry = z.output<typeof auditEntry>;
 
-export const auditPage = z.object({
-  data: z.array(auditEntry),
-  hasMore: z.boolean().describe("True when another page follows"),
-  nextCursor: z.string().nullable().describe("Pass as cursor for the next page; null on the last"),
-});
+export const auditPage = z
+  .object({
+    data: z.array(auditEntry),
+    hasMore: z.boolean().describe("True when another page follows"),
+    nextCursor: z.string().nullable().describe("Pass as cursor for the next page; null on the last"),
+  })
+  .meta({ id: "AuditPage" });
 export type AuditPage = z.output<typeof auditPage>;

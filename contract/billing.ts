@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { bytes, id, timestamp } from "./common.ts";
+import { bytes, id, listOf, timestamp } from "./common.ts";
 
 /** Largest single capacity purchase (and auto-capacity increment), in GB (GiB). */
 export const MAX_CAPACITY_GB = 10_240;
@@ -76,6 +76,8 @@ export const invoice = z
   })
   .meta({ id: "Invoice" });
 export type Invoice = z.output<typeof invoice>;
+
+export const invoiceList = listOf(invoice);
 
 export const billingPortal = z
   .object({ url: z.string().describe("Portal session URL, short-lived"), customerId: z.string() })

@@ -24,18 +24,25 @@ export const pageInput = {
   offset: z.number().int().min(0).default(0).describe("Number of items to skip"),
 };
 
-export function listOf<T extends z.ZodType>(item: T) {
-  return z.object({
-    data: z.array(item),
-    total: z.number().int().describe("Items matching, across all pages"),
-    hasMore: z.boolean().describe("True when another page follows"),
-  });
+/**
+ * A page of `item`s. The list is named after its item (`Bucket` → `BucketList`), so clients
+ * generated from the OpenAPI document get a type for every list too.
+ */
+export function listOf<T extends z.ZodType>(item: T, name = `${z.globalRegistry.get(item)?.id ?? "Item"}List`) {
+  return z
+    .object({
+      data: z.array(item),
+      total: z.number().int().describe("Items matching, across all pages"),
+      hasMore: z.boolean().describe("True when another page follows"),
+    })
+    .meta({ id: name });
 }
 
 /** A page of a list: what `listOf(item)` describes. */
 export type Page<T> = z.output<ReturnType<typeof listOf<z.ZodType<T>>>>;
 
-export const deleted = (what: string) => z.object({ id: id(what), deleted: z.literal(true) });
-export type Deleted = z.output<ReturnType<typeof deleted>>;
+/** What deleting anything answers: one shape, so clients get one type for it. */
+export const deleted = z.object({ id: z.uuid().describe("Id of what was deleted (UUID)"), deleted: z.literal(true) }).meta({ id: "Deleted" });
+export type Deleted = z.output<typeof deleted>;
 
 export const bytes = (what: string) => z.number().int().describe(`${what}, bytes`);

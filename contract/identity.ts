@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { id, scope, timestamp } from "./common.ts";
+import { id, listOf, scope, timestamp } from "./common.ts";
 
 export const MEMBERSHIP_ROLES = ["owner", "member"] as const;
 export type MembershipRole = (typeof MEMBERSHIP_ROLES)[number];
@@ -19,6 +19,8 @@ const apiKeyFields = {
 export const apiKey = z.object(apiKeyFields).meta({ id: "ApiKey" });
 export type ApiKey = z.output<typeof apiKey>;
 
+export const apiKeyList = listOf(apiKey);
+
 /** What creating or rotating a key answers, the only time its secret is shown. */
 export const apiKeyWithSecret = z
   .object({
@@ -35,9 +37,10 @@ export const me = z
     organization: z.object({ id: id("Organization"), name: z.string() }),
     memberships: z.array(z.object({ organizationId: id("Organization"), organizationName: z.string(), role: z.enum(MEMBERSHIP_ROLES) })),
     credential: z.object({
-      type: z.enum(["api_key", "jwt"]),
+      type: z.enum(["api_key", "jwt", "service_credential"]).describe("service_credential: a signed request (HTTP Message Signatures)"),
       apiKeyId: id("API key").nullable(),
-      accessKeyId: z.string().nullable(),
+      serviceCredentialId: id("Service credential").nullable(),
+      accessKeyId: z.string().nullable().describe("The credential's public identifier: an API key's accessKeyId, a service credential's keyId"),
       scopes: z.array(scope).describe("Effective scopes (admin expanded)"),
       bucketId: id("Bucket").nullable(),
       expiresAt: timestamp("Expiry").nullable(),

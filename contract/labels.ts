@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { deleted, id, timestamp } from "./common.ts";
+import { deleted, id, listOf, timestamp } from "./common.ts";
 
 /** A tag or category as a media object carries it. */
 export const label = z.object({ id: id("Label"), name: z.string(), slug: z.string() }).meta({ id: "Label" });
@@ -15,6 +15,8 @@ export const tag = z
   })
   .meta({ id: "Tag" });
 export type Tag = z.output<typeof tag>;
+
+export const tagList = listOf(tag);
 
 const categoryBase = z.object({
   id: id("Category"),
@@ -38,17 +40,21 @@ export const categoryNode = categoryBase
   .meta({ id: "CategoryNode" });
 export type CategoryNode = z.output<typeof categoryNode>;
 
-export const tagDeleted = deleted("Tag").extend({ unassignedObjects: z.number().int().describe("Objects that carried the tag") });
+export const categoryNodeList = listOf(categoryNode);
+
+export const tagDeleted = deleted.extend({ unassignedObjects: z.number().int().describe("Objects that carried the tag") }).meta({ id: "TagDeleted" });
 export type TagDeleted = z.output<typeof tagDeleted>;
 
-export const categoryDeleted = deleted("Category").extend({
+export const categoryDeleted = deleted.extend({
   childrenMovedToRoot: z.number().int().describe("Direct children now at the root"),
   unassignedObjects: z.number().int().describe("Objects that were in the category"),
-});
+}).meta({ id: "CategoryDeleted" });
 export type CategoryDeleted = z.output<typeof categoryDeleted>;
 
-export const objectTags = z.object({ objectId: id("Media object"), tags: z.array(label).describe("The object's tags now, by slug") });
+export const objectTags = z.object({ objectId: id("Media object"), tags: z.array(label).describe("The object's tags now, by slug") }).meta({ id: "ObjectTags" });
 export type ObjectTags = z.output<typeof objectTags>;
 
-export const objectCategories = z.object({ objectId: id("Media object"), categories: z.array(label).describe("The object's categories now, by slug") });
+export const objectCategories = z
+  .object({ objectId: id("Media object"), categories: z.array(label).describe("The object's categories now, by slug") })
+  .meta({ id: "ObjectCategories" });
 export type ObjectCategories = z.output<typeof objectCategories>;

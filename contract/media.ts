@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { id, timestamp } from "./common.ts";
+import { id, listOf, timestamp } from "./common.ts";
 import { label } from "./labels.ts";
 
 export const MEDIA_KINDS = ["image", "video", "audio", "pdf", "3d", "other"] as const;
@@ -45,6 +45,8 @@ export const mediaObject = z
   })
   .meta({ id: "MediaObject" });
 export type MediaObject = z.output<typeof mediaObject>;
+
+export const mediaObjectList = listOf(mediaObject);
 
 /** A ready thumbnail, as `media_thumbnail` describes it beside its bytes. */
 export const thumbnail = z

@@ -56,8 +56,7 @@ export const reconcileReport = z
     }),
     notes: z.array(z.string()).describe("What was left alone, and why"),
   })
-  // No component name: a tool's output schema must stay an inline object (MCP outputSchema).
-  .describe("One organization's reconcile report");
+  .meta({ id: "ReconcileReport", description: "One organization's reconcile report" });
 
 export type ReconcileReport = z.output<typeof reconcileReport>;
 export type ReconcileFindings = z.output<typeof reconcileFindings>;

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { id, timestamp } from "./common.ts";
+import { id, listOf, timestamp } from "./common.ts";
 
 /** attached: the object was given when adding the item; generated: `sets_generate` renders it. */
 export const SET_ITEM_SOURCES = ["attached", "generated"] as const;
@@ -37,6 +37,8 @@ const setSummaryFields = {
 
 export const setSummary = z.object(setSummaryFields).meta({ id: "SetSummary" });
 export type SetSummary = z.output<typeof setSummary>;
+
+export const setSummaryList = listOf(setSummary);
 
 /** Named MediaSet, not Set, so that generated clients do not shadow their language's Set. */
 export const mediaSet = z.object({ ...setSummaryFields, items: z.array(setItem).describe("In the order they were added") }).meta({ id: "MediaSet" });

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { id, timestamp } from "./common.ts";
+import { id, listOf, timestamp } from "./common.ts";
 
 export const clip = z
   .object({
@@ -25,6 +25,8 @@ const storyboardSummaryFields = {
 
 export const storyboardSummary = z.object(storyboardSummaryFields).meta({ id: "StoryboardSummary" });
 export type StoryboardSummary = z.output<typeof storyboardSummary>;
+
+export const storyboardSummaryList = listOf(storyboardSummary);
 
 export const storyboard = z
   .object({ ...storyboardSummaryFields, clips: z.array(clip).describe("Ordered by position") })

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { id, timestamp } from "./common.ts";
+import { id, listOf, timestamp } from "./common.ts";
 import { mediaObject } from "./media.ts";
 
 /**
@@ -23,5 +23,7 @@ export const trashedObject = mediaObject
   .meta({ id: "TrashedObject" });
 export type TrashedObject = z.output<typeof trashedObject>;
 
-export const purged = z.object({ id: id("Media object"), purged: z.literal(true) });
+export const trashedObjectList = listOf(trashedObject);
+
+export const purged = z.object({ id: id("Media object"), purged: z.literal(true) }).meta({ id: "Purged" });
 export type Purged = z.output<typeof purged>;

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { bytes, id, timestamp } from "./common.ts";
+import { bytes, id, listOf, timestamp } from "./common.ts";
 
 /** Kinds of entries in the usage ledger. */
 export const USAGE_EVENT_TYPES = [
@@ -70,3 +70,5 @@ export const usageEvent = z
   })
   .meta({ id: "UsageEvent" });
 export type UsageEvent = z.output<typeof usageEvent>;
+
+export const usageEventList = listOf(usageEvent);

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { id, timestamp } from "./common.ts";
+import { id, listOf, timestamp } from "./common.ts";
 import { SUBSCRIBABLE_EVENT_TYPES } from "./events.ts";
 
 export const subscribableEventType = z.enum(SUBSCRIBABLE_EVENT_TYPES as [string, ...string[]]);
@@ -21,6 +21,8 @@ export const webhookEndpoint = z
   })
   .meta({ id: "WebhookEndpoint" });
 export type WebhookEndpoint = z.output<typeof webhookEndpoint>;
+
+export const webhookEndpointList = listOf(webhookEndpoint);
 
 export const webhookEndpointWithSecret = webhookEndpoint
   .extend({
@@ -57,3 +59,10 @@ export const webhookDelivery = z
   })
   .meta({ id: "WebhookDelivery" });
 export type WebhookDelivery = z.output<typeof webhookDelivery>;
+
+export const webhookDeliveryList = listOf(webhookDelivery);
+
+/** What sending a test event answers: where to follow its delivery. */
+export const webhookTestSent = z
+  .object({ endpointId: id("Webhook endpoint"), deliveryId: id("Delivery"), eventId: id("Event (the webhook-id header)") })
+  .meta({ id: "WebhookTestSent" });

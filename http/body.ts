@@ -5,9 +5,14 @@ import { AppError, errors } from "../domain/core/errors.ts";
  * it all. The content type is not insisted on: `curl -d` sends form encoding by default.
  */
 export async function readBody(request: Request, maxBytes: number): Promise<string> {
+  return Buffer.from(await readBodyBytes(request, maxBytes)).toString("utf8");
+}
+
+/** The body's bytes, with the same limit (a signed request's digest is over the exact bytes). */
+export async function readBodyBytes(request: Request, maxBytes: number): Promise<Uint8Array<ArrayBuffer>> {
   const declared = Number(request.headers.get("content-length") ?? "NaN");
   if (declared > maxBytes) throw tooLarge(maxBytes);
-  if (!request.body) return "";
+  if (!request.body) return new Uint8Array();
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -21,7 +26,7 @@ export async function readBody(request: Request, maxBytes: number): Promise<stri
     }
     chunks.push(value);
   }
-  return Buffer.concat(chunks).toString("utf8");
+  return Buffer.concat(chunks);
 }
 
 export async function readJsonObject(request: Request, maxBytes: number): Promise<Record<string, unknown>> {

@@ -4,11 +4,14 @@ import { AppError } from "../domain/core/errors.ts";
 import { mcpOverHttp } from "../mcp/http.ts";
 import { toAppError } from "../tools/failure.ts";
 import { registry } from "../tools/registry.ts";
+import type { ReplayStore } from "../domain/ports/replay.ts";
 import { authentication } from "./auth.ts";
+import { MemoryReplayStore } from "./guards/stores/memory.ts";
 import { docsPage, docsScript } from "../openapi/docs-page.ts";
 import { consoleRoutes } from "../console/serve.ts";
+import { allowedMethods } from "./allowed-methods.ts";
 import { errorResponse, json } from "./respond.ts";
-import { openApiDocument } from "../openapi/document.ts";
+import { openApiDocument, withServer } from "../openapi/document.ts";
 import { compose, type HttpContext, type Middleware, type RequestObserver, type RouteInfo } from "./pipeline.ts";
 import { signedRender } from "./render.ts";
 import { securityPolicy } from "./security-headers.ts";
@@ -31,6 +34,8 @@ export interface AppOptions {
   extraRoutes?: (app: Elysia) => void;
   /** Wraps the handling of every tool, /mcp and public route request (metrics, traces). */
   observe?: RequestObserver;
+  /** Accepted request signatures (shared through Redis when there is one); in memory otherwise. */
+  replay?: ReplayStore;
 }
 
 type Handler = (ctx: HttpContext) => Promise<Response>;
@@ -50,7 +55,7 @@ function pathOf(url: string): string {
  */
 export function createApp(opts: AppOptions) {
   const { deps } = opts;
-  const auth = authentication(deps);
+  const auth = authentication(deps, opts.replay ?? new MemoryReplayStore());
   const preAuth = opts.preAuthGuards ?? [];
   const toolSteps = [...preAuth, auth, ...(opts.guards ?? [])];
   const mcpSteps = [...preAuth, auth, ...(opts.mcpGuards ?? opts.guards ?? [])];
@@ -122,8 +127,13 @@ export function createApp(opts: AppOptions) {
     const route: RouteInfo = { kind: "public", tool: null, template };
     return ({ request, server }: { request: Request; server: Parameters<typeof address>[0] }) => serve(request, address(server, request), run, route);
   };
+  // Built once; its `servers` entry is PUBLIC_URL, else the origin this request came to, so
+  // the docs page's samples and generated clients point at this service either way.
   let openapi: Record<string, unknown> | undefined;
-  app.get("/api/openapi.json", publicRoute("GET /api/openapi.json", async () => json(200, (openapi ??= openApiDocument(registry, deps.config.publicUrl ?? undefined)))));
+  app.get(
+    "/api/openapi.json",
+    publicRoute("GET /api/openapi.json", async (ctx) => json(200, withServer((openapi ??= openApiDocument(registry)), deps.config.publicUrl ?? ctx.url.origin))),
+  );
   app.get("/api/docs", publicRoute("GET /api/docs", async () => docsPage()));
   app.get("/api/docs/scalar.js", publicRoute("GET /api/docs/scalar.js", async () => docsScript()));
   // The web console: `/` points there; every /console path but its assets is the one page.
@@ -144,9 +154,16 @@ export function createApp(opts: AppOptions) {
   app.get("/api/render/:id", publicRoute("GET /api/render/:id", signedRender(deps)));
   // Unknown /api paths are answered here rather than by onError, so they are counted and carry
   // the RateLimit fields like every other API answer. Router precedence keeps real routes first.
+  // A path that exists under other methods is 405 with the methods it takes.
+  const methodsOf = allowedMethods(() => app.routes);
   app.all(
     "/api/*",
     publicRoute("* /api/*", async (ctx) => {
+      const allow = methodsOf(ctx.url.pathname);
+      if (allow.length > 0) {
+        ctx.responseHeaders.set("allow", allow.join(", "));
+        throw new AppError("method_not_allowed", `${ctx.url.pathname} takes ${allow.join(", ")}, not ${ctx.request.method}`);
+      }
       throw new AppError("not_found", `No route for ${ctx.request.method} ${ctx.url.pathname}`);
     }),
     { parse: "none" },

@@ -5,9 +5,23 @@ import { docsCsp } from "../http/security-headers.ts";
 // The package exports no path to it, so it is found beside the package's entry point.
 const scalarBundle = join(dirname(Bun.resolveSync("@scalar/api-reference", import.meta.dir)), "browser", "standalone.js");
 
+// Configured for a self-hosted server: the features that need Scalar's hosted service (Ask AI,
+// Generate MCP, the developer toolbar's Configure, Share and Deploy, the button that opens the
+// hosted API client) are off, as is telemetry (requests are tried in the page's own client);
+// the server comes from the document's `servers` (this service), and samples default to curl.
+// withDefaultFonts: false keeps the page from reaching fonts.scalar.com.
 const inlineScript = `
-    // withDefaultFonts: false keeps the page from reaching fonts.scalar.com.
-    Scalar.createApiReference("#app", { url: "/api/openapi.json", withDefaultFonts: false, hideClientButton: false });
+    Scalar.createApiReference("#app", {
+      url: "/api/openapi.json",
+      withDefaultFonts: false,
+      showDeveloperTools: "never",
+      agent: { disabled: true },
+      mcp: { disabled: true },
+      telemetry: false,
+      hideClientButton: true,
+      defaultHttpClient: { targetKey: "shell", clientKey: "curl" },
+      authentication: { preferredSecurityScheme: "bearerAuth" },
+    });
   `;
 const inlineScriptHash = `sha256-${new Bun.CryptoHasher("sha256").update(inlineScript).digest("base64")}`;
 

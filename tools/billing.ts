@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { autoCapacity, billingPortal, capacityPurchase, invoice, MAX_CAPACITY_GB, subscription } from "../contract/billing.ts";
-import { listOf } from "../contract/common.ts";
+import { autoCapacity, billingPortal, capacityPurchase, invoiceList, MAX_CAPACITY_GB, subscription } from "../contract/billing.ts";
+
 import { addCapacity, downgrade, getSubscription, listInvoices, portalUrl, setAutoCapacity } from "../domain/billing/billing.ts";
 import { defineTool } from "./define.ts";
 
@@ -64,7 +64,7 @@ export const billingTools = [
     http: { method: "GET", path: "/billing/invoices" },
     annotations: { openWorldHint: true },
     input: z.object({ limit: z.number().int().min(1).max(100).default(20).describe("1..100, default 20") }),
-    output: listOf(invoice),
+    output: invoiceList,
     errors: ["not_configured", "unavailable"],
     handler: (input, { deps, caller }) => listInvoices(deps, caller, input),
   }),

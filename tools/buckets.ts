@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { createBucket, deleteBucket, getBucket, listBuckets } from "../domain/buckets/buckets.ts";
-import { bucket } from "../contract/buckets.ts";
-import { deleted, id, listOf, pageInput } from "../contract/common.ts";
+import { bucket, bucketList } from "../contract/buckets.ts";
+import { deleted, id, pageInput } from "../contract/common.ts";
 import { defineTool } from "./define.ts";
 
 export const bucketTools = [
@@ -13,7 +13,7 @@ export const bucketTools = [
     reach: "bucket",
     http: { method: "GET", path: "/buckets" },
     input: z.object({ ...pageInput }),
-    output: listOf(bucket),
+    output: bucketList,
     handler: (input, { deps, caller }) => listBuckets(deps, caller, input),
   }),
   defineTool({
@@ -52,7 +52,7 @@ export const bucketTools = [
     reach: "organization",
     http: { method: "DELETE", path: "/buckets/{id}" },
     input: z.object({ id: id("Bucket") }),
-    output: deleted("Bucket"),
+    output: deleted,
     errors: ["not_found", "conflict"],
     handler: (input, { deps, caller }) => deleteBucket(deps, caller, input.id),
   }),

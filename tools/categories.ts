@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { id, listOf } from "../contract/common.ts";
-import { category, categoryDeleted, categoryNode, objectCategories } from "../contract/labels.ts";
+import { id } from "../contract/common.ts";
+import { category, categoryDeleted, categoryNodeList, objectCategories } from "../contract/labels.ts";
 import { createCategory, deleteCategory, listCategoryTree, MAX_CATEGORIES_PER_OBJECT, MAX_CATEGORY_NAME, moveCategory } from "../domain/labels/categories.ts";
 import { categoryKind } from "../domain/labels/kinds.ts";
 import { defineTool } from "./define.ts";
@@ -18,7 +18,7 @@ export const categoryTools = [
     reach: "bucket",
     http: { method: "GET", path: "/categories" },
     input: z.object({}),
-    output: listOf(categoryNode),
+    output: categoryNodeList,
     handler: (_input, { deps, caller }) => listCategoryTree(deps, caller),
   }),
   defineTool({

@@ -53,7 +53,9 @@ export function failureStatus(err: unknown): number {
 export function toAppError(err: unknown, log: Logger, requestId: string): AppError {
   const mapped = classifyError(err);
   if (err instanceof AppError) {
-    if (err.status >= 500) log.error(err.message, { requestId, code: err.code, details: err.details });
+    // A feature left unconfigured is the operator's choice, answered as designed: not an error of ours.
+    if (err.code === "not_configured") log.info(err.message, { requestId, code: err.code });
+    else if (err.status >= 500) log.error(err.message, { requestId, code: err.code, details: err.details });
   } else if (mapped.code === "unavailable") {
     log.warn("backing service unavailable", { requestId, code: errorCode(err), error: String(err) });
   } else {

@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { createApiKey, DEFAULT_KEY_DAYS, deleteApiKey, listApiKeys, MAX_KEY_DAYS, rotateApiKey } from "../domain/access/api-keys.ts";
 import { me } from "../domain/access/identity.ts";
-import { deleted, id, listOf, pageInput, scope } from "../contract/common.ts";
-import { apiKey, apiKeyWithSecret, me as meOutput } from "../contract/identity.ts";
+import { deleted, id, pageInput, scope } from "../contract/common.ts";
+import { apiKeyList, apiKeyWithSecret, me as meOutput } from "../contract/identity.ts";
 import { defineTool } from "./define.ts";
 
 export const identityTools = [
@@ -26,7 +26,7 @@ export const identityTools = [
     reach: "bucket",
     http: { method: "GET", path: "/api-keys" },
     input: z.object({ ...pageInput }),
-    output: listOf(apiKey),
+    output: apiKeyList,
     handler: (input, { deps, caller }) => listApiKeys(deps, caller, input),
   }),
   defineTool({
@@ -56,7 +56,7 @@ export const identityTools = [
     reach: "bucket",
     http: { method: "DELETE", path: "/api-keys/{id}" },
     input: z.object({ id: id("API key") }),
-    output: deleted("API key"),
+    output: deleted,
     errors: ["not_found"],
     handler: (input, { deps, caller }) => deleteApiKey(deps, caller, input.id),
   }),

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { deleteMedia, listMedia, loadMediaView, MEDIA_SORTS, streamUrl, updateMetadata } from "../domain/media/media.ts";
-import { deleted, id, listOf, pageInput } from "../contract/common.ts";
-import { MEDIA_KINDS, mediaObject } from "../contract/media.ts";
+import { deleted, id, pageInput } from "../contract/common.ts";
+import { MEDIA_KINDS, mediaObject, mediaObjectList } from "../contract/media.ts";
 import { presignedDownload } from "../contract/presign.ts";
 import { factFilters } from "../contract/facts.ts";
 import { defineTool } from "./define.ts";
@@ -32,7 +32,7 @@ export const mediaTools = [
       ...factFilters,
       ...pageInput,
     }),
-    output: listOf(mediaObject),
+    output: mediaObjectList,
     errors: ["not_found"],
     handler: (input, { deps, caller }) => listMedia(deps, caller, input),
   }),
@@ -56,7 +56,7 @@ export const mediaTools = [
     reach: "bucket",
     http: { method: "DELETE", path: "/media/{id}" },
     input: z.object({ id: id("Media object") }),
-    output: deleted("Media object"),
+    output: deleted,
     errors: ["not_found"],
     handler: (input, { deps, caller }) => deleteMedia(deps, caller, input.id),
   }),

@@ -10,6 +10,7 @@ import { presignTools } from "./presign.ts";
 import { reconcileTools } from "./reconcile.ts";
 import { renderTools } from "./render.ts";
 import { searchTools } from "./search.ts";
+import { serviceCredentialTools } from "./service-credentials.ts";
 import { setTools } from "./sets.ts";
 import { storyboardTools } from "./storyboards.ts";
 import { tagTools } from "./tags.ts";
@@ -24,6 +25,7 @@ import { trashTools } from "./trash.ts";
  */
 export const registry: readonly AnyTool[] = [
   ...identityTools,
+  ...serviceCredentialTools,
   ...bucketTools,
   ...mediaTools,
   ...trashTools,

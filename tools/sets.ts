@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { deleted, id, listOf, pageInput } from "../contract/common.ts";
-import { mediaSet, setGeneration, setItem, setSummary } from "../contract/sets.ts";
+import { deleted, id, pageInput } from "../contract/common.ts";
+import { mediaSet, setGeneration, setItem, setSummaryList } from "../contract/sets.ts";
 import {
   ASPECT_RATIO,
   addSetItem,
@@ -26,7 +26,7 @@ export const setTools = [
     reach: "bucket",
     http: { method: "GET", path: "/sets" },
     input: z.object({ ...pageInput }),
-    output: listOf(setSummary),
+    output: setSummaryList,
     handler: (input, { deps, caller }) => listSets(deps, caller, input),
   }),
   defineTool({
@@ -65,7 +65,7 @@ export const setTools = [
     reach: "bucket",
     http: { method: "DELETE", path: "/sets/{id}" },
     input: z.object({ id: id("Set") }),
-    output: deleted("Set"),
+    output: deleted,
     errors: ["not_found"],
     handler: (input, { deps, caller }) => deleteSet(deps, caller, input.id),
   }),
@@ -99,7 +99,7 @@ export const setTools = [
     reach: "bucket",
     http: { method: "DELETE", path: "/sets/{id}/items/{itemId}" },
     input: z.object({ id: id("Set"), itemId: id("Set item") }),
-    output: deleted("Set item"),
+    output: deleted,
     errors: ["not_found"],
     handler: (input, { deps, caller }) => removeSetItem(deps, caller, input.id, input.itemId),
   }),

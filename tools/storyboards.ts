@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { deleted, id, listOf, pageInput } from "../contract/common.ts";
-import { clip, storyboard, storyboardSummary } from "../contract/storyboards.ts";
+import { deleted, id, pageInput } from "../contract/common.ts";
+import { clip, storyboard, storyboardSummaryList } from "../contract/storyboards.ts";
 import {
   addClip,
   createStoryboard,
@@ -26,7 +26,7 @@ export const storyboardTools = [
     reach: "bucket",
     http: { method: "GET", path: "/storyboards" },
     input: z.object({ ...pageInput }),
-    output: listOf(storyboardSummary),
+    output: storyboardSummaryList,
     handler: (input, { deps, caller }) => listStoryboards(deps, caller, input),
   }),
   defineTool({
@@ -66,7 +66,7 @@ export const storyboardTools = [
     reach: "bucket",
     http: { method: "DELETE", path: "/storyboards/{id}" },
     input: z.object({ id: id("Storyboard") }),
-    output: deleted("Storyboard"),
+    output: deleted,
     errors: ["not_found"],
     handler: (input, { deps, caller }) => deleteStoryboard(deps, caller, input.id),
   }),
@@ -132,7 +132,7 @@ export const storyboardTools = [
     reach: "bucket",
     http: { method: "DELETE", path: "/storyboards/{id}/clips/{clipId}" },
     input: z.object({ id: id("Storyboard"), clipId: id("Clip") }),
-    output: deleted("Clip"),
+    output: deleted,
     errors: ["not_found"],
     handler: (input, { deps, caller }) => removeClip(deps, caller, input.id, input.clipId),
   }),

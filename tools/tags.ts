@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { listOf, pageInput } from "../contract/common.ts";
-import { objectTags, tag, tagDeleted } from "../contract/labels.ts";
+import { pageInput } from "../contract/common.ts";
+import { objectTags, tag, tagDeleted, tagList } from "../contract/labels.ts";
 import { tagKind } from "../domain/labels/kinds.ts";
 import { deleteLabel } from "../domain/labels/labels.ts";
 import { createTag, listTags, MAX_TAG_NAME, MAX_TAGS_PER_OBJECT } from "../domain/labels/tags.ts";
@@ -22,7 +22,7 @@ export const tagTools = [
       search: z.string().max(MAX_TAG_NAME).optional().describe("Part of a tag name or slug"),
       ...pageInput,
     }),
-    output: listOf(tag),
+    output: tagList,
     handler: (input, { deps, caller }) => listTags(deps, caller, input),
   }),
   defineTool({

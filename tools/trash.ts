@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { id, listOf, pageInput } from "../contract/common.ts";
+import { id, pageInput } from "../contract/common.ts";
 import { mediaObject } from "../contract/media.ts";
-import { purged, trashedObject } from "../contract/trash.ts";
+import { purged, trashedObjectList } from "../contract/trash.ts";
 import { listTrash, purgeTrashed, restoreObject } from "../domain/media/trash.ts";
 import { defineTool } from "./define.ts";
 
@@ -18,7 +18,7 @@ export const trashTools = [
     reach: "bucket",
     http: { method: "GET", path: "/trash" },
     input: z.object({ bucketId: id("Bucket").optional(), ...pageInput }),
-    output: listOf(trashedObject),
+    output: trashedObjectList,
     errors: ["not_found"],
     handler: (input, { deps, caller }) => listTrash(deps, caller, input),
   }),

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { listOf, pageInput } from "../contract/common.ts";
-import { USAGE_EVENT_TYPES, usageEvent, usageHistory, usageSummary } from "../contract/usage.ts";
+import { pageInput } from "../contract/common.ts";
+import { USAGE_EVENT_TYPES, usageEventList, usageHistory, usageSummary } from "../contract/usage.ts";
 import { listUsageEvents } from "../domain/usage/events.ts";
 import { getUsage, usageHistory as usageHistoryOf } from "../domain/usage/report.ts";
 import { defineTool } from "./define.ts";
@@ -49,7 +49,7 @@ export const usageTools = [
     reach: "bucket",
     http: { method: "GET", path: "/usage/events" },
     input: z.object({ days, type: z.enum(USAGE_EVENT_TYPES).optional().describe("Only events of this type"), ...pageInput }),
-    output: listOf(usageEvent),
+    output: usageEventList,
     handler: (input, { deps, caller }) => listUsageEvents(deps, caller, input),
   }),
 ];

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { DELIVERY_STATES, subscribableEventType, webhookDelivery, webhookEndpoint, webhookEndpointWithSecret } from "../contract/webhooks.ts";
+import { DELIVERY_STATES, subscribableEventType, webhookDelivery, webhookDeliveryList, webhookEndpoint, webhookEndpointList, webhookEndpointWithSecret, webhookTestSent } from "../contract/webhooks.ts";
 import type { WebhookConfig } from "../domain/core/config.ts";
 import { errors } from "../domain/core/errors.ts";
 import {
@@ -16,7 +16,7 @@ import {
 } from "../domain/events/endpoints.ts";
 import { checkOutboundUrl, OutboundRefused } from "../net/outbound.ts";
 import { defineTool } from "./define.ts";
-import { deleted, id, listOf, pageInput } from "../contract/common.ts";
+import { deleted, id, pageInput } from "../contract/common.ts";
 
 /**
  * Webhook endpoints: where the organization's events are sent (docs/events.md). Admin scope,
@@ -63,7 +63,7 @@ export const webhookTools = [
     reach: "organization",
     http: { method: "GET", path: "/webhooks" },
     input: z.object({ ...pageInput }),
-    output: listOf(webhookEndpoint),
+    output: webhookEndpointList,
     handler: (input, { deps, caller }) => listEndpoints(deps, caller, input),
   }),
   defineTool({
@@ -125,7 +125,7 @@ export const webhookTools = [
     reach: "organization",
     http: { method: "DELETE", path: "/webhooks/{id}" },
     input: z.object({ id: endpointId }),
-    output: deleted("Webhook endpoint"),
+    output: deleted,
     errors: ["not_found"],
     handler: (input, { deps, caller }) => deleteEndpoint(deps, caller, input.id),
   }),
@@ -151,7 +151,7 @@ export const webhookTools = [
     reach: "organization",
     http: { method: "POST", path: "/webhooks/{id}/test", status: 202 },
     input: z.object({ id: endpointId }),
-    output: z.object({ endpointId, deliveryId: id("Delivery"), eventId: id("Event (the webhook-id header)") }),
+    output: webhookTestSent,
     errors: ["not_found", "conflict"],
     handler: (input, { deps, caller }) => sendTestEvent(deps, caller, input.id),
   }),
@@ -163,7 +163,7 @@ export const webhookTools = [
     reach: "organization",
     http: { method: "GET", path: "/webhooks/{id}/deliveries" },
     input: z.object({ id: endpointId, status: z.enum(DELIVERY_STATES).optional().describe("Only deliveries in this state"), ...pageInput }),
-    output: listOf(webhookDelivery),
+    output: webhookDeliveryList,
     errors: ["not_found"],
     handler: ({ id: endpoint, ...q }, { deps, caller }) => listDeliveries(deps, caller, endpoint, q),
   }),

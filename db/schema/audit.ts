@@ -13,9 +13,10 @@ export const auditLog = pgTable(
     id: uuidKey(),
     orgId: organizationRef(),
     at: timestamp("at", { withTimezone: true }).notNull().defaultNow(),
-    /** "api_key", "user" (a dashboard JWT) or "system" (the service itself, e.g. disabling a failing webhook endpoint). */
-    actorType: text("actor_type", { enum: ["api_key", "user", "system"] }).notNull(),
+    /** "api_key", "user" (a dashboard JWT), "service_credential" (a signed request) or "system" (the service itself, e.g. disabling a failing webhook endpoint). */
+    actorType: text("actor_type", { enum: ["api_key", "user", "service_credential", "system"] }).notNull(),
     apiKeyId: uuid("api_key_id"),
+    serviceCredentialId: uuid("service_credential_id"),
     userId: uuid("user_id"),
     /** The tool's name, or for the system the action ("webhook_endpoint_disabled"). */
     action: text("action").notNull(),

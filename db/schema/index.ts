@@ -12,6 +12,7 @@ export * from "./storyboards.ts";
 export * from "./search.ts";
 export * from "./billing.ts";
 export * from "./derivatives.ts";
+export * from "./service-credentials.ts";
 export * from "./facts.ts";
 export * from "./webhooks.ts";
 export * from "./audit.ts";

@@ -15,7 +15,9 @@ export interface Caller {
   scopes: ReadonlySet<Scope>;
   /** A key restricted to one bucket sees and acts only on that bucket. */
   bucketId: string | null;
-  /** Stable identity for rate limits and idempotency: "key:<id>" or "user:<id>". */
+  /** Set when the request was signed with a service credential (docs/signed-requests.md). */
+  serviceCredentialId?: string | null;
+  /** Stable identity for rate limits and idempotency: "key:<id>", "user:<id>" or "svc:<id>". */
   principal: string;
 }
 

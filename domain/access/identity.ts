@@ -1,6 +1,6 @@
 import { count, eq, sql } from "drizzle-orm";
 import type { Me } from "../../contract/identity.ts";
-import { apiKeys, memberships, organizations, users } from "../../db/schema/index.ts";
+import { apiKeys, memberships, organizations, serviceCredentials, users } from "../../db/schema/index.ts";
 import { type Caller, effectiveScopes } from "./caller.ts";
 import type { Deps } from "../core/deps.ts";
 import { createOrganization } from "./organizations.ts";
@@ -8,7 +8,7 @@ import { errors } from "../core/errors.ts";
 import { hashSecret, newAccessKeyId, newSecret } from "./secrets.ts";
 
 export async function me(deps: Deps, caller: Caller): Promise<Me> {
-  const [[user], [org], orgs, [key]] = await Promise.all([
+  const [[user], [org], orgs, [key], [service]] = await Promise.all([
     deps.db.select().from(users).where(eq(users.id, caller.userId)),
     deps.db.select().from(organizations).where(eq(organizations.id, caller.orgId)),
     deps.db
@@ -20,6 +20,9 @@ export async function me(deps: Deps, caller: Caller): Promise<Me> {
     caller.apiKeyId
       ? deps.db.select().from(apiKeys).where(eq(apiKeys.id, caller.apiKeyId))
       : Promise.resolve([] as (typeof apiKeys.$inferSelect)[]),
+    caller.serviceCredentialId
+      ? deps.db.select().from(serviceCredentials).where(eq(serviceCredentials.id, caller.serviceCredentialId))
+      : Promise.resolve([] as (typeof serviceCredentials.$inferSelect)[]),
   ]);
   if (!user || !org) throw errors.unauthorized("The credential's user or organization no longer exists");
   return {
@@ -27,12 +30,13 @@ export async function me(deps: Deps, caller: Caller): Promise<Me> {
     organization: { id: org.id, name: org.name },
     memberships: orgs,
     credential: {
-      type: caller.apiKeyId ? "api_key" : "jwt",
+      type: caller.apiKeyId ? "api_key" : caller.serviceCredentialId ? "service_credential" : "jwt",
       apiKeyId: caller.apiKeyId,
-      accessKeyId: key?.accessKeyId ?? null,
+      serviceCredentialId: caller.serviceCredentialId ?? null,
+      accessKeyId: key?.accessKeyId ?? service?.keyId ?? null,
       scopes: [...effectiveScopes(caller.scopes)],
       bucketId: caller.bucketId,
-      expiresAt: key?.expiresAt.toISOString() ?? null,
+      expiresAt: (key ?? service)?.expiresAt.toISOString() ?? null,
     },
   };
 }

@@ -12,7 +12,11 @@ import { errors } from "../core/errors.ts";
  * and by the service for what it does by itself. Only ids are kept of what a call carried.
  */
 
-export type AuditActor = { type: "api_key"; apiKeyId: string; userId: string } | { type: "user"; userId: string } | { type: "system" };
+export type AuditActor =
+  | { type: "api_key"; apiKeyId: string; userId: string }
+  | { type: "service_credential"; serviceCredentialId: string; userId: string }
+  | { type: "user"; userId: string }
+  | { type: "system" };
 
 export interface NewAuditEntry {
   orgId: string;
@@ -26,8 +30,10 @@ export interface NewAuditEntry {
   at?: Date;
 }
 
-export function actorOf(caller: Pick<Caller, "apiKeyId" | "userId">): AuditActor {
-  return caller.apiKeyId ? { type: "api_key", apiKeyId: caller.apiKeyId, userId: caller.userId } : { type: "user", userId: caller.userId };
+export function actorOf(caller: Pick<Caller, "apiKeyId" | "serviceCredentialId" | "userId">): AuditActor {
+  if (caller.apiKeyId) return { type: "api_key", apiKeyId: caller.apiKeyId, userId: caller.userId };
+  if (caller.serviceCredentialId) return { type: "service_credential", serviceCredentialId: caller.serviceCredentialId, userId: caller.userId };
+  return { type: "user", userId: caller.userId };
 }
 
 export async function recordAudit(db: Db, e: NewAuditEntry): Promise<void> {
@@ -37,6 +43,7 @@ export async function recordAudit(db: Db, e: NewAuditEntry): Promise<void> {
     at: e.at ?? new Date(),
     actorType: e.actor.type,
     apiKeyId: e.actor.type === "api_key" ? e.actor.apiKeyId : null,
+    serviceCredentialId: e.actor.type === "service_credential" ? e.actor.serviceCredentialId : null,
     userId: e.actor.type === "system" ? null : e.actor.userId,
     action: e.action,
     targets: e.targets,
@@ -54,7 +61,7 @@ type Row = typeof auditLog.$inferSelect;
 const view = (r: Row): AuditEntry => ({
   id: r.id,
   at: r.at.toISOString(),
-  actor: { type: r.actorType, apiKeyId: r.apiKeyId, userId: r.userId },
+  actor: { type: r.actorType, apiKeyId: r.apiKeyId, serviceCredentialId: r.serviceCredentialId, userId: r.userId },
   action: r.action,
   targets: r.targets,
   status: r.status,

@@ -128,6 +128,54 @@ test("tools of every area are commands without CLI changes: tags, categories, se
   expect(invoices.stderr).toContain("(not_configured, HTTP 501");
 });
 
+describe("edges", () => {
+  test("a tool's one required field may be the argument: media search sunset, media buckets create photos", async () => {
+    const bucket = await cliJson(["buckets", "create", "positional-args"], base);
+    expect(bucket.name).toBe("positional-args");
+    const png = join(tempConfigHome(), "sunset-harbour.png");
+    writeFileSync(png, Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 5, 6, 7, 8]));
+    const [uploaded] = await cliJson(["upload", png, "--bucket", bucket.id], base);
+    const found = await cliJson(["search", "sunset-harbour"], base);
+    expect(found.media.map((m: { id: string }) => m.id)).toContain(uploaded.id);
+    const twice = await runCli(["search", "a", "--q", "b"], base);
+    expect(twice.code).toBe(2);
+    expect(twice.stderr).toContain("give q once");
+    const surplus = await runCli(["search", "a", "b"], base);
+    expect(surplus.code).toBe(2);
+    // The help shows the argument, not a required flag.
+    expect((await runCli(["search", "--help"], base)).stdout).toContain("media search <q> [flags]");
+  });
+
+  test("a bucket by name or id wherever one is taken: --bucket-id, --bucket, and buckets get/delete", async () => {
+    const bucket = await cliJson(["buckets", "create", "--name", "by-name"], base);
+    const png = join(tempConfigHome(), "named.png");
+    writeFileSync(png, Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 9, 9]));
+    await cliJson(["upload", png, "--bucket", "by-name"], base);
+    for (const flags of [["--bucket-id", "by-name"], ["--bucket", "by-name"], ["--bucket-id", bucket.id]]) {
+      const listed = await cliJson(["media", "list", ...flags], base);
+      expect({ flags, keys: listed.data.map((o: { key: string }) => o.key) }).toEqual({ flags, keys: ["named.png"] });
+    }
+    expect((await cliJson(["buckets", "get", "by-name"], base)).id).toBe(bucket.id);
+    const unknown = await runCli(["media", "list", "--bucket-id", "no-such-bucket"], base);
+    expect(unknown.code).toBe(4);
+    expect(unknown.stderr).toContain("no bucket named 'no-such-bucket'");
+    const empty = await cliJson(["buckets", "create", "--name", "to-delete"], base);
+    expect((await cliJson(["buckets", "delete", "to-delete"], base)).id).toBe(empty.id);
+  });
+
+  test("a closed pipe ends the command quietly with status 0: media download ID -o - | head -c 8", async () => {
+    const bucket = await cliJson(["buckets", "create", "--name", "piped"], base);
+    const big = join(tempConfigHome(), "big.bin");
+    writeFileSync(big, new Uint8Array(4 * 1024 * 1024).fill(0x41));
+    const [uploaded] = await cliJson(["upload", big, "--bucket", bucket.id], base);
+    const env = cliEnv({ url: server.url, key: org.adminKey.secret });
+    const proc = Bun.spawn(["bash", "-c", `"${process.execPath}" "${CLI}" download ${uploaded.id} -o - | head -c 8; echo " status=\${PIPESTATUS[0]}"`], { env, stdout: "pipe", stderr: "pipe" });
+    const [stdout, stderr] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
+    expect(stdout).toBe("AAAAAAAA status=0\n");
+    expect(stderr).toBe("");
+  });
+});
+
 test("the single binary from `bun build --compile` runs the same commands", async () => {
   const out = join(tempConfigHome(), "media");
   // Asynchronous spawns only: the server under test runs in this process's event loop.

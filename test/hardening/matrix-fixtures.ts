@@ -49,6 +49,9 @@ export interface Fixture {
   readKeyId: string;
   mainKeyId: string;
   otherKeyId: string;
+  /** An unrestricted service credential, and one restricted to the other bucket. */
+  serviceCredentialId: string;
+  otherServiceCredentialId: string;
   /** A webhook endpoint (subscribed to bucket.deleted only, so the matrices' calls send it nothing) and its one delivery, done. */
   webhookId: string;
   deliveryId: string;
@@ -115,6 +118,8 @@ export async function buildFixture(org: TestOrg): Promise<Fixture> {
   const other = await seedBucket(org, marker, "other", [tag.id, tag2.id], [category.id]);
   const empty = await ok(api.post("/api/buckets", { name: `${marker}-empty` }), "bucket");
   const key = async (body: Record<string, unknown>) => (await ok(api.post("/api/api-keys", { name: `${marker} key`, ...body }), "key")).id as string;
+  const credential = async (body: Record<string, unknown>) =>
+    (await ok(api.post("/api/service-credentials", { name: `${marker} service`, ...body }), "service credential")).id as string;
   const fixture: Fixture = {
     org,
     marker,
@@ -128,6 +133,8 @@ export async function buildFixture(org: TestOrg): Promise<Fixture> {
     readKeyId: await key({ scopes: ["read"] }),
     mainKeyId: await key({ scopes: ["read"], bucketId: main.bucketId }),
     otherKeyId: await key({ scopes: ["read"], bucketId: other.bucketId }),
+    serviceCredentialId: await credential({ scopes: ["read"] }),
+    otherServiceCredentialId: await credential({ scopes: ["read"], bucketId: other.bucketId }),
     webhookId: "",
     deliveryId: "",
   };
@@ -167,6 +174,8 @@ export function secretsOf(f: Fixture): string[] {
     f.readKeyId,
     f.mainKeyId,
     f.otherKeyId,
+    f.serviceCredentialId,
+    f.otherServiceCredentialId,
     f.webhookId,
     f.deliveryId,
   ];

@@ -67,6 +67,19 @@ const table: Record<string, Entry> = {
   },
   api_keys_delete: { audit: "calls", scope: "admin", input: (f) => ({ id: f.readKeyId }), restricted: [refused((f) => ({ id: f.otherKeyId })), refused((f) => ({ id: f.readKeyId }))] },
   api_keys_rotate: { audit: "calls", scope: "admin", input: (f) => ({ id: f.readKeyId }), restricted: [refused((f) => ({ id: f.otherKeyId })), refused((f) => ({ id: f.readKeyId }))] },
+  service_credentials_list: { audit: "refusals", scope: "admin", input: none, restricted: [allowed(none)] },
+  service_credentials_create: {
+    audit: "calls",
+    scope: "admin",
+    input: () => ({ name: unique("service") }),
+    restricted: [refused((f) => ({ name: "x", bucketId: f.other.bucketId })), refused(() => ({ name: "unrestricted" })), allowed((f) => ({ name: unique("service"), bucketId: f.main.bucketId }))],
+  },
+  service_credentials_delete: {
+    audit: "calls",
+    scope: "admin",
+    input: (f) => ({ id: f.serviceCredentialId }),
+    restricted: [refused((f) => ({ id: f.otherServiceCredentialId })), refused((f) => ({ id: f.serviceCredentialId }))],
+  },
 
   buckets_list: { audit: "refusals", scope: "read", input: none, restricted: [allowed(none)] },
   buckets_create: { audit: "calls", scope: "write", reach: "organization", input: () => ({ name: unique("bucket") }), restricted: [refused(() => ({ name: unique("bucket") }))] },
@@ -259,7 +272,7 @@ function multipart(b: BucketData, extra: Input = {}): Input {
 /** The conventions' rule: GET read, POST/PUT write, DELETE delete; keys and billing admin; /me any. */
 function scopeByRule(tool: AnyTool): Scope | "any" {
   if (tool.http.path === "/me") return "any";
-  if (["/api-keys", "/billing", "/webhooks", "/audit"].some((p) => tool.http.path.startsWith(p))) return "admin";
+  if (["/api-keys", "/service-credentials", "/billing", "/webhooks", "/audit"].some((p) => tool.http.path.startsWith(p))) return "admin";
   return tool.http.method === "GET" ? "read" : tool.http.method === "DELETE" ? "delete" : "write";
 }
 const RULE_EXCEPTIONS: Record<string, string> = {
@@ -292,7 +305,12 @@ const expectedFor = (scopes: Scope[], bucketId: string | null = null) =>
 
 /** Every id of the fixture's data. */
 const knownIds = () =>
-  new Set([...idsOf(S.main), ...idsOf(S.other), S.emptyBucketId, S.tagId, S.tag2Id, S.categoryId, S.childCategoryId, S.readKeyId, S.mainKeyId, S.otherKeyId, S.webhookId, S.deliveryId]);
+  new Set([
+    ...idsOf(S.main),
+    ...idsOf(S.other),
+    ...[S.emptyBucketId, S.tagId, S.tag2Id, S.categoryId, S.childCategoryId, S.readKeyId, S.mainKeyId, S.otherKeyId, S.webhookId, S.deliveryId],
+    ...[S.serviceCredentialId, S.otherServiceCredentialId],
+  ]);
 
 function idsOf(b: BucketData): string[] {
   return [b.bucketId, b.objectId, b.object2Id, b.setId, b.generatedItemId, b.attachedItemId, b.storyboardId, ...b.clipIds, b.uploadId, b.trashedId];
@@ -442,7 +460,7 @@ describe("scope matrix", () => {
 
 describe("bucket-restricted key", () => {
   // What a key restricted to the main bucket must never see.
-  const hidden = () => [...idsOf(S.other), S.emptyBucketId, S.otherKeyId, S.readKeyId, S.org.adminKey.id, `${S.marker}-other`, S.webhookId];
+  const hidden = () => [...idsOf(S.other), S.emptyBucketId, S.otherKeyId, S.readKeyId, S.org.adminKey.id, S.serviceCredentialId, S.otherServiceCredentialId, `${S.marker}-other`, S.webhookId];
 
   for (const tool of registry) {
     test(`${tool.name}: only the key's bucket`, async () => {

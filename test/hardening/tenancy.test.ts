@@ -28,6 +28,9 @@ const table: Record<string, Case[]> = {
   api_keys_create: [foreign((a) => ({ name: "x", bucketId: a.main.bucketId })), own(() => ({ name: unique("key") }))],
   api_keys_delete: [foreign((a) => ({ id: a.readKeyId })), foreign((a) => ({ id: a.org.adminKey.id }))],
   api_keys_rotate: [foreign((a) => ({ id: a.readKeyId })), foreign((a) => ({ id: a.mainKeyId }))],
+  service_credentials_list: [own(() => ({}))],
+  service_credentials_create: [foreign((a) => ({ name: "x", bucketId: a.main.bucketId })), own(() => ({ name: unique("service") }))],
+  service_credentials_delete: [foreign((a) => ({ id: a.serviceCredentialId })), foreign((a) => ({ id: a.otherServiceCredentialId }))],
 
   buckets_list: [own(() => ({}))],
   buckets_create: [own(() => ({ name: unique("bucket") }))],

@@ -29,7 +29,7 @@ describe("audit log", () => {
     const [entry] = (await audit("?action=buckets_create")).data;
     expect(entry).toMatchObject({
       action: "buckets_create",
-      actor: { type: "api_key", apiKeyId: org.adminKey.id, userId: org.userId },
+      actor: { type: "api_key", apiKeyId: org.adminKey.id, serviceCredentialId: null, userId: org.userId },
       targets: { id: bucket.body.id },
       status: 201,
       outcome: "succeeded",
@@ -54,7 +54,7 @@ describe("audit log", () => {
     expect(recent[1].targets).toEqual({ id: bucket.body.id });
     // A dashboard user is recorded as the user.
     await org.owner.post("/api/tags", { name: "by the owner" });
-    expect((await audit("?action=tags_create")).data[0].actor).toEqual({ type: "user", apiKeyId: null, userId: org.userId });
+    expect((await audit("?action=tags_create")).data[0].actor).toEqual({ type: "user", apiKeyId: null, serviceCredentialId: null, userId: org.userId });
   });
 
   test("MCP calls are audited like REST calls, with the caller's address", async () => {

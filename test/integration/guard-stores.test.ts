@@ -33,6 +33,18 @@ const H = 3_600_000;
 
 for (const [name, open] of adapters) {
   describe(`${name} stores`, () => {
+    test("a signature is accepted once, by every instance sharing the store", async () => {
+      const stores = await open();
+      const now = Date.now();
+      expect(await stores.replay.firstUse("sig-a", now, 60_000)).toBe(true);
+      expect(await stores.replay.firstUse("sig-a", now + 1000, 60_000)).toBe(false);
+      expect(await stores.replay.firstUse("sig-b", now + 1000, 60_000)).toBe(true);
+      // Forgotten once its time is up (short here; the service keeps signatures ten minutes).
+      expect(await stores.replay.firstUse("sig-c", now, 50)).toBe(true);
+      await Bun.sleep(120);
+      expect(await stores.replay.firstUse("sig-c", Date.now(), 50)).toBe(true);
+    });
+
     test("rate limit decisions match gcra() step for step, over a random schedule", async () => {
       const stores = await open();
       for (const limit of [1, 3, 7, 300]) {

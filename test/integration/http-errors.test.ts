@@ -23,6 +23,20 @@ describe("error envelope", () => {
     expectEnvelope(await org.admin.get("/api/nothing-here"), 404, "not_found");
     expectEnvelope(await server.api.get("/elsewhere"), 404, "not_found");
   });
+  test("a path that exists under other methods is 405 with Allow, not 404", async () => {
+    const bucket = await org.admin.post("/api/buckets", { name: "methods" });
+    const patch = await org.admin.call("PATCH", `/api/buckets/${bucket.body.id}`, {});
+    expectEnvelope(patch, 405, "method_not_allowed");
+    expect(patch.headers.get("allow")).toBe("DELETE, GET, HEAD");
+    const list = await org.admin.call("PATCH", "/api/buckets", {});
+    expectEnvelope(list, 405, "method_not_allowed");
+    expect(list.headers.get("allow")).toBe("GET, HEAD, POST");
+    // Routes that are not tools count too: the webhook, the document.
+    expect((await server.api.get("/api/payments/webhook")).headers.get("allow")).toBe("POST");
+    expect((await server.api.post("/api/openapi.json")).headers.get("allow")).toBe("GET, HEAD");
+    // A path no route has stays 404.
+    expectEnvelope(await org.admin.call("PATCH", "/api/buckets/a/b/c", {}), 404, "not_found");
+  });
   test("malformed JSON is 400", async () => {
     expectEnvelope(await org.admin.call("POST", "/api/buckets", "{not json"), 400, "bad_request");
   });

@@ -279,7 +279,7 @@ describe("delivery: retries, timeouts, giving up, redelivery", () => {
     expect(failed).toMatchObject({ status: "failed", nextAttemptAt: null });
     expect(failed!.attempts.map((a) => a.statusCode)).toEqual([503, 503, 503]);
     const audit = await org.admin.get(`/api/audit?action=webhook_endpoint_disabled&targetId=${ep.id}`);
-    expect(audit.body.data).toEqual([expect.objectContaining({ actor: { type: "system", apiKeyId: null, userId: null }, targets: { id: ep.id } })]);
+    expect(audit.body.data).toEqual([expect.objectContaining({ actor: { type: "system", apiKeyId: null, serviceCredentialId: null, userId: null }, targets: { id: ep.id } })]);
 
     // Disabled: events are not sent, and redelivery is refused until it is enabled again.
     await newBucket(org, "unsent");

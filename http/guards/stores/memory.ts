@@ -1,5 +1,5 @@
 import { gcra, type GcraParams, type RateDecision } from "../../../domain/guards/rate-limit.ts";
-import type { BeginResult, Claim, GuardStores, IdempotencyStore, RateLimitStore, Sealed } from "./ports.ts";
+import type { BeginResult, Claim, GuardStores, IdempotencyStore, RateLimitStore, ReplayStore, Sealed } from "./ports.ts";
 
 // Expired entries are dropped every this many operations, so memory follows the live set
 // without a timer to stop.
@@ -86,6 +86,20 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
   }
 }
 
+/** Accepted signatures of one instance, each until its window has passed. */
+export class MemoryReplayStore implements ReplayStore {
+  private readonly seen = new Map<string, number>();
+  private ops = 0;
+
+  async firstUse(id: string, nowMs: number, ttlMs: number): Promise<boolean> {
+    if (++this.ops % SWEEP_EVERY === 0) for (const [k, until] of this.seen) if (until <= nowMs) this.seen.delete(k);
+    const until = this.seen.get(id);
+    if (until !== undefined && until > nowMs) return false;
+    this.seen.set(id, nowMs + ttlMs);
+    return true;
+  }
+}
+
 export function memoryGuardStores(): GuardStores {
   const rateLimit = new MemoryRateLimitStore();
   const idempotency = new MemoryIdempotencyStore();
@@ -93,6 +107,7 @@ export function memoryGuardStores(): GuardStores {
     kind: "memory",
     rateLimit,
     idempotency,
+    replay: new MemoryReplayStore(),
     // No await between the two: nothing else runs in between, as in the Redis script.
     takeAndBegin: async (key, nowUs, params, claim) => {
       const decision = rateLimit.takeNow(key, nowUs, params);

@@ -1,4 +1,7 @@
 import type { GcraParams, RateDecision } from "../../../domain/guards/rate-limit.ts";
+import type { ReplayStore } from "../../../domain/ports/replay.ts";
+
+export type { ReplayStore };
 
 /**
  * The stores behind the guards. Each has an in-process adapter (memory.ts) and a Redis
@@ -45,6 +48,7 @@ export interface GuardStores {
   kind: "memory" | "redis";
   rateLimit: RateLimitStore;
   idempotency: IdempotencyStore;
+  replay: ReplayStore;
   /**
    * `rateLimit.take`, then, only if the request is allowed, `idempotency.begin`: one atomic
    * step and one round trip, so a keyed request costs no more Redis latency than any other.

@@ -1,6 +1,6 @@
 import type Redis from "ioredis";
 import { type GcraParams, type RateDecision, remainingAfter } from "../../../domain/guards/rate-limit.ts";
-import type { BeginResult, Claim, GuardStores, IdempotencyStore, RateLimitStore, Sealed } from "./ports.ts";
+import type { BeginResult, Claim, GuardStores, IdempotencyStore, RateLimitStore, ReplayStore, Sealed } from "./ports.ts";
 
 /**
  * The guard stores on Redis, shared by every instance. Each operation is one Lua script, so
@@ -125,6 +125,9 @@ class Keys {
   idempotency(id: string): string {
     return `${this.prefix}:idem:${id}`;
   }
+  replay(id: string): string {
+    return `${this.prefix}:sig:${id}`;
+  }
 }
 
 export class RedisRateLimitStore implements RateLimitStore {
@@ -157,6 +160,18 @@ export class RedisIdempotencyStore implements IdempotencyStore {
   }
 }
 
+/** Accepted signatures, shared by every instance: one SET NX per signed request. */
+export class RedisReplayStore implements ReplayStore {
+  constructor(
+    private readonly redis: Redis,
+    private readonly keys: Keys,
+  ) {}
+
+  async firstUse(id: string, _nowMs: number, ttlMs: number): Promise<boolean> {
+    return (await this.redis.set(this.keys.replay(id), "1", "PX", ttlMs, "NX")) === "OK";
+  }
+}
+
 /** Stores on a connection owned by the caller (app/services.ts closes it). */
 export function redisGuardStores(redis: Redis, prefix: string): GuardStores {
   const r = withCommands(redis);
@@ -165,6 +180,7 @@ export function redisGuardStores(redis: Redis, prefix: string): GuardStores {
     kind: "redis",
     rateLimit: new RedisRateLimitStore(r, keys),
     idempotency: new RedisIdempotencyStore(r, keys),
+    replay: new RedisReplayStore(redis, keys),
     takeAndBegin: async (key, nowUs, params, { id, owner, nowMs, leaseMs }) => {
       const reply = await r.guardTakeAndBegin(keys.rateLimit(key), keys.idempotency(id), nowUs, params.intervalUs, params.windowUs, nowMs, owner, nowMs + leaseMs, leaseMs);
       const decision = decisionOf(reply.slice(0, 3) as Take, params);

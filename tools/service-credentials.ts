@@ -1,0 +1,52 @@
+import { z } from "zod";
+import { DEFAULT_KEY_DAYS, MAX_KEY_DAYS } from "../domain/access/api-keys.ts";
+import { createServiceCredential, deleteServiceCredential, listServiceCredentials } from "../domain/access/service-credentials.ts";
+import { deleted, id, pageInput, scope } from "../contract/common.ts";
+import { serviceCredentialList, serviceCredentialWithSecret } from "../contract/service-credentials.ts";
+import { defineTool } from "./define.ts";
+
+/** Credentials for services that sign their requests instead of sending a bearer (docs/signed-requests.md). */
+export const serviceCredentialTools = [
+  defineTool({
+    name: "service_credentials_list",
+    title: "List service credentials",
+    description: "Service credentials of the organization (never their secrets), newest first.",
+    scope: "admin",
+    reach: "bucket",
+    http: { method: "GET", path: "/service-credentials" },
+    input: z.object({ ...pageInput }),
+    output: serviceCredentialList,
+    handler: (input, { deps, caller }) => listServiceCredentials(deps, caller, input),
+  }),
+  defineTool({
+    name: "service_credentials_create",
+    title: "Create a service credential",
+    description:
+      "Creates a credential for a service that signs its requests (HTTP Message Signatures, HMAC-SHA256 over the method, target URI and Content-Digest) " +
+      "and returns its secret once. Scoped like an API key: scopes default to read, an optional bucket restriction, an expiry; a credential cannot grant what its creator lacks.",
+    scope: "admin",
+    reach: "bucket",
+    http: { method: "POST", path: "/service-credentials", status: 201 },
+    input: z.object({
+      name: z.string().trim().min(1).max(100),
+      scopes: z.array(scope).min(1).max(4).default(["read"]).describe('Defaults to ["read"]; admin implies all'),
+      bucketId: id("Bucket").optional().describe("Restrict the credential to this bucket"),
+      expiresInDays: z.number().int().min(1).max(MAX_KEY_DAYS).default(DEFAULT_KEY_DAYS).describe(`Days until expiry, 1..${MAX_KEY_DAYS}, default ${DEFAULT_KEY_DAYS}`),
+    }),
+    output: serviceCredentialWithSecret,
+    errors: ["not_found"],
+    handler: (input, { deps, caller }) => createServiceCredential(deps, caller, input),
+  }),
+  defineTool({
+    name: "service_credentials_delete",
+    title: "Delete a service credential",
+    description: "Deletes a service credential; requests signed with it are refused at once.",
+    scope: "admin",
+    reach: "bucket",
+    http: { method: "DELETE", path: "/service-credentials/{id}" },
+    input: z.object({ id: id("Service credential") }),
+    output: deleted,
+    errors: ["not_found"],
+    handler: (input, { deps, caller }) => deleteServiceCredential(deps, caller, input.id),
+  }),
+];
