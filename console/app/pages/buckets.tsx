@@ -1,7 +1,7 @@
 import { useState } from "preact/hooks";
 import { ApiError, call, can, describeError } from "../api.ts";
 import { date, plural } from "../format.ts";
-import { ConfirmButton, Empty, ErrorNote, Field, Link, Loading, notify, PageHead, useLoad } from "../ui/kit.tsx";
+import { ConfirmButton, ErrorNote, Field, Link, Listed, notify, PageHead, TableHead, useLoad, useSubmit } from "../ui/kit.tsx";
 
 interface Bucket {
   id: string;
@@ -27,19 +27,12 @@ export function BucketsPage() {
     return page.data.map((b, i) => ({ ...b, objects: counts[i] }));
   }, []);
   const [name, setName] = useState("");
-  const [createError, setCreateError] = useState<unknown>(null);
-  const create = async (e: Event) => {
-    e.preventDefault();
-    setCreateError(null);
-    try {
-      const b = await call<Bucket>("buckets_create", { name: name.trim() });
-      notify(`Bucket ${b.name} created`);
-      setName("");
-      list.reload();
-    } catch (err) {
-      setCreateError(err);
-    }
-  };
+  const [create, createError] = useSubmit(async () => {
+    const b = await call<Bucket>("buckets_create", { name: name.trim() });
+    notify(`Bucket ${b.name} created`);
+    setName("");
+    list.reload();
+  });
   return (
     <>
       <PageHead title="Buckets" sub="Each bucket holds media objects; open one to browse and upload." />
@@ -54,25 +47,12 @@ export function BucketsPage() {
           <ErrorNote error={createError} />
         </form>
       )}
-      <ErrorNote error={list.error} />
-      {list.loading && !list.data ? (
-        <Loading what="Loading buckets" />
-      ) : list.data && list.data.length === 0 ? (
-        <Empty>No buckets yet.{can("buckets_create") ? " Create one above." : ""}</Empty>
-      ) : (
+      <Listed rows={list.data} error={list.error} loading="Loading buckets" empty={`No buckets yet.${can("buckets_create") ? " Create one above." : ""}`}>
+        {(rows) => (
         <table class="table">
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Objects</th>
-              <th scope="col">Created</th>
-              <th scope="col">
-                <span class="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
+          <TableHead columns={["Name", "Objects", "Created"]} actions />
           <tbody>
-            {list.data?.map((b) => (
+            {rows.map((b) => (
               <tr key={b.id}>
                 <td>
                   <Link to={`/buckets/${b.id}`}>{b.name}</Link>
@@ -103,7 +83,8 @@ export function BucketsPage() {
             ))}
           </tbody>
         </table>
-      )}
+        )}
+      </Listed>
     </>
   );
 }

@@ -1,7 +1,7 @@
 import { useState } from "preact/hooks";
 import { call, can } from "../api.ts";
 import { flattenCategories } from "../ui/detail.tsx";
-import { ConfirmButton, Empty, ErrorNote, Field, Loading, notify, notifyError, PageHead, useLoad } from "../ui/kit.tsx";
+import { ConfirmButton, ErrorNote, Field, Listed, notify, notifyError, PageHead, useLoad, useSubmit } from "../ui/kit.tsx";
 
 interface Node {
   id: string;
@@ -17,19 +17,12 @@ export function CategoriesPage() {
   const flat = tree.data ? flattenCategories(tree.data.data) : [];
   const [name, setName] = useState("");
   const [parent, setParent] = useState("");
-  const [error, setError] = useState<unknown>(null);
-  const create = async (e: Event) => {
-    e.preventDefault();
-    setError(null);
-    try {
-      await call("categories_create", { name: name.trim(), ...(parent ? { parentId: parent } : {}) });
-      notify(`Category ${name.trim()} created`);
-      setName("");
-      tree.reload();
-    } catch (err) {
-      setError(err);
-    }
-  };
+  const [create, error] = useSubmit(async () => {
+    await call("categories_create", { name: name.trim(), ...(parent ? { parentId: parent } : {}) });
+    notify(`Category ${name.trim()} created`);
+    setName("");
+    tree.reload();
+  });
   return (
     <>
       <PageHead title="Categories" sub="One tree for the whole organization; filtering by a category includes everything below it." />
@@ -55,21 +48,18 @@ export function CategoriesPage() {
           <ErrorNote error={error} />
         </form>
       )}
-      <ErrorNote error={tree.error} />
-      {!tree.data ? (
-        <Loading />
-      ) : tree.data.data.length === 0 ? (
-        <Empty>No categories yet.</Empty>
-      ) : (
+      <Listed rows={tree.data?.data} error={tree.error} empty="No categories yet.">
+        {(rows) => (
         <section class="card">
-          <p class="muted">{tree.data.total} categories</p>
+          <p class="muted">{tree.data!.total} categories</p>
           <ul class="tree" aria-label="Categories">
-            {tree.data.data.map((n) => (
+            {rows.map((n) => (
               <TreeNode key={n.id} node={n} all={flat.map((f) => f.node)} depth={1} onChanged={tree.reload} />
             ))}
           </ul>
         </section>
-      )}
+        )}
+      </Listed>
     </>
   );
 }

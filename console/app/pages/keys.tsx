@@ -1,7 +1,7 @@
 import { useState } from "preact/hooks";
 import { call, can, me } from "../api.ts";
 import { date } from "../format.ts";
-import { Chip, ConfirmButton, CopyButton, Dialog, ErrorNote, Field, Loading, notify, PageHead, useLoad } from "../ui/kit.tsx";
+import { Chip, ConfirmButton, CopyButton, Dialog, ErrorNote, Field, Loading, notify, PageHead, TableHead, useLoad, useSubmit } from "../ui/kit.tsx";
 
 interface ApiKey {
   id: string;
@@ -26,22 +26,15 @@ export function KeysPage() {
   const [scopes, setScopes] = useState<string[]>(["read"]);
   const [bucket, setBucket] = useState(restricted ?? "");
   const [days, setDays] = useState(90);
-  const [error, setError] = useState<unknown>(null);
   const [secret, setSecret] = useState<WithSecret | null>(null);
   const bucketName = (id: string | null) => (id ? buckets.data?.find((b) => b.id === id)?.name ?? id : "all buckets");
 
-  const create = async (e: Event) => {
-    e.preventDefault();
-    setError(null);
-    try {
-      const k = await call<WithSecret>("api_keys_create", { name: name.trim(), scopes, expiresInDays: days, ...(bucket ? { bucketId: bucket } : {}) });
-      setSecret(k);
-      setName("");
-      keys.reload();
-    } catch (err) {
-      setError(err);
-    }
-  };
+  const [create, error] = useSubmit(async () => {
+    const k = await call<WithSecret>("api_keys_create", { name: name.trim(), scopes, expiresInDays: days, ...(bucket ? { bucketId: bucket } : {}) });
+    setSecret(k);
+    setName("");
+    keys.reload();
+  });
 
   return (
     <>
@@ -89,17 +82,7 @@ export function KeysPage() {
         <Loading />
       ) : (
         <table class="table">
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Scopes</th>
-              <th scope="col">Bucket</th>
-              <th scope="col">Expires</th>
-              <th scope="col">
-                <span class="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
+          <TableHead columns={["Name", "Scopes", "Bucket", "Expires"]} actions />
           <tbody>
             {keys.data.data.map((k) => (
               <tr key={k.id} data-key-name={k.name}>

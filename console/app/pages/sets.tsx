@@ -2,7 +2,7 @@ import { useEffect, useState } from "preact/hooks";
 import { call, can } from "../api.ts";
 import { date } from "../format.ts";
 import { navigate } from "../router.ts";
-import { ConfirmButton, Empty, ErrorNote, Field, Link, Loading, notify, PageHead, useAction, useLoad } from "../ui/kit.tsx";
+import { ConfirmButton, Empty, ErrorNote, Field, Link, Listed, Loading, notify, PageHead, useAction, useLoad, useSubmit } from "../ui/kit.tsx";
 import { ObjectThumb } from "../ui/object-thumb.tsx";
 
 interface SetItem {
@@ -32,17 +32,10 @@ export function SetsPage() {
   const list = useLoad(() => call<{ data: MediaSet[] }>("sets_list", { limit: 200 }), []);
   const [name, setName] = useState("");
   const [base, setBase] = useState("");
-  const [error, setError] = useState<unknown>(null);
-  const create = async (e: Event) => {
-    e.preventDefault();
-    setError(null);
-    try {
-      const s = await call<MediaSet>("sets_create", { name: name.trim(), baseObjectId: base.trim() });
-      navigate(`/sets/${s.id}`);
-    } catch (err) {
-      setError(err);
-    }
-  };
+  const [create, error] = useSubmit(async () => {
+    const s = await call<MediaSet>("sets_create", { name: name.trim(), baseObjectId: base.trim() });
+    navigate(`/sets/${s.id}`);
+  });
   return (
     <>
       <PageHead title="Sets" sub="Renditions of one base object: sizes and aspect ratios for each use." />
@@ -60,14 +53,10 @@ export function SetsPage() {
           <ErrorNote error={error} />
         </form>
       )}
-      <ErrorNote error={list.error} />
-      {!list.data ? (
-        <Loading />
-      ) : list.data.data.length === 0 ? (
-        <Empty>No sets yet.</Empty>
-      ) : (
+      <Listed rows={list.data?.data} error={list.error} empty="No sets yet.">
+        {(rows) => (
         <ul class="card-list">
-          {list.data.data.map((s) => (
+          {rows.map((s) => (
             <li key={s.id} class="card row-card">
               <ObjectThumb id={s.baseObjectId} deleted={s.baseObjectDeleted} caption={false} />
               <div>
@@ -79,7 +68,8 @@ export function SetsPage() {
             </li>
           ))}
         </ul>
-      )}
+        )}
+      </Listed>
     </>
   );
 }
@@ -103,22 +93,15 @@ export function SetPage({ params }: { params: string[] }) {
     return () => clearTimeout(t);
   }, [waiting, s?.updatedAt, set.loading]);
   const [item, setItem] = useState(PRESETS[0]!);
-  const [error, setError] = useState<unknown>(null);
   const [generate, generating] = useAction(async () => {
     const r = await call<{ items: number }>("sets_generate", { id });
     notify(`Rendering ${r.items} renditions`);
     set.reload();
   });
-  const add = async (e: Event) => {
-    e.preventDefault();
-    setError(null);
-    try {
-      await call("sets_add_item", { id, ...item });
-      set.reload();
-    } catch (err) {
-      setError(err);
-    }
-  };
+  const [add, error] = useSubmit(async () => {
+    await call("sets_add_item", { id, ...item });
+    set.reload();
+  });
   if (!s) return set.error ? <ErrorNote error={set.error} /> : <Loading />;
   return (
     <>

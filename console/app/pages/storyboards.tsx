@@ -2,7 +2,7 @@ import { useState } from "preact/hooks";
 import { call, can, me } from "../api.ts";
 import { date } from "../format.ts";
 import { navigate } from "../router.ts";
-import { ConfirmButton, Empty, ErrorNote, Field, Link, Loading, notify, notifyError, PageHead, useLoad } from "../ui/kit.tsx";
+import { ConfirmButton, Empty, ErrorNote, Field, Link, Listed, Loading, notify, notifyError, PageHead, useLoad, useSubmit } from "../ui/kit.tsx";
 import { ObjectThumb } from "../ui/object-thumb.tsx";
 
 interface Clip {
@@ -28,17 +28,10 @@ export function StoryboardsPage() {
   const restricted = me.value?.credential.bucketId ?? null;
   const [name, setName] = useState("");
   const [bucket, setBucket] = useState(restricted ?? "");
-  const [error, setError] = useState<unknown>(null);
-  const create = async (e: Event) => {
-    e.preventDefault();
-    setError(null);
-    try {
-      const s = await call<Storyboard>("storyboards_create", { name: name.trim(), ...(bucket ? { bucketId: bucket } : {}) });
-      navigate(`/storyboards/${s.id}`);
-    } catch (err) {
-      setError(err);
-    }
-  };
+  const [create, error] = useSubmit(async () => {
+    const s = await call<Storyboard>("storyboards_create", { name: name.trim(), ...(bucket ? { bucketId: bucket } : {}) });
+    navigate(`/storyboards/${s.id}`);
+  });
   return (
     <>
       <PageHead title="Storyboards" sub="Clips in order: drag them into place." />
@@ -63,14 +56,10 @@ export function StoryboardsPage() {
           <ErrorNote error={error} />
         </form>
       )}
-      <ErrorNote error={list.error} />
-      {!list.data ? (
-        <Loading />
-      ) : list.data.data.length === 0 ? (
-        <Empty>No storyboards yet.</Empty>
-      ) : (
+      <Listed rows={list.data?.data} error={list.error} empty="No storyboards yet.">
+        {(rows) => (
         <ul class="card-list">
-          {list.data.data.map((s) => (
+          {rows.map((s) => (
             <li key={s.id} class="card row-card">
               <div>
                 <Link to={`/storyboards/${s.id}`}>{s.name}</Link>
@@ -81,7 +70,8 @@ export function StoryboardsPage() {
             </li>
           ))}
         </ul>
-      )}
+        )}
+      </Listed>
     </>
   );
 }
@@ -100,7 +90,6 @@ export function StoryboardPage({ params }: { params: string[] }) {
   const [dragging, setDragging] = useState<number | null>(null);
   const [over, setOver] = useState<number | null>(null);
   const [objectId, setObjectId] = useState("");
-  const [error, setError] = useState<unknown>(null);
   const [announce, setAnnounce] = useState("");
   const s = board.data;
   const clips = s?.clips ?? [];
@@ -121,17 +110,11 @@ export function StoryboardPage({ params }: { params: string[] }) {
     }
   };
 
-  const add = async (e: Event) => {
-    e.preventDefault();
-    setError(null);
-    try {
-      await call("storyboards_add_clip", { id, objectId: objectId.trim() });
-      setObjectId("");
-      board.reload();
-    } catch (err) {
-      setError(err);
-    }
-  };
+  const [add, error] = useSubmit(async () => {
+    await call("storyboards_add_clip", { id, objectId: objectId.trim() });
+    setObjectId("");
+    board.reload();
+  });
 
   if (!s) return board.error ? <ErrorNote error={board.error} /> : <Loading />;
   return (

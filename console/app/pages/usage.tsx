@@ -1,7 +1,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { ApiError, call, can } from "../api.ts";
 import { bytes, cents, date, day } from "../format.ts";
-import { ConfirmButton, ErrorNote, Field, Loading, notify, PageHead, useAction, useLoad } from "../ui/kit.tsx";
+import { ConfirmButton, ErrorNote, Field, Loading, notify, PageHead, TableHead, useAction, useLoad } from "../ui/kit.tsx";
 
 interface Usage {
   usedStorage: number;
@@ -307,14 +307,7 @@ function Billing({ onChanged }: { onChanged: () => void }) {
           <p class="muted">No invoices yet.</p>
         ) : (
           <table class="table">
-            <thead>
-              <tr>
-                <th scope="col">Invoice</th>
-                <th scope="col">Date</th>
-                <th scope="col">Amount</th>
-                <th scope="col">Status</th>
-              </tr>
-            </thead>
+            <TableHead columns={["Invoice", "Date", "Amount", "Status"]} />
             <tbody>
               {invoices.data.data.map((i) => (
                 <tr key={i.id}>

@@ -103,6 +103,55 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): Loaded<T> {
   return { ...state, reload: () => setTick((t) => t + 1), set: (data: T) => setState({ data, error: null, loading: false }) };
 }
 
+/**
+ * A form's submit handler: the action's error is kept for an <ErrorNote> beside the form (a
+ * form's mistakes belong next to its fields, not in a passing notice) and cleared on the next try.
+ */
+export function useSubmit(action: () => Promise<unknown>): [(e: Event) => Promise<void>, unknown] {
+  const [error, setError] = useState<unknown>(null);
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    setError(null);
+    try {
+      await action();
+    } catch (err) {
+      setError(err);
+    }
+  };
+  return [submit, error];
+}
+
+/** A loaded list in its three states: its error, a spinner until the first answer, "empty", or the rows. */
+export function Listed<T>(props: { rows: T[] | undefined; error: unknown; empty: ComponentChildren; loading?: string; children: (rows: T[]) => ComponentChildren }) {
+  const { rows } = props;
+  return (
+    <>
+      <ErrorNote error={props.error} />
+      {!rows ? <Loading what={props.loading} /> : rows.length === 0 ? <Empty>{props.empty}</Empty> : props.children(rows)}
+    </>
+  );
+}
+
+/** A table's header row; `actions` adds the unlabelled column of row buttons (named for screen readers). */
+export function TableHead({ columns, actions }: { columns: string[]; actions?: boolean }) {
+  return (
+    <thead>
+      <tr>
+        {columns.map((c) => (
+          <th key={c} scope="col">
+            {c}
+          </th>
+        ))}
+        {actions && (
+          <th scope="col">
+            <span class="visually-hidden">Actions</span>
+          </th>
+        )}
+      </tr>
+    </thead>
+  );
+}
+
 /** Wraps an action: busy while it runs, errors become a notice. */
 export function useAction<A extends unknown[]>(action: (...args: A) => Promise<unknown>): [(...args: A) => Promise<void>, boolean] {
   const [busy, setBusy] = useState(false);
