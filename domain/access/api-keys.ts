@@ -64,7 +64,7 @@ export async function boundedExpiry(deps: Deps, caller: Caller, days: number, no
   if (!limit || wanted <= limit) return wanted;
   if (days === DEFAULT_KEY_DAYS) return limit;
   throw errors.validation([
-    { path: "expiresInDays", message: `A credential cannot outlive the one that creates it: this one expires at ${limit.toISOString()}, so at most ${Math.max(0, Math.floor((limit.getTime() - now.getTime()) / 86_400_000))} days` },
+    { path: "expiresInDays", message: `A credential cannot outlive the one that creates it: this one expires on ${limit.toISOString()}, so at most ${Math.max(0, Math.floor((limit.getTime() - now.getTime()) / 86_400_000))} days` },
   ]);
 }
 
