@@ -83,7 +83,10 @@ export function fileBody(file: BunFile, start: number, end: number, onBytes?: (n
 export async function putBytes(url: string, headers: Record<string, string>, body: BodyInit, length: number): Promise<string | null> {
   let response: Response;
   try {
-    response = await fetch(url, { method: "PUT", headers: { ...headers, "content-length": String(length) }, body });
+    // set() replaces a signed Content-Length of any case instead of adding a second value.
+    const sent = new Headers(headers);
+    sent.set("content-length", String(length));
+    response = await fetch(url, { method: "PUT", headers: sent, body });
   } catch (err) {
     throw new StorageError(0, "network_error", `storage unreachable: ${(err as Error).message}`);
   }

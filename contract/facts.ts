@@ -1,8 +1,7 @@
 import { z } from "zod";
+import { isoDateInput } from "./common.ts";
 
-const day = z
-  .string()
-  .refine((v) => /^\d{4}-\d{2}-\d{2}(T[\d:.]+(Z|[+-]\d{2}:\d{2}))?$/.test(v) && !Number.isNaN(Date.parse(v)), "an ISO date (2026-11-22) or date-time (2026-11-22T10:00:00Z)");
+const day = isoDateInput;
 
 /** Filters on what the worker found in the files; lists answer only objects it has processed. */
 export const factFilters = {

@@ -15,6 +15,9 @@ import { openApiDocument, withServer } from "../openapi/document.ts";
 import { compose, type HttpContext, type Middleware, type RequestObserver, type RouteInfo } from "./pipeline.ts";
 import { signedRender } from "./render.ts";
 import { securityPolicy } from "./security-headers.ts";
+
+/** Request line plus headers the service takes; Bun's own default (16 KiB) is raised above it. */
+export const MAX_REQUEST_HEAD_BYTES = 16 * 1024;
 import { routerPath, runToolOverHttp } from "../rest/routes.ts";
 
 export interface AppOptions {
@@ -95,6 +98,19 @@ export function createApp(opts: AppOptions) {
     return response;
   };
 
+  /**
+   * Bun answers a request head over its limit with a bare 431; the runtime's limit is raised
+   * (--max-http-header-size in package.json, Dockerfile and test/run.ts) so that this one,
+   * lower, answers first with the error envelope like every other refusal.
+   */
+  const headTooLarge = (request: Request): Response | null => {
+    let size = request.url.length;
+    if (size <= MAX_REQUEST_HEAD_BYTES) request.headers.forEach((v, k) => (size += k.length + v.length + 4));
+    if (size <= MAX_REQUEST_HEAD_BYTES) return null;
+    const err = new AppError("request_header_fields_too_large", `The request line and headers are over ${MAX_REQUEST_HEAD_BYTES / 1024} KiB`);
+    const requestId = crypto.randomUUID();
+    return errorResponse(err, requestId, { ...security.headersFor(request, pathOf(request.url)), "x-request-id": requestId });
+  };
   const app = new Elysia({ serve: { maxRequestBodySize: Math.max(deps.config.maxBodyBytes * 4, 8 * 1024 * 1024) } });
   // Security headers and CORS apply to every answer, errors and unknown routes included, so
   // they are set before routing; a CORS preflight is answered here and reaches no route.
@@ -102,6 +118,8 @@ export function createApp(opts: AppOptions) {
   app.onRequest(({ request, set }) => {
     const path = pathOf(request.url);
     Object.assign(set.headers, security.headersFor(request, path));
+    const oversized = headTooLarge(request);
+    if (oversized) return oversized;
     return security.preflight(request, path) ?? undefined;
   });
   const address = (server: { requestIP(r: Request): { address: string } | null } | null, r: Request) => server?.requestIP(r)?.address ?? null;

@@ -90,12 +90,49 @@ export async function verifyStripeEvent(raw: Uint8Array, header: string | null, 
     if (err instanceof SyntaxError) throw errors.badRequest("The signed body is not valid JSON", { reason: "body" });
     throw err;
   }
+  // The library only refuses signatures older than the tolerance; one dated later than it is
+  // refused too (a signature made for the future would outlive a rotated secret's overlap).
+  const signedAt = Number(/(?:^|,)\s*t=(\d+)/.exec(header)?.[1]);
+  if (Number.isFinite(signedAt) && signedAt * 1000 > now.getTime() + WEBHOOK_TOLERANCE_SECONDS * 1000) {
+    throw errors.badRequest(`Stripe-Signature timestamp is more than ${WEBHOOK_TOLERANCE_SECONDS} seconds in the future`, { reason: "future" });
+  }
   // Signed is not the same as well formed: without an id and a type there is nothing to record or apply.
   const e: unknown = event;
   if (!e || typeof e !== "object" || Array.isArray(e) || !str((e as Loose).id) || !str((e as Loose).type)) {
     throw errors.badRequest("The signed body is not an event: an object with an id and a type", { reason: "body" });
   }
+  const problem = malformedField(e as Loose);
+  if (problem) throw errors.badRequest(`The signed event is malformed: ${problem}`, { reason: "body" });
   return toProviderEvent(event);
+}
+
+/** Seconds since the epoch up to the year 9999: what a Date and PostgreSQL can hold. */
+const MAX_EPOCH_SECONDS = 253_402_300_799;
+const storable = (s: string) => s.length <= 255 && s.isWellFormed() && !/\p{Cc}/u.test(s);
+
+/**
+ * The fields billing reads, checked before anything is stored: a refusal is a 400, which
+ * tells the provider to stop redelivering, where a failed insert (a NUL in the id, a date
+ * out of range, an amount of 1e400) was a 500 it retried forever.
+ */
+function malformedField(e: Loose): string | null {
+  if (!storable(e.id as string)) return "id must be at most 255 characters of text without control characters";
+  if (!storable(e.type as string)) return "type must be at most 255 characters of text without control characters";
+  if (!Number.isSafeInteger(e.created) || (e.created as number) < 0 || (e.created as number) > MAX_EPOCH_SECONDS) return "created must be a Unix time in seconds";
+  const o = obj(obj(e.data).object);
+  const items = Array.isArray(obj(o.items).data) ? (obj(o.items).data as unknown[]).map(obj) : [];
+  const times = [o.current_period_start, o.current_period_end, ...items.flatMap((i) => [i.current_period_start, i.current_period_end])];
+  for (const t of times) {
+    if (t !== undefined && t !== null && (!Number.isSafeInteger(t) || (t as number) < 0 || (t as number) > MAX_EPOCH_SECONDS)) return "period bounds must be Unix times in seconds";
+  }
+  for (const name of ["amount_paid", "amount_due"] as const) {
+    const v = o[name];
+    if (v !== undefined && v !== null && !Number.isSafeInteger(v)) return `${name} must be an integer number of cents`;
+  }
+  for (const v of [o.id, o.customer, o.currency, obj(o.customer).id, obj(o.metadata).org_id, obj(o.metadata).tier_key, o.status]) {
+    if (typeof v === "string" && !storable(v)) return "identifiers must be at most 255 characters of text without control characters";
+  }
+  return null;
 }
 
 // Payload shapes move between API versions (periods went from subscriptions to their items,

@@ -15,7 +15,7 @@ import {
   S3Client,
   S3ServiceException,
 } from "@aws-sdk/client-s3";
-import type { ListedObject, ObjectStorage, PresignedRequest, StoredObjectInfo, UploadedPart } from "../domain/ports/storage.ts";
+import type { ListedObject, ObjectStorage, PresignedRequest, StoredObjectInfo, UploadedPart, WriteCondition } from "../domain/ports/storage.ts";
 import { Presigner } from "./presigner.ts";
 
 export interface S3StorageOptions {
@@ -132,8 +132,14 @@ export class S3Storage implements ObjectStorage {
     );
   }
 
-  presignPut(key: string, opts: { contentType: string; tagging?: string; expiresIn: number; now: Date }): PresignedRequest {
+  presignPut(
+    key: string,
+    opts: { contentType: string; tagging?: string; contentLength?: number; condition?: WriteCondition; expiresIn: number; now: Date },
+  ): PresignedRequest {
     const headers: Record<string, string> = { "Content-Type": opts.contentType };
+    if (opts.contentLength !== undefined) headers["Content-Length"] = String(opts.contentLength);
+    if (opts.condition && "ifNoneMatch" in opts.condition) headers["If-None-Match"] = "*";
+    else if (opts.condition) headers["If-Match"] = opts.condition.ifMatch;
     if (opts.tagging) headers["x-amz-tagging"] = opts.tagging;
     return { url: this.presigner.presign({ method: "PUT", key, expiresIn: opts.expiresIn, headers, now: opts.now }), headers };
   }

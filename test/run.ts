@@ -55,7 +55,8 @@ async function runBunTest(name: string, env: Record<string, string>): Promise<Co
   // bunfig.toml's [test] timeout is not read by bun 1.4 (tests and hooks stay at 5 s, which
   // PGlite start-up on a loaded machine exceeds); the flag is.
   const timeout = `--timeout=${process.env.TEST_TIMEOUT_MS ?? "30000"}`;
-  const proc = Bun.spawn([process.execPath, "test", timeout, "--reporter=junit", `--reporter-outfile=${report}`, ...args], {
+  // As `npm start` runs the service: Bun's own head limit above the service's (http/server.ts).
+  const proc = Bun.spawn([process.execPath, "--max-http-header-size=262144", "test", timeout, "--reporter=junit", `--reporter-outfile=${report}`, ...args], {
     env: { ...process.env, ...env },
     stdout: "inherit",
     stderr: "inherit",

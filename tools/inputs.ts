@@ -24,7 +24,8 @@ export const uploadTags = z
       .string()
       .min(1)
       .max(128)
-      .regex(/^[\p{L}\p{N}\s+\-=._:/@]+$/u, "letters, digits, spaces and + - = . _ : / @ only"),
+      // A plain space only: \s would let CR, LF, TAB and other breaks into the tagging header.
+      .regex(/^[\p{L}\p{N} +\-=._:/@]+$/u, "letters, digits, spaces and + - = . _ : / @ only (no tabs, line breaks or other control characters)"),
   )
   .max(10)
   .describe("Up to 10 labels of at most 128 characters; they become the object's tags at confirm");

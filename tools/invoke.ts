@@ -49,20 +49,27 @@ export function zodDetails(error: z.ZodError): ErrorDetail[] {
 
 /**
  * PostgreSQL text cannot hold NUL, and no field has a use for one: refused here for every
- * tool, so a stray \u0000 is a 400 naming the field, not a failed query. Keys count too
- * (metadata). Inputs have passed their schema, so the walk is over a bounded shape.
+ * tool, so a stray \u0000 is a 400 naming the field, not a failed query. The same goes for a
+ * lone UTF-16 surrogate (JSON's "\ud800"), which has no UTF-8 form: PostgreSQL's jsonb and
+ * text refuse it. Keys count too (metadata). Inputs have passed their schema, so the walk is
+ * over a bounded shape.
  */
-function nulCharacterPaths(value: unknown, path: string[] = [], out: string[] = []): string[] {
+function unstorableStringPaths(value: unknown, path: string[] = [], out: { path: string; message: string }[] = []): { path: string; message: string }[] {
+  const problem = (s: string) => (s.includes("\u0000") ? NUL_MESSAGE : !s.isWellFormed() ? SURROGATE_MESSAGE : null);
   if (typeof value === "string") {
-    if (value.includes("\u0000")) out.push(path.join("."));
+    const p = problem(value);
+    if (p) out.push({ path: path.join("."), message: p });
   } else if (value !== null && typeof value === "object") {
     for (const [k, v] of Object.entries(value)) {
-      if (k.includes("\u0000")) out.push([...path, k].join("."));
-      else nulCharacterPaths(v, [...path, k], out);
+      const p = problem(k);
+      if (p) out.push({ path: [...path, k].join("."), message: p });
+      else unstorableStringPaths(v, [...path, k], out);
     }
   }
   return out;
 }
+const NUL_MESSAGE = "Must not contain NUL (\\u0000) characters";
+const SURROGATE_MESSAGE = "Must be well-formed Unicode: a lone surrogate (\\ud800-\\udfff) has no UTF-8 form";
 
 /**
  * The one way any surface runs a tool: access (scope and reach), input validation, handler, and (when
@@ -88,8 +95,8 @@ async function runTool(tool: AnyTool, rawInput: unknown, ctx: ToolContext): Prom
   assertMayUse(tool, ctx.caller);
   const parsed = strictInput(tool).safeParse(rawInput ?? {});
   if (!parsed.success) throw errors.validation(zodDetails(parsed.error));
-  const nul = nulCharacterPaths(parsed.data);
-  if (nul.length) throw errors.validation(nul.map((path) => ({ path, message: "Must not contain NUL (\\u0000) characters" })));
+  const unstorable = unstorableStringPaths(parsed.data);
+  if (unstorable.length) throw errors.validation(unstorable);
   const output = await tool.handler(parsed.data, ctx);
   if (ctx.deps.config.validateOutputs) {
     const checked = tool.output.safeParse(output);

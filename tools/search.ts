@@ -1,14 +1,12 @@
 import { z } from "zod";
-import { id, pageInput } from "../contract/common.ts";
+import { id, isoDateInput, pageInput } from "../contract/common.ts";
 import { MEDIA_KINDS } from "../contract/media.ts";
 import { searchResult } from "../contract/search.ts";
 import { searchMedia } from "../domain/search/search.ts";
 import { factFilters } from "../contract/facts.ts";
 import { defineTool } from "./define.ts";
 
-const isoDate = z
-  .string()
-  .refine((v) => /^\d{4}-\d{2}-\d{2}(T[\d:.]+(Z|[+-]\d{2}:\d{2}))?$/.test(v) && !Number.isNaN(Date.parse(v)), "an ISO date (2026-11-22) or date-time (2026-11-22T10:00:00Z)");
+const isoDate = isoDateInput;
 
 export const searchTools = [
   defineTool({

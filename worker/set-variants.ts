@@ -4,7 +4,8 @@ import { mediaObjects, mediaSets } from "../db/schema/index.ts";
 import type { Deps } from "../domain/core/deps.ts";
 import { itemsToGenerate, recordGeneratedItem, renditionKey } from "../domain/collections/sets.ts";
 import { objectPath } from "../domain/media/storage-keys.ts";
-import { recordStoredObject } from "../domain/media/uploads.ts";
+import { recordStoredObject, reserveUploadQuota } from "../domain/media/uploads.ts";
+import { AppError } from "../domain/core/errors.ts";
 import { emitEvent } from "../domain/events/emit.ts";
 import { MediaError } from "./derivatives/errors.ts";
 import { readPdf } from "./derivatives/pdf.ts";
@@ -41,6 +42,11 @@ export async function generateSetVariants(deps: Deps, orgId: string, setId: stri
     for (const item of items) {
       const bytes = await renderCover(image, { width: item.width, height: item.height }, { maxPixels: w.maxPixels, format: "webp" });
       const key = renditionKey(base.key, item);
+      // Reserved like an upload before a byte is stored: a rendition is the organization's storage too.
+      await reserveUploadQuota(deps, orgId, { bucketId: base.bucketId, key, size: bytes.length, contentType: "image/webp" }).catch((err) => {
+        if (err instanceof AppError && err.code === "quota_exceeded") throw new MediaError("The renditions do not fit the organization's storage allocation");
+        throw err;
+      });
       await deps.storage.put(objectPath(base.bucketId, key), bytes, { contentType: "image/webp" });
       const objectId = await recordStoredObject(deps, orgId, base.bucketId, key);
       // An item removed (or given an object) meanwhile keeps what it has; the rendition stays an object.

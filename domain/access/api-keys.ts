@@ -1,7 +1,7 @@
 import { and, eq } from "drizzle-orm";
 import type { Deleted } from "../../contract/common.ts";
 import type { ApiKey, ApiKeyWithSecret } from "../../contract/identity.ts";
-import { apiKeys, buckets } from "../../db/schema/index.ts";
+import { apiKeys, buckets, serviceCredentials } from "../../db/schema/index.ts";
 import { type Caller, effectiveScopes, hasScope, type Scope } from "./caller.ts";
 import { findOwned, type Owned, visiblePage } from "./owned-rows.ts";
 import { assertBucketAllowed, visibleTo } from "./visibility.ts";
@@ -45,6 +45,29 @@ export async function listApiKeys(deps: Deps, caller: Caller, q: { limit: number
   return page(rows.map((r) => view(r, now)), total, q.offset);
 }
 
+/**
+ * When a credential created by `caller` must expire: `days` from now, but never after the
+ * credential the caller acts with (an API key or a service credential; a dashboard user's JWT
+ * is not bound). Asking for a longer life is a 400 that says until when the creator is valid;
+ * the default (DEFAULT_KEY_DAYS) is shortened to the creator's expiry instead.
+ */
+export async function boundedExpiry(deps: Deps, caller: Caller, days: number, now: Date): Promise<Date> {
+  const wanted = new Date(now.getTime() + days * 86_400_000);
+  let limit: Date | null = null;
+  if (caller.apiKeyId) {
+    const [key] = await deps.db.select({ expiresAt: apiKeys.expiresAt }).from(apiKeys).where(eq(apiKeys.id, caller.apiKeyId));
+    limit = key?.expiresAt ?? null;
+  } else if (caller.serviceCredentialId) {
+    const [cred] = await deps.db.select({ expiresAt: serviceCredentials.expiresAt }).from(serviceCredentials).where(eq(serviceCredentials.id, caller.serviceCredentialId));
+    limit = cred?.expiresAt ?? null;
+  }
+  if (!limit || wanted <= limit) return wanted;
+  if (days === DEFAULT_KEY_DAYS) return limit;
+  throw errors.validation([
+    { path: "expiresInDays", message: `A credential cannot outlive the one that creates it: this one expires on ${limit.toISOString()}, so at most ${Math.max(0, Math.floor((limit.getTime() - now.getTime()) / 86_400_000))} days` },
+  ]);
+}
+
 export async function createApiKey(
   deps: Deps,
   caller: Caller,
@@ -66,6 +89,7 @@ export async function createApiKey(
   }
   const secret = newSecret();
   const now = deps.clock.now();
+  const expiresAt = await boundedExpiry(deps, caller, input.expiresInDays, now);
   const row = await deps.db.transaction(async (tx) => {
     const [created] = await tx
       .insert(apiKeys)
@@ -77,7 +101,7 @@ export async function createApiKey(
         secretHash: hashSecret(secret),
         scopes: [...new Set(input.scopes)],
         bucketId: input.bucketId ?? null,
-        expiresAt: new Date(now.getTime() + input.expiresInDays * 86_400_000),
+        expiresAt,
         createdAt: now,
       })
       .returning();

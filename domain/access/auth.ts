@@ -63,11 +63,13 @@ async function lookUpKey(deps: Deps, hash: string): Promise<KeyCredential> {
   return found;
 }
 
+/** Claims are stored (users.email, organizations.name): text PostgreSQL can hold, no control characters. */
+const storableText = (s: string) => s.isWellFormed() && !/\p{Cc}/u.test(s);
 const jwtClaims = z.object({
   sub: z.uuid(),
   org_id: z.uuid(),
-  email: z.string().max(320).optional(),
-  org_name: z.string().min(1).max(200).optional(),
+  email: z.string().max(320).refine(storableText).optional(),
+  org_name: z.string().min(1).max(200).refine(storableText).optional(),
 });
 
 async function authenticateJwt(deps: Deps, token: string): Promise<Caller> {
@@ -85,7 +87,10 @@ async function authenticateJwt(deps: Deps, token: string): Promise<Caller> {
     throw errors.unauthorized("Invalid JWT");
   }
   const claims = jwtClaims.safeParse(payload);
-  if (!claims.success) throw errors.unauthorized("JWT lacks valid sub and org_id claims");
+  if (!claims.success) {
+    const bad = claims.error.issues.map((i) => i.path.join(".")).join(", ");
+    throw errors.unauthorized(`JWT claims are not valid (${bad}): sub and org_id must be UUIDs; email and org_name text without control characters`);
+  }
   const { sub, org_id, email, org_name } = claims.data;
   await provision(deps, { userId: sub, orgId: org_id, email: email ?? null, orgName: org_name ?? null });
   return {

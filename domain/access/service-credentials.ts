@@ -10,6 +10,7 @@ import { type Caller, effectiveScopes, hasScope, type Scope } from "./caller.ts"
 import { deleteOwned, type Owned, visiblePage } from "./owned-rows.ts";
 import { assertBucketAllowed } from "./visibility.ts";
 import { newSecret } from "./secrets.ts";
+import { boundedExpiry } from "./api-keys.ts";
 
 /**
  * Service credentials: for services that sign their requests (docs/signed-requests.md) rather
@@ -80,6 +81,7 @@ export async function createServiceCredential(
   }
   const secret = newSecret();
   const now = deps.clock.now();
+  const expiresAt = await boundedExpiry(deps, caller, input.expiresInDays, now);
   const [row] = await deps.db
     .insert(serviceCredentials)
     .values({
@@ -90,7 +92,7 @@ export async function createServiceCredential(
       secret,
       scopes: [...new Set(input.scopes)],
       bucketId: input.bucketId ?? null,
-      expiresAt: new Date(now.getTime() + input.expiresInDays * 86_400_000),
+      expiresAt,
       createdAt: now,
     })
     .returning();

@@ -16,6 +16,7 @@ export const errorCatalogue = {
   conflict: { status: 409, description: "The request conflicts with the current state." },
   idempotency_in_flight: { status: 409, description: "A request with this Idempotency-Key is still running." },
   payload_too_large: { status: 413, description: "The request body is larger than allowed." },
+  request_header_fields_too_large: { status: 431, description: "The request line and headers together are larger than allowed (16 KiB)." },
   rate_limited: { status: 429, description: "Request rate limit exceeded; see Retry-After." },
   internal_error: { status: 500, description: "Unexpected server error." },
   not_configured: { status: 501, description: "The feature's provider is not configured." },

@@ -168,11 +168,22 @@ export async function presignDownload(deps: Deps, caller: Caller, input: { objec
   };
 }
 
-/** Like a download, but for playing in place: no attachment disposition. */
+/**
+ * Types a browser shows in place without running anything. Anything else (HTML, SVG, XML,
+ * JavaScript, ...) is streamed as an attachment: on any S3 store the signed
+ * response-content-disposition makes it a download, never a page of the storage origin.
+ */
+export function playsInPlace(contentType: string): boolean {
+  const t = contentType.split(";")[0]!.trim().toLowerCase();
+  if (t === "image/svg+xml") return false;
+  return /^(image|video|audio)\//.test(t) || t === "application/pdf" || t === "text/plain";
+}
+
+/** Like a download, but for playing in place: no attachment disposition (but for active types, see playsInPlace). */
 export async function streamUrl(deps: Deps, caller: Caller, id: string, expiresIn = 3600): Promise<PresignedDownload> {
   const row = await resolveLiveObject(deps.db, caller, id);
   const now = deps.clock.now();
-  const url = deps.storage.presignGet(objectPath(row.bucketId, row.key), { expiresIn, now });
+  const url = deps.storage.presignGet(objectPath(row.bucketId, row.key), { expiresIn, now, ...(playsInPlace(row.contentType) ? {} : { downloadName: fileNameOf(row.key) }) });
   await recordEgress(deps.db, caller.orgId, { kind: "stream", bytes: row.size, at: now, objectId: row.id, bucketId: row.bucketId, key: row.key });
   deps.meters?.egressIssued("stream", row.size);
   return { url, method: "GET", objectId: row.id, key: row.key, expiresIn, expiresAt: new Date(now.getTime() + expiresIn * 1000).toISOString() };

@@ -2,17 +2,18 @@ import { and, desc, eq, inArray, isNull, lte, sql } from "drizzle-orm";
 import { rowsOf } from "../../db/client.ts";
 import type { MediaObject } from "../../contract/media.ts";
 import type { AbortedUpload, CompletedUpload, MultipartUpload, PresignedPart, PresignedUpload } from "../../contract/presign.ts";
-import { mediaObjects, uploadReservations } from "../../db/schema/index.ts";
+import { mediaObjects, orgUsage, uploadReservations } from "../../db/schema/index.ts";
 import { resolveBucket } from "../buckets/buckets.ts";
 import type { Caller } from "../access/caller.ts";
 import type { Deps } from "../core/deps.ts";
 import { AppError, errors } from "../core/errors.ts";
 import { contentTypeFor, kindOf } from "./kind.ts";
-import { loadMediaView } from "./media.ts";
+import { loadMediaView, purgeObject } from "./media.ts";
 import { objectPath } from "./storage-keys.ts";
 import { quotaExceeded, releaseReservation, reserveStorage } from "../usage/counters.ts";
+import type { WriteCondition } from "../ports/storage.ts";
 import { runHooks } from "./lifecycle.ts";
-import { onObjectStored } from "./object-hooks.ts";
+import { onObjectRemoved, onObjectStored } from "./object-hooks.ts";
 
 /** A single-shot reservation outlives its URL by this much: a slow PUT may start at the last second. */
 const SINGLE_SHOT_GRACE_MS = 60 * 60 * 1000;
@@ -29,7 +30,15 @@ export interface UploadTarget {
   key: string;
 }
 
-/** Single-shot upload, step 1: check the bucket, reserve the declared size, then sign. */
+/**
+ * Single-shot upload, step 1: check the bucket, reserve the declared size, then sign.
+ *
+ * A declared `size` is reserved and signed as Content-Length, so storage refuses a PUT of any
+ * other length. Without one nothing is reserved, and confirm measures the bytes and refuses
+ * them (deleting them) when they do not fit the quota. Either way the URL is signed with a
+ * write condition on what the key holds now (If-None-Match: * for a free key, If-Match: its
+ * ETag otherwise), so the URL works once: after a PUT, a second one is refused with 412.
+ */
 export async function presignUpload(
   deps: Deps,
   caller: Caller,
@@ -40,11 +49,14 @@ export async function presignUpload(
   const tags = input.tags ?? [];
   const expiresIn = deps.config.uploadUrlExpiresIn;
   const now = deps.clock.now();
-  await reserveSingleShot(deps.db, caller.orgId, { bucketId: bucket.id, key: input.key, size: input.size, contentType, tags, now, lifetimeMs: expiresIn * 1000 + SINGLE_SHOT_GRACE_MS });
-  const signed = deps.storage.presignPut(objectPath(bucket.id, input.key), {
+  const path = objectPath(bucket.id, input.key);
+  const seen = await reserveSingleShot(deps.db, caller.orgId, { bucketId: bucket.id, key: input.key, size: input.size, contentType, tags, now, lifetimeMs: expiresIn * 1000 + SINGLE_SHOT_GRACE_MS });
+  const signed = deps.storage.presignPut(path, {
     contentType,
     expiresIn,
     now,
+    condition: await writeCondition(deps, path, seen),
+    ...(input.size !== undefined ? { contentLength: input.size } : {}),
     ...(tags.length > 0 ? { tagging: taggingHeader(tags) } : {}),
   });
   return {
@@ -57,6 +69,35 @@ export async function presignUpload(
     expiresAt: new Date(now.getTime() + expiresIn * 1000).toISOString(),
     headers: signed.headers,
   };
+}
+
+/** What the catalogue says a key holds, as seen by the statement that reserved its upload. */
+interface KeySeen {
+  /** ETag of the object the catalogue places at the key (live, else the latest in the trash); null for none. */
+  etag: string | null;
+  /** The catalogue cannot tell: an unconfirmed upload or a purge under way at the key. */
+  unsure: boolean;
+}
+
+/** Longest wait for storage when the catalogue cannot tell what a key holds; then the catalogue's view is signed. */
+const HEAD_FOR_CONDITION_MS = 2000;
+
+/**
+ * The write condition for a presigned PUT: the catalogue knows what the key holds, except
+ * when an earlier upload was never confirmed (its bytes may be there) or a purge is under
+ * way; only then is storage asked. A storage that does not answer promptly leaves the
+ * catalogue's view, which at worst makes the PUT a 412 the client can presign again after.
+ */
+async function writeCondition(deps: Deps, path: string, seen: KeySeen): Promise<WriteCondition> {
+  let etag = seen.etag;
+  if (seen.unsure) {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<"late">((resolve) => (timer = setTimeout(() => resolve("late"), HEAD_FOR_CONDITION_MS)));
+    const head = deps.storage.head(path).catch(() => "late" as const);
+    const found = await Promise.race([head, late]).finally(() => clearTimeout(timer));
+    if (found !== "late") etag = found?.etag ?? null;
+  }
+  return etag ? { ifMatch: etag } : { ifNoneMatch: "*" };
 }
 
 export async function createMultipartUpload(
@@ -120,24 +161,67 @@ async function reserveSingleShot(
   db: Deps["db"],
   orgId: string,
   r: { bucketId: string; key: string; size: number | undefined; contentType: string; tags: string[]; now: Date; lifetimeMs: number },
-): Promise<void> {
+): Promise<KeySeen> {
   const bytes = r.size ?? 0;
-  const rows = rowsOf(
+  // The subqueries see the tables as they were before this statement: its own reservation is not counted.
+  const rows = rowsOf<{ id: string; live_etag: string | null; trash_etag: string | null; pending: boolean; purging: boolean }>(
     await db.execute(sql`
       with durability as (select set_config('synchronous_commit', 'off', true)),
       reserved as (
         update org_usage set reserved_storage = reserved_storage + ${bytes}, updated_at = now()
         where org_id = ${orgId} and used_storage + reserved_storage + ${bytes} <= allocated_storage
         returning org_id
+      ),
+      ins as (
+        insert into upload_reservations (org_id, bucket_id, key, bytes, content_type, tags, expires_at, created_at)
+        select reserved.org_id, ${r.bucketId}, ${r.key}, ${bytes}, ${r.contentType},
+          array(select jsonb_array_elements_text(${JSON.stringify(r.tags)}::text::jsonb)),
+          ${new Date(r.now.getTime() + r.lifetimeMs).toISOString()}::timestamptz, ${r.now.toISOString()}::timestamptz
+        from reserved, durability
+        returning id
       )
-      insert into upload_reservations (org_id, bucket_id, key, bytes, content_type, tags, expires_at, created_at)
-      select reserved.org_id, ${r.bucketId}, ${r.key}, ${bytes}, ${r.contentType},
-        array(select jsonb_array_elements_text(${JSON.stringify(r.tags)}::text::jsonb)),
-        ${new Date(r.now.getTime() + r.lifetimeMs).toISOString()}::timestamptz, ${r.now.toISOString()}::timestamptz
-      from reserved, durability
-      returning id`),
+      select ins.id, live.etag as live_etag,
+        -- Only without a live object: the latest deleted one's bytes are what the key holds, and a purge may be removing them.
+        case when live.id is null then (select o.etag from media_objects o where o.org_id = ${orgId} and o.deleted_at is not null
+          and o.bucket_id = ${r.bucketId} and o.key = ${r.key} and o.purge_queued_at is null order by o.deleted_at desc limit 1) end as trash_etag,
+        case when live.id is null then exists (select 1 from media_objects o where o.org_id = ${orgId} and o.deleted_at is not null
+          and o.bucket_id = ${r.bucketId} and o.key = ${r.key} and o.purge_queued_at is not null) else false end as purging,
+        exists (select 1 from upload_reservations u where u.bucket_id = ${r.bucketId} and u.key = ${r.key}) as pending
+      from ins
+      left join (select id, etag from media_objects where bucket_id = ${r.bucketId} and key = ${r.key} and deleted_at is null) live on true`),
   );
-  if (rows.length === 0) throw await quotaExceeded(db, orgId, bytes);
+  const row = rows[0];
+  if (!row) throw await quotaExceeded(db, orgId, bytes);
+  return { etag: row.live_etag ?? row.trash_etag, unsure: truthy(row.pending) || truthy(row.purging) };
+}
+
+/** Booleans from raw SQL: PGlite and postgres.js both give booleans, but be lenient. */
+const truthy = (v: unknown): boolean => v === true || v === "t" || v === 1;
+
+/**
+ * Reserves `size` bytes of the organization's allocation for bytes about to be stored at
+ * `<bucketId>/<key>` by something other than a client's presigned PUT (a set rendition, an
+ * import by URL), or refuses with 403 quota_exceeded. recordStoredObject swaps the hold for
+ * the measured size; a hold never recorded expires after `lifetimeMs` and the sweeper
+ * releases it (and deletes bytes stored at the key but never recorded).
+ */
+export async function reserveUploadQuota(
+  deps: Deps,
+  orgId: string,
+  r: { bucketId: string; key: string; size: number; contentType?: string; lifetimeMs?: number },
+): Promise<void> {
+  const now = deps.clock.now();
+  await deps.db.transaction((tx) =>
+    reserveUpload(tx, orgId, {
+      bucketId: r.bucketId,
+      key: r.key,
+      size: r.size,
+      contentType: r.contentType ?? contentTypeFor(r.key),
+      tags: [],
+      now,
+      lifetimeMs: r.lifetimeMs ?? SINGLE_SHOT_GRACE_MS,
+    }),
+  );
 }
 
 async function findMultipart(deps: Deps, caller: Caller, input: UploadTarget & { uploadId: string }) {
@@ -182,6 +266,11 @@ export async function presignUploadPart(
 /**
  * Assembles the parts. Without a parts list the uploaded parts are listed from storage,
  * in order. Tags given here replace the ones given at create-multipart.
+ *
+ * Part URLs cannot be bounded one by one (a presigned PUT signs one exact length, and a part's
+ * is not known when it is signed), so the parts are measured here, before they are assembled:
+ * a total above what was reserved must have its excess reserved now, or the upload is refused
+ * with 403 quota_exceeded and aborted (its parts deleted, its reservation released).
  */
 export async function completeUpload(
   deps: Deps,
@@ -190,15 +279,24 @@ export async function completeUpload(
 ): Promise<CompletedUpload> {
   const { bucket, reservation } = await findMultipart(deps, caller, input);
   const path = objectPath(bucket.id, input.key);
+  let uploaded: { partNumber: number; etag: string; size: number }[];
+  try {
+    uploaded = await deps.storage.listParts(path, input.uploadId);
+  } catch (err) {
+    throw storageRefusal(err) ?? err;
+  }
   let parts = input.parts;
   if (!parts) {
-    parts = (await deps.storage.listParts(path, input.uploadId)).map(({ partNumber, etag }) => ({ partNumber, etag }));
+    parts = uploaded.map(({ partNumber, etag }) => ({ partNumber, etag }));
     if (parts.length === 0) throw errors.badRequest("No parts have been uploaded for this upload");
   }
   parts = [...parts].sort((a, b) => a.partNumber - b.partNumber);
   if (new Set(parts.map((p) => p.partNumber)).size !== parts.length) {
     throw errors.validation([{ path: "parts", message: "Part numbers must be unique" }]);
   }
+  const sizes = new Map(uploaded.map((p) => [p.partNumber, p.size]));
+  const total = parts.reduce((n, p) => n + (sizes.get(p.partNumber) ?? 0), 0);
+  if (total > reservation.bytes) await reserveExcess(deps, caller.orgId, bucket.id, input.key, reservation, total);
   let etag: string | null;
   try {
     ({ etag } = await deps.storage.completeMultipart(path, input.uploadId, parts));
@@ -211,6 +309,34 @@ export async function completeUpload(
   }
   if (tags.length > 0) await deps.storage.putTags(path, taggingHeader(tags));
   return { bucketId: bucket.id, key: input.key, uploadId: input.uploadId, etag, parts: parts.length };
+}
+
+/** Grows a multipart reservation to the measured total, or aborts the upload and refuses it. */
+async function reserveExcess(
+  deps: Deps,
+  orgId: string,
+  bucketId: string,
+  key: string,
+  reservation: typeof uploadReservations.$inferSelect,
+  total: number,
+): Promise<void> {
+  try {
+    await deps.db.transaction(async (tx) => {
+      await reserveStorage(tx, orgId, total - reservation.bytes);
+      await tx.update(uploadReservations).set({ bytes: total }).where(eq(uploadReservations.id, reservation.id));
+    });
+  } catch (err) {
+    if (!(err instanceof AppError) || err.code !== "quota_exceeded") throw err;
+    await deps.storage.abortMultipart(objectPath(bucketId, key), reservation.uploadId!);
+    await deps.db.transaction(async (tx) => {
+      const gone = await tx.delete(uploadReservations).where(eq(uploadReservations.id, reservation.id)).returning();
+      if (gone.length > 0) await releaseReservation(tx, orgId, reservation.bytes);
+    });
+    throw new AppError("quota_exceeded", `The parts total ${total} bytes, more than this upload reserved (${reservation.bytes}) and more than the allocation has left: the upload was aborted`, {
+      ...(err.details as object),
+      requested: total,
+    });
+  }
 }
 
 /** Abandons a multipart upload and releases its reservation. */
@@ -244,14 +370,20 @@ export async function confirmUpload(deps: Deps, caller: Caller, input: UploadTar
  * The heart of confirm, for any bytes now in storage at `<bucketId>/<key>`: the caller's
  * checks are done (a client's confirm, or the worker storing a set rendition).
  * Returns the media object's id.
+ *
+ * Bytes beyond what was reserved for the key (an upload presigned without a size) count only
+ * if they fit the allocation; otherwise they are refused with 403 quota_exceeded and deleted
+ * from storage, and nothing is recorded. An object they replaced (its bytes are gone already)
+ * is deleted with them.
  */
 export async function recordStoredObject(deps: Deps, orgId: string, bucketId: string, key: string): Promise<string> {
-  const stored = await deps.storage.head(objectPath(bucketId, key));
+  const path = objectPath(bucketId, key);
+  const stored = await deps.storage.head(path);
   if (!stored) {
     throw new AppError("not_found", "Nothing has been uploaded at this key yet: PUT the bytes to the presigned URL, then confirm");
   }
   const now = deps.clock.now();
-  const { objectId, changed } = await deps.db.transaction(async (tx) => {
+  const outcome = await deps.db.transaction(async (tx) => {
     // Confirms of one key run one at a time: a row lock cannot cover an object that does not
     // exist yet, so the key itself is locked for the rest of the transaction.
     await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`${bucketId}/${key}`}, 0))`);
@@ -264,10 +396,19 @@ export async function recordStoredObject(deps: Deps, orgId: string, bucketId: st
       .delete(uploadReservations)
       .where(and(eq(uploadReservations.bucketId, bucketId), eq(uploadReservations.key, key)))
       .returning();
-    await releaseReservation(tx, orgId, reservations.reduce((n, r) => n + r.bytes, 0));
+    const reserved = reservations.reduce((n, r) => n + r.bytes, 0);
+    await releaseReservation(tx, orgId, reserved);
     const latest = reservations.sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime())[0];
     if (existing && existing.etag === stored.etag && existing.size === stored.size) {
-      return { objectId: existing.id, changed: false };
+      return { objectId: existing.id, changed: false } as const;
+    }
+    const growth = stored.size - (existing?.size ?? 0);
+    if (stored.size > reserved && growth > 0 && !(await fitsAllocation(tx, orgId, growth))) {
+      if (existing) {
+        await tx.update(mediaObjects).set({ deletedAt: now }).where(eq(mediaObjects.id, existing.id));
+        await runHooks(onObjectRemoved, { tx, deps, at: now, orgId, bucketId, how: "deleted", object: existing });
+      }
+      return { refused: growth, replaced: existing?.id ?? null } as const;
     }
     const contentType = stored.contentType && stored.contentType !== "binary/octet-stream" ? stored.contentType : (latest?.contentType ?? contentTypeFor(key));
     const fields = { size: stored.size, contentType, kind: kindOf(contentType, key), etag: stored.etag, updatedAt: now };
@@ -292,30 +433,59 @@ export async function recordStoredObject(deps: Deps, orgId: string, bucketId: st
       previous: existing ? { size: existing.size } : null,
       uploadTags: latest?.tags ?? [],
     });
-    return { objectId: id, changed: true };
+    return { objectId: id, changed: true } as const;
   });
-  if (changed) {
+  if ("refused" in outcome) {
+    // The object they replaced is purged now (its bytes were overwritten); else only the bytes go.
+    if (outcome.replaced) await purgeObject(deps, outcome.replaced);
+    else await deps.storage.delete(path);
+    deps.log.info("bytes over the allocation refused at confirm and deleted", { orgId, bucketId, bytes: stored.size });
+    throw await quotaExceeded(deps.db, orgId, outcome.refused ?? stored.size);
+  }
+  if (outcome.changed) {
     deps.jobs.kick();
     deps.meters?.uploaded(stored.size);
   }
-  return objectId;
+  return outcome.objectId;
 }
 
-/** Maps storage's refusals of a completion (bad part list) to a 400 the client can act on. */
+/**
+ * Whether `growth` more bytes fit the allocation beside what is used and reserved, checked
+ * with the organization's usage row locked (a conditional UPDATE), so concurrent confirms
+ * cannot together pass it; the lock is held until the caller's transaction ends.
+ */
+async function fitsAllocation(tx: Deps["db"], orgId: string, growth: number): Promise<boolean> {
+  const [ok] = await tx
+    .update(orgUsage)
+    .set({ updatedAt: sql`now()` })
+    .where(and(eq(orgUsage.orgId, orgId), sql`${orgUsage.usedStorage} + ${orgUsage.reservedStorage} + ${growth} <= ${orgUsage.allocatedStorage}`))
+    .returning({ orgId: orgUsage.orgId });
+  return ok !== undefined;
+}
+
+/**
+ * Maps storage's refusals of a completion to what the client can act on: a bad part list is a
+ * 400; an upload storage no longer has (completed or aborted, e.g. complete-upload repeated)
+ * is a 409 conflict: the upload id is known, its state forbids the call.
+ */
 function storageRefusal(err: unknown): AppError | null {
   const name = (err as { name?: string; Code?: string })?.name ?? "";
   const known: Record<string, string> = {
     InvalidPart: "One or more parts were not found or their ETags do not match",
     InvalidPartOrder: "Parts must be listed in ascending order",
     EntityTooSmall: "Every part but the last must be at least 5 MiB",
-    NoSuchUpload: "The multipart upload does not exist in storage (aborted or already completed)",
   };
+  // Ceph answers ListParts of an upload it no longer has with NoSuchKey (docs/storage.md).
+  if (name === "NoSuchUpload" || name === "NoSuchKey") {
+    return new AppError("conflict", "The multipart upload is no longer open in storage: it was already completed (confirm the key) or aborted", { storageCode: name });
+  }
   return known[name] ? errors.badRequest(known[name]!, { storageCode: name }) : null;
 }
 
 /**
  * Releases reservations whose uploads were never confirmed, aborting multipart uploads in
- * storage. Safe on several instances at once: each row is claimed by deleting it.
+ * storage and collecting bytes that were stored but never confirmed. Safe on several
+ * instances at once: each row is claimed by deleting it.
  */
 export async function sweepExpiredReservations(deps: Deps, limit = 100): Promise<number> {
   const now = deps.clock.now();
@@ -337,10 +507,44 @@ export async function sweepExpiredReservations(deps: Deps, limit = 100): Promise
     return rows;
   });
   for (const r of released) {
-    if (!r.uploadId) continue;
-    await deps.storage
-      .abortMultipart(objectPath(r.bucketId, r.key), r.uploadId)
-      .catch((err) => deps.log.warn("abort of an expired multipart upload failed", { uploadId: r.uploadId, error: String(err) }));
+    if (r.uploadId) {
+      await deps.storage
+        .abortMultipart(objectPath(r.bucketId, r.key), r.uploadId)
+        .catch((err) => deps.log.warn("abort of an expired multipart upload failed", { uploadId: r.uploadId, error: String(err) }));
+    }
+    await collectUnconfirmed(deps, r).catch((err) =>
+      deps.log.warn("collecting unconfirmed bytes failed; retried when another upload at the key expires", { bucketId: r.bucketId, key: r.key, error: String(err) }),
+    );
   }
   return released.length;
+}
+
+/**
+ * After the last reservation at a key expired (its URL long dead): bytes in storage there
+ * that the catalogue does not hold were PUT and never confirmed. With no object at the key
+ * they are deleted; over an object (a replacement never confirmed) they are recorded as
+ * confirm would, which refuses and deletes them when they do not fit the allocation. Bytes
+ * the catalogue holds, live or in the trash, are left alone.
+ */
+async function collectUnconfirmed(deps: Deps, r: typeof uploadReservations.$inferSelect): Promise<void> {
+  const stillOpen = async () =>
+    (await deps.db.select({ id: uploadReservations.id }).from(uploadReservations).where(and(eq(uploadReservations.bucketId, r.bucketId), eq(uploadReservations.key, r.key))).limit(1)).length > 0;
+  if (await stillOpen()) return;
+  const path = objectPath(r.bucketId, r.key);
+  const stored = await deps.storage.head(path);
+  if (!stored) return;
+  const rows = await deps.db
+    .select({ id: mediaObjects.id, etag: mediaObjects.etag, size: mediaObjects.size, deletedAt: mediaObjects.deletedAt })
+    .from(mediaObjects)
+    .where(and(eq(mediaObjects.orgId, r.orgId), eq(mediaObjects.bucketId, r.bucketId), eq(mediaObjects.key, r.key)));
+  if (rows.some((o) => o.etag === stored.etag && o.size === stored.size)) return;
+  if (rows.some((o) => o.deletedAt === null)) {
+    await recordStoredObject(deps, r.orgId, r.bucketId, r.key).catch((err) => {
+      if (!(err instanceof AppError && err.code === "quota_exceeded")) throw err;
+    });
+    return;
+  }
+  if (await stillOpen()) return;
+  await deps.storage.delete(path);
+  deps.log.info("unconfirmed bytes deleted", { orgId: r.orgId, bucketId: r.bucketId, bytes: stored.size });
 }

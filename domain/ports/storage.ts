@@ -26,9 +26,20 @@ export interface ListedObject {
   lastModified: Date | null;
 }
 
+/** A conditional write: S3's If-None-Match: * or If-Match: "<etag>" on PUT. */
+export type WriteCondition = { ifNoneMatch: "*" } | { ifMatch: string };
+
 export interface ObjectStorage {
   // `now` is the signing time: the domain passes its clock so expiry can be tested.
-  presignPut(key: string, opts: { contentType: string; tagging?: string; expiresIn: number; now: Date }): PresignedRequest;
+  /**
+   * `contentLength`, when given, is signed: storage refuses a PUT of any other length.
+   * `condition` is signed too: `{ ifNoneMatch: "*" }` (only if nothing is at the key) or
+   * `{ ifMatch: etag }` (only over exactly those bytes), so the URL dies once it has been used.
+   */
+  presignPut(
+    key: string,
+    opts: { contentType: string; tagging?: string; contentLength?: number; condition?: WriteCondition; expiresIn: number; now: Date },
+  ): PresignedRequest;
   presignUploadPart(key: string, opts: { uploadId: string; partNumber: number; contentType?: string; expiresIn: number; now: Date }): PresignedRequest;
   presignGet(key: string, opts: { expiresIn: number; downloadName?: string; now: Date }): string;
 

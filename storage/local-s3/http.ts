@@ -32,6 +32,29 @@ const OVERRIDES: Record<string, string> = {
   "response-content-encoding": "content-encoding",
 };
 
+/**
+ * Types a browser shows inline without running anything: every other type (HTML, SVG, XML,
+ * JavaScript, ...) is served as an attachment, so an object cannot act as a page of the
+ * storage origin (stored XSS).
+ */
+function passive(contentType: string): boolean {
+  const t = contentType.split(";")[0]!.trim().toLowerCase();
+  if (t === "image/svg+xml") return false;
+  return /^(image|video|audio)\//.test(t) || t === "application/pdf" || t === "text/plain";
+}
+
+/**
+ * What protects the storage origin from the content it serves: no MIME sniffing, a sandbox
+ * CSP (no script, no same-origin access, nothing loaded), and active types as attachments.
+ * PDFs get no sandbox: browsers refuse to run their PDF viewer in one.
+ */
+export function servingHeaders(h: Record<string, string>): void {
+  const type = h["content-type"] ?? "";
+  h["x-content-type-options"] = "nosniff";
+  if (type.split(";")[0]!.trim().toLowerCase() !== "application/pdf") h["content-security-policy"] = "default-src 'none'; img-src 'self' data:; media-src 'self'; style-src 'unsafe-inline'; sandbox";
+  if (!passive(type) && !(h["content-disposition"] ?? "").toLowerCase().startsWith("attachment")) h["content-disposition"] = "attachment";
+}
+
 export function objectHeaders(meta: ObjectMeta, query?: Map<string, string>): Record<string, string> {
   const h: Record<string, string> = {
     "content-type": meta.contentType,
@@ -51,10 +74,17 @@ export function objectHeaders(meta: ObjectMeta, query?: Map<string, string>): Re
 
 const MAX_METADATA_BYTES = 2048;
 
-/** Content-Type, stored headers and x-amz-meta-* from a PUT / CreateMultipartUpload / CopyObject(REPLACE). */
-export function fieldsFromHeaders(headers: Headers): Omit<ObjectFields, "tags"> {
+/**
+ * Content-Type, stored headers and x-amz-meta-* from a PUT / CreateMultipartUpload / CopyObject(REPLACE).
+ * With `signed` (the names the request's signature covers), a header outside it is ignored:
+ * whoever holds a presigned URL cannot make the object carry a Cache-Control, Content-Encoding
+ * or Content-Disposition the signer never allowed (they would be replayed on every GET).
+ */
+export function fieldsFromHeaders(headers: Headers, signed?: readonly string[]): Omit<ObjectFields, "tags"> {
   const stored: Record<string, string> = {};
+  const allowed = (name: string) => signed === undefined || signed.includes(name);
   for (const name of STORED_HEADERS) {
+    if (!allowed(name)) continue;
     let v = headers.get(name);
     // aws-chunked is transfer framing, not part of the object's representation.
     if (name === "content-encoding" && v !== null)
@@ -64,14 +94,14 @@ export function fieldsFromHeaders(headers: Headers): Omit<ObjectFields, "tags"> 
   const metadata: Record<string, string> = {};
   let size = 0;
   headers.forEach((value, name) => {
-    if (!name.startsWith("x-amz-meta-")) return;
+    if (!name.startsWith("x-amz-meta-") || !allowed(name)) return;
     const k = name.slice("x-amz-meta-".length);
     metadata[k] = value;
     size += Buffer.byteLength(k) + Buffer.byteLength(value);
   });
   if (size > MAX_METADATA_BYTES)
     throw new S3Error("MetadataTooLarge", "Your metadata headers exceed the maximum allowed metadata size", 400, { MaxMessageLengthBytes: String(MAX_METADATA_BYTES) });
-  return { contentType: headers.get("content-type") ?? "binary/octet-stream", headers: stored, metadata };
+  return { contentType: (allowed("content-type") ? headers.get("content-type") : null) ?? "binary/octet-stream", headers: stored, metadata };
 }
 
 export type ByteRange = { start: number; end: number }; // inclusive end

@@ -6,7 +6,7 @@ import { Errors } from "./errors.ts";
 import { emptyResponse, isoDate, xmlResponse } from "./http.ts";
 import { compareKeys, listKeys } from "./listing.ts";
 import { MAX_PARTS } from "./multipart.ts";
-import { fieldsWithTags, validateKey } from "./ops-object.ts";
+import { fieldsWithTags, presignedHeaders, validateKey } from "./ops-object.ts";
 import { expectedMd5, Payload } from "./payload.ts";
 import { uriEncode } from "./sigv4.ts";
 import { childrenNamed, childText, parseXml, xmlDocument, type XmlObject } from "./xml.ts";
@@ -22,7 +22,7 @@ function intParam(ctx: Ctx, name: string, def: number, min: number, max: number)
 
 export async function createMultipartUpload(ctx: Ctx): Promise<S3Response> {
   validateKey(ctx.key);
-  const info = await ctx.uploads.create(ctx.bucket, ctx.key, fieldsWithTags(ctx.req.headers));
+  const info = await ctx.uploads.create(ctx.bucket, ctx.key, fieldsWithTags(ctx.req.headers, presignedHeaders(ctx)));
   return xmlResponse(xmlDocument("InitiateMultipartUploadResult", { Bucket: ctx.bucket, Key: ctx.key, UploadId: info.uploadId }));
 }
 

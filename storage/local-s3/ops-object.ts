@@ -4,7 +4,7 @@ import type { Ctx, S3Response } from "./context.ts";
 import { MAX_PUT_SIZE, MAX_XML_BODY } from "./context.ts";
 import { Errors, S3Error } from "./errors.ts";
 import { readRange } from "./files.ts";
-import { checkConditions, emptyResponse, fieldsFromHeaders, fileBody, isoDate, objectHeaders, parseRange, xmlResponse } from "./http.ts";
+import { checkConditions, emptyResponse, fieldsFromHeaders, fileBody, isoDate, objectHeaders, parseRange, servingHeaders, xmlResponse } from "./http.ts";
 import { expectedMd5, Payload } from "./payload.ts";
 import { decodeComponent } from "./sigv4.ts";
 import type { ObjectFields, ObjectMeta } from "./store.ts";
@@ -15,9 +15,18 @@ export function validateKey(key: string): void {
   if (Buffer.byteLength(key) > 1024) throw new S3Error("KeyTooLongError", "Your key is too long", 400, { Size: String(Buffer.byteLength(key)), MaxSizeAllowed: "1024" });
 }
 
-export function fieldsWithTags(headers: Headers): ObjectFields {
+/**
+ * The headers a presigned request may store with the object: only those its URL signed. A
+ * request signed in its Authorization header comes from a holder of the storage credential,
+ * whose clients (the AWS SDK) leave Cache-Control unsigned by design: all of it is taken.
+ */
+export function presignedHeaders(ctx: Ctx): readonly string[] | undefined {
+  return ctx.auth.presigned ? ctx.auth.signedHeaders : undefined;
+}
+
+export function fieldsWithTags(headers: Headers, signed?: readonly string[]): ObjectFields {
   const tagging = headers.get("x-amz-tagging");
-  return { ...fieldsFromHeaders(headers), tags: tagging === null ? [] : parseTaggingHeader(tagging) };
+  return { ...fieldsFromHeaders(headers, signed), tags: tagging === null ? [] : parseTaggingHeader(tagging) };
 }
 
 /** Conditional writes (If-None-Match: * / If-Match: etag), checked again at publish time. */
@@ -37,7 +46,7 @@ function writeCondition(headers: Headers, key: string): (current: ObjectMeta | u
 export async function putObject(ctx: Ctx): Promise<S3Response> {
   if (!ctx.store.bucket(ctx.bucket)) throw Errors.noSuchBucket(ctx.bucket);
   validateKey(ctx.key);
-  const fields = fieldsWithTags(ctx.req.headers);
+  const fields = fieldsWithTags(ctx.req.headers, presignedHeaders(ctx));
   const md5 = expectedMd5(ctx.req.headers);
   const condition = writeCondition(ctx.req.headers, ctx.key);
   condition(ctx.store.getObject(ctx.bucket, ctx.key)); // fail before streaming the body
@@ -71,6 +80,7 @@ export async function getObject(ctx: Ctx, head: boolean): Promise<S3Response> {
   } else ({ meta, fh } = await ctx.store.openObject(ctx.bucket, ctx.key));
   try {
     const headers = objectHeaders(meta, ctx.query);
+    servingHeaders(headers);
     if (checkConditions(meta, ctx.req.headers) === "not-modified") {
       await fh?.close();
       return { status: 304, headers: { etag: headers.etag!, "last-modified": headers["last-modified"]! } };
@@ -120,7 +130,7 @@ export async function copyObject(ctx: Ctx): Promise<S3Response> {
     throw Errors.invalidRequest(
       "This copy request is illegal because it is trying to copy an object to itself without changing the object's metadata, storage class, website redirect location or encryption attributes.",
     );
-  const replaced = directive === "REPLACE" ? fieldsFromHeaders(headers) : undefined;
+  const replaced = directive === "REPLACE" ? fieldsFromHeaders(headers, presignedHeaders(ctx)) : undefined;
   const newTags: TagSet | undefined = tagDirective === "REPLACE" ? parseTaggingHeader(headers.get("x-amz-tagging") ?? "") : undefined;
 
   const { meta: source, fh } = await ctx.store.openObject(src.bucket, src.key);

@@ -40,6 +40,8 @@ export interface AuthResult {
   scope: string;
   signingKey: Buffer;
   seedSignature: string;
+  /** Lowercase names of the headers the signature covers. */
+  signedHeaders: string[];
 }
 
 export function decodeComponent(s: string, plusIsSpace: boolean): string {
@@ -243,6 +245,17 @@ export function authenticate(req: SignedRequest, opts: AuthOptions, now = Date.n
   if (unsigned.length > 0)
     throw Errors.accessDenied("There were headers present in the request which were not signed", { HeadersNotSigned: unsigned.join(", ") });
 
+  // A presigned URL binds headers (Content-Length, a write condition, the content type): name
+  // them when one is missing, so the client learns what to send instead of a bare mismatch.
+  const missing = signed.filter((h) => req.headers.get(h) === null);
+  if (missing.length > 0)
+    throw new S3Error(
+      "SignatureDoesNotMatch",
+      `The request lacks headers the URL was signed with: ${missing.join(", ")}. Send every header the presign result listed, unchanged (signed: ${signed.join(", ")})`,
+      403,
+      { AWSAccessKeyId: p.accessKeyId, HeadersNotPresent: missing.join(", "), SignedHeaders: signed.join(";") },
+    );
+
   const headerBlock = signed.map((h) => `${h}:${canonicalHeaderValue(req.headers.get(h))}\n`).join("");
   const queryPart = queryToSign(query, presigned);
   const scope = `${shortDate}/${region}/s3/aws4_request`;
@@ -252,13 +265,13 @@ export function authenticate(req: SignedRequest, opts: AuthOptions, now = Date.n
     const canonicalRequest = [req.method, uri, queryPart, headerBlock, signed.join(";"), p.payloadHash].join("\n");
     const stringToSign = [ALGORITHM, p.longDate, scope, sha256Hex(canonicalRequest)].join("\n");
     if (signaturesEqual(signString(key, stringToSign), p.signature))
-      return { accessKeyId: p.accessKeyId, presigned, payloadHash: p.payloadHash, longDate: p.longDate, scope, signingKey: key, seedSignature: p.signature };
+      return { accessKeyId: p.accessKeyId, presigned, payloadHash: p.payloadHash, longDate: p.longDate, scope, signingKey: key, seedSignature: p.signature, signedHeaders: signed };
     first ??= { canonicalRequest, stringToSign };
   }
   throw new S3Error(
     "SignatureDoesNotMatch",
     "The request signature we calculated does not match the signature you provided. Check your key and signing method.",
     403,
-    { AWSAccessKeyId: p.accessKeyId, StringToSign: first!.stringToSign, SignatureProvided: p.signature, CanonicalRequest: first!.canonicalRequest },
+    { AWSAccessKeyId: p.accessKeyId, StringToSign: first!.stringToSign, SignatureProvided: p.signature, CanonicalRequest: first!.canonicalRequest, SignedHeaders: signed.join(";") },
   );
 }

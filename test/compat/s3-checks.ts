@@ -67,6 +67,32 @@ const checks: Record<string, Check> = {
     const res = await fetch(put.url, { method: "PUT", headers: { "Content-Type": "image/jpeg" }, body: bytes(10) });
     return { ok: res.status === 403, observed: await failure(res) };
   },
+  "presigned PUT with a signed Content-Length refuses another length": async ({ storage, prefix }) => {
+    const key = `${prefix}/single/sized.bin`;
+    const put = storage.presignPut(key, { contentType: "application/octet-stream", contentLength: 100, expiresIn: 300, now: now() });
+    const longer = await fetch(put.url, { method: "PUT", headers: { ...put.headers, "Content-Length": "5000" }, body: bytes(5000) });
+    const longerSeen = await failure(longer);
+    const exact = await fetch(put.url, { method: "PUT", headers: put.headers, body: bytes(100) });
+    const head = await storage.head(key);
+    return { ok: longer.status === 403 && exact.ok && head?.size === 100, observed: `5000 bytes: ${longerSeen}; 100 bytes: ${exact.status}; HEAD ${head?.size}` };
+  },
+  "presigned PUT with If-None-Match: * works once; If-Match binds to the ETag": async ({ storage, prefix }) => {
+    const key = `${prefix}/single/once.bin`;
+    const put = storage.presignPut(key, { contentType: "application/octet-stream", condition: { ifNoneMatch: "*" }, expiresIn: 300, now: now() });
+    const first = await fetch(put.url, { method: "PUT", headers: put.headers, body: bytes(69) });
+    await first.arrayBuffer();
+    const second = await fetch(put.url, { method: "PUT", headers: put.headers, body: bytes(3000) });
+    const secondSeen = await failure(second);
+    const etag = (await storage.head(key))?.etag ?? "";
+    const replace = storage.presignPut(key, { contentType: "application/octet-stream", condition: { ifMatch: etag }, expiresIn: 300, now: now() });
+    const third = await fetch(replace.url, { method: "PUT", headers: replace.headers, body: bytes(70, 2) });
+    await third.arrayBuffer();
+    const fourth = await fetch(replace.url, { method: "PUT", headers: replace.headers, body: bytes(71, 3) });
+    const fourthSeen = await failure(fourth);
+    const head = await storage.head(key);
+    const ok = first.ok && second.status === 412 && third.ok && fourth.status === 412 && head?.size === 70;
+    return { ok, observed: `first ${first.status}; again ${secondSeen}; If-Match ${third.status}; again ${fourthSeen}; HEAD ${head?.size}` };
+  },
   "an expired presigned URL is refused": async ({ storage, prefix }) => {
     const put = storage.presignPut(`${prefix}/single/late.jpg`, { contentType: "image/jpeg", expiresIn: 60, now: new Date(Date.now() - 120_000) });
     const res = await fetch(put.url, { method: "PUT", headers: put.headers, body: bytes(10) });

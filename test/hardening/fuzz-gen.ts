@@ -19,6 +19,30 @@ export interface Pools {
   uploadIds: string[];
 }
 
+/** Dates a parser may accept that the database cannot hold. */
+export const OUT_OF_RANGE_DATES: string[] = [
+  "0000-01-01",
+  "0000-12-31T23:59:59Z",
+  "0001-01-01T00:00:00+01:00",
+  "9999-12-31T23:59:59-01:00",
+  "+275760-09-13T00:00:00Z",
+  "-000001-01-01T00:00:00Z",
+];
+
+/** Request line lengths around the service's 16 KiB head limit and past Bun's default. */
+export const LONG_QUERY_LENGTHS = [16 * 1024 - 200, 16 * 1024 + 1, 64 * 1024, 200 * 1024];
+
+/**
+ * Values for the numeric fields of a payment event (created, amounts, period bounds) that a
+ * signed event may still carry: a provider bug or a replayed test event must be a 400 (the
+ * provider stops retrying), never a 500 it retries forever. `"1e400"` is also spliced in as a
+ * bare JSON number, which JSON.parse reads as Infinity.
+ */
+export const NASTY_WEBHOOK_NUMBERS: unknown[] = ["yesterday", "1e400", "", null, true, [], {}, -1, 1.5, 1e20, -1e20, 1e308, 2 ** 53 + 2, Number.MAX_SAFE_INTEGER];
+
+/** Event ids and types with what a database column cannot hold. */
+export const NASTY_WEBHOOK_IDS: string[] = ["evt_\u0000x", "\u0000", "evt_\ud800", "evt_\r\n", "x".repeat(10_000)];
+
 // Strings that have broken parsers, routers, SQL builders and key layouts somewhere.
 export const NASTY_STRINGS: string[] = [
   "",
@@ -36,8 +60,12 @@ export const NASTY_STRINGS: string[] = [
   "\u202eevil\u202c",
   "\u200b",
   "\ufeff",
+  // Lone surrogates: valid in a JS string and in JSON ("\ud800"), with no UTF-8 form, so
+  // PostgreSQL's text and jsonb refuse them (the 2026 attack run: a 500 on metadata).
   "\ud800",
   "a\udfffb",
+  "\udc00\ud800",
+  "x\ud83d",
   "💥🚀👩‍👩‍👧",
   "𝕏".repeat(600),
   "e\u0301",
@@ -81,6 +109,8 @@ export const NASTY_STRINGS: string[] = [
   "2026-13-45T99:99:99Z",
   "0000-00-00",
   "99999-12-31",
+  // Dates JavaScript parses and PostgreSQL refuses (year 0, past 9999 once an offset applies).
+  ...OUT_OF_RANGE_DATES,
   "00000000-0000-0000-0000-000000000000",
   "ffffffff-ffff-ffff-ffff-ffffffffffff",
   "00000000-0000-0000-0000-00000000000g",
@@ -111,7 +141,7 @@ export const NASTY_NUMBERS: number[] = [
 
 export const WRONG_TYPES: unknown[] = [null, true, false, {}, [], [[]], [null], { a: 1 }, { "": "" }, 0, "string", [1, "two", { three: 3 }]];
 
-export const ODD_KEYS: string[] = ["", "__proto__", "constructor", "prototype", "ключ", "🔑", "\u0000", "../x", "a.b", "a[0]", "k".repeat(1000), "\u202e"];
+export const ODD_KEYS: string[] = ["", "__proto__", "constructor", "prototype", "ключ", "🔑", "\u0000", "../x", "a.b", "a[0]", "k".repeat(1000), "\u202e", "\ud800", "k\udfff"];
 
 /** Nested arrays `depth` levels deep, as a value (for bodies) and as text (for raw requests). */
 export function deepArray(depth: number): unknown {
@@ -185,7 +215,7 @@ function stringFor(s: JsonSchema, name: string, pools: Pools, kindOf?: (field: s
   if (name === "uploadId" && pools.uploadIds.length) return fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...pools.uploadIds) }, { weight: 1, arbitrary: fc.string({ minLength: 1, maxLength: 40 }) });
   if (/^date/i.test(name)) {
     const date = fc.date({ noInvalidDate: true, min: new Date("1970-01-01"), max: new Date("2100-01-01") });
-    return fc.oneof(date.map((d) => d.toISOString()), date.map((d) => d.toISOString().slice(0, 10)), fc.constantFrom(...NASTY_STRINGS.slice(60)));
+    return fc.oneof(date.map((d) => d.toISOString()), date.map((d) => d.toISOString().slice(0, 10)), fc.constantFrom(...OUT_OF_RANGE_DATES), fc.constantFrom(...NASTY_STRINGS.slice(60)));
   }
   const minLength = (s.minLength as number | undefined) ?? 0;
   const maxLength = Math.min((s.maxLength as number | undefined) ?? 40, 40);

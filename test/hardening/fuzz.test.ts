@@ -19,7 +19,20 @@ import { png } from "../support/media-files.ts";
 import { newBucket } from "../support/objects.ts";
 import { newOrg, startServer, type TestOrg, type TestServer } from "../support/server.ts";
 import { upload } from "../support/upload.ts";
-import { deepJsonText, deepObjectText, type HttpCall, NASTY_STRINGS, nastyInputs, type Pools, toHttpCall, toolInput } from "./fuzz-gen.ts";
+import {
+  deepJsonText,
+  deepObjectText,
+  type HttpCall,
+  LONG_QUERY_LENGTHS,
+  NASTY_STRINGS,
+  NASTY_WEBHOOK_IDS,
+  NASTY_WEBHOOK_NUMBERS,
+  nastyInputs,
+  OUT_OF_RANGE_DATES,
+  type Pools,
+  toHttpCall,
+  toolInput,
+} from "./fuzz-gen.ts";
 
 const SEED = Number(process.env.FUZZ_SEED ?? Math.floor(Math.random() * 2 ** 31));
 const RUNS = Number(process.env.FUZZ_RUNS ?? 25);
@@ -89,15 +102,19 @@ function leak(text: string): string | null {
   return hit ? `leaks internals (${hit})` : null;
 }
 
+/** Bun's --max-http-header-size in test/run.ts and package.json. */
+const RUNTIME_HEAD_LIMIT = 256 * 1024;
+
 const allowed5xx = (tool: AnyTool | null, code: string | undefined) =>
   code === "not_configured" && (tool === null || tool.errors.includes("not_configured"));
 
 /** The problem with a response, or null when it is a proper answer. */
-function problemWith(tool: AnyTool | null, status: number, text: string): string | null {
+function problemWith(tool: AnyTool | null, status: number, text: string, headBytes = 0): string | null {
   if (status < 400) return null;
-  // Bun refuses a request line or headers over its limit (16 KiB) before the app sees them;
-  // an empty 431 is the one answer that cannot carry the envelope.
-  if (status === 431 && text === "") return null;
+  // A request head over 16 KiB is the service's 431 with the envelope: Bun's own limit is
+  // raised above it (256 KiB, by test/run.ts as by `npm start`); only past that one does Bun
+  // answer a bare 431 before the app sees the request.
+  if (status === 431 && text === "" && headBytes > RUNTIME_HEAD_LIMIT) return null;
   let body: { error?: { code?: unknown; message?: unknown } } | null = null;
   try {
     body = JSON.parse(text);
@@ -142,7 +159,7 @@ async function probe(tool: AnyTool | null, calls: Probe[], concurrency = 4): Pro
       try {
         res = await send(call, call.token);
         if (tool) tally(tool.name, res.status);
-        problem = problemWith(tool, res.status, res.text);
+        problem = problemWith(tool, res.status, res.text, call.path.length + Object.entries(call.headers ?? {}).reduce((n, [k, v]) => n + k.length + v.length, 0));
       } catch (err) {
         problem = `request failed: ${String(err)}`;
       }
@@ -211,7 +228,7 @@ function rawCalls(tool: AnyTool): Probe[] {
       calls.push({ method: tool.http.method, path, body: base.body ?? "{}", headers: { "idempotency-key": key }, label: `[idempotency-key ${JSON.stringify(key.slice(0, 10))}] ` });
     }
   } else {
-    for (const q of ["%", "%zz=1", "limit=%00", "limit=1e999", "limit=--1", "offset=99999999999999999999999", "limit=1&limit=2&limit=x", "limit[]=1", "=", "&&&", "a=1&".repeat(5000), "ключ=значение", "__proto__[x]=1", "constructor=1", "limit=0x10", "limit=%205%20", "limit=Infinity", "q=%C0%AF", "q=%ED%A0%80", `q=${"x".repeat(20_000)}`]) {
+    for (const q of ["%", "%zz=1", "limit=%00", "limit=1e999", "limit=--1", "offset=99999999999999999999999", "limit=1&limit=2&limit=x", "limit[]=1", "=", "&&&", "a=1&".repeat(5000), "ключ=значение", "__proto__[x]=1", "constructor=1", "limit=0x10", "limit=%205%20", "limit=Infinity", "q=%C0%AF", "q=%ED%A0%80", "q=%ED%B0%80x", `q=${"x".repeat(20_000)}`, ...LONG_QUERY_LENGTHS.map((n) => `q=${"x".repeat(n)}`), ...OUT_OF_RANGE_DATES.map((d) => `dateFrom=${encodeURIComponent(d)}`)]) {
       calls.push({ method: tool.http.method, path: `${path}?${q}`, label: "[query] " });
     }
   }
@@ -397,6 +414,32 @@ describe("fuzz: routes that are not tools", () => {
       const res = await post(body, await signatureFor(body));
       const p = problemWith(null, res.status, res.text);
       if (p) problems.push(`signed ${type}: ${p}\n    body: ${clip(body)}\n    response: ${res.status} ${clip(res.text)}`);
+    }
+    // Signed events with numbers or ids no column can hold: a 4xx with the envelope, never a 5xx
+    // (a 400 stops the provider's retries; a 500 made it retry forever).
+    const invoice = stripeEvent("invoice.paid", { id: "in_x", customer: "cus_x", amount_paid: 100, currency: "usd" });
+    const subscription = stripeEvent("customer.subscription.updated", { id: "sub_x", customer: "cus_x", items: { data: [{ current_period_start: 1, current_period_end: 2 }] } });
+    const mutated: [string, string][] = [];
+    for (const v of NASTY_WEBHOOK_NUMBERS) {
+      mutated.push([`created ${JSON.stringify(v)}`, JSON.stringify({ ...invoice, created: v })]);
+      mutated.push([`amount_paid ${JSON.stringify(v)}`, JSON.stringify({ ...invoice, data: { object: { ...invoice.data.object, amount_paid: v } } })]);
+      mutated.push([`period ${JSON.stringify(v)}`, JSON.stringify({ ...subscription, data: { object: { ...subscription.data.object, items: { data: [{ current_period_start: v }] } } } })]);
+    }
+    mutated.push(["amount_paid bare 1e400", JSON.stringify(invoice).replace('"amount_paid":100', '"amount_paid":1e400')]);
+    mutated.push(["created bare 1e400", JSON.stringify(invoice).replace(/"created":\d+/, '"created":1e400')]);
+    for (const id of NASTY_WEBHOOK_IDS) {
+      mutated.push([`id ${JSON.stringify(clip(id, 20))}`, JSON.stringify({ ...invoice, id })]);
+      mutated.push([`type ${JSON.stringify(clip(id, 20))}`, JSON.stringify({ ...invoice, id: `evt_${crypto.randomUUID()}`, type: id })]);
+    }
+    for (const [label, body] of mutated) {
+      const res = await post(body, await signatureFor(body));
+      const p = problemWith(null, res.status, res.text);
+      if (p) problems.push(`signed ${label}: ${p} ${clip(res.text)}`);
+    }
+    // Signatures dated in the future, far or near: refused past the tolerance.
+    for (const ahead of [301, 3600, 365 * 86_400]) {
+      const body = JSON.stringify(stripeEvent("invoice.paid", { id: "in_y", customer: "cus_y", amount_paid: 1 }));
+      expect4xx(`signed ${ahead} s ahead`, await post(body, await signatureFor(body, { timestamp: Math.floor(Date.now() / 1000) + ahead })));
     }
     const big = JSON.stringify({ x: "y".repeat(300 * 1024) });
     const res = await post(big, await signatureFor(big));

@@ -45,11 +45,11 @@ describe("single-shot upload", () => {
 
   test("tags are signed as the x-amz-tagging header, joined with '&', and stored with the object", async () => {
     const presigned = await org.admin.post("/api/presign/upload", { bucketId: bucket.id, key: "tagged.jpg", tags: ["sunset", "beach day", "café"] });
-    expect(presigned.body.headers).toEqual({ "Content-Type": "image/jpeg", "x-amz-tagging": "sunset&beach%20day&caf%C3%A9" });
-    expect(new URL(presigned.body.url).searchParams.get("X-Amz-SignedHeaders")).toBe("content-type;host;x-amz-tagging");
+    expect(presigned.body.headers).toEqual({ "Content-Type": "image/jpeg", "If-None-Match": "*", "x-amz-tagging": "sunset&beach%20day&caf%C3%A9" });
+    expect(new URL(presigned.body.url).searchParams.get("X-Amz-SignedHeaders")).toBe("content-type;host;if-none-match;x-amz-tagging");
     expect(new URL(presigned.body.url).searchParams.has("x-amz-tagging")).toBe(false);
     // without the tagging header the signature does not match
-    const bare = await fetch(presigned.body.url, { method: "PUT", headers: { "Content-Type": "image/jpeg" }, body: "x" });
+    const bare = await fetch(presigned.body.url, { method: "PUT", headers: { "Content-Type": "image/jpeg", "If-None-Match": "*" }, body: "x" });
     expect(bare.status).toBe(403);
     const put = await fetch(presigned.body.url, { method: "PUT", headers: presigned.body.headers, body: "jpeg bytes" });
     expect(put.status).toBe(200);
@@ -97,16 +97,19 @@ describe("single-shot upload", () => {
     }
   });
 
-  test("confirm records the true size when the declared size was wrong, and releases the reservation", async () => {
+  test("a declared size is signed: a PUT of another length is refused, the reservation stays until confirm or expiry", async () => {
     const before = await usage();
     const p = await org.admin.post("/api/presign/upload", { bucketId: bucket.id, key: "liar.bin", size: 10 });
+    expect(p.body.headers["Content-Length"]).toBe("10");
     expect((await usage()).reservedStorage).toBe(before.reservedStorage + 10);
-    await fetch(p.body.url, { method: "PUT", headers: p.body.headers, body: bytesOf(5000) });
+    expect((await fetch(p.body.url, { method: "PUT", headers: p.body.headers, body: bytesOf(5000) })).status).toBe(403);
+    expect((await org.admin.post("/api/presign/confirm", { bucketId: bucket.id, key: "liar.bin" })).status).toBe(404);
+    expect((await fetch(p.body.url, { method: "PUT", headers: p.body.headers, body: bytesOf(10) })).status).toBe(200);
     const confirmed = await org.admin.post("/api/presign/confirm", { bucketId: bucket.id, key: "liar.bin" });
-    expect(confirmed.body.size).toBe(5000);
+    expect(confirmed.body.size).toBe(10);
     const after = await usage();
     expect(after.reservedStorage).toBe(before.reservedStorage);
-    expect(after.usedStorage).toBe(before.usedStorage + 5000);
+    expect(after.usedStorage).toBe(before.usedStorage + 10);
     expect(after.objectCount).toBe(before.objectCount + 1);
   });
 
