@@ -48,6 +48,8 @@ const envSchema = z.object({
   JWT_SECRET: z.string().min(16).optional(),
   INITIAL_ADMIN_KEY: z.string().regex(/^[0-9a-f]{64}$/, "must be 64 lowercase hexadecimal characters").optional(),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(300),
+  /** Requests per minute of one organization, all its credentials together; unset: 4 × RATE_LIMIT_PER_MINUTE. */
+  ORG_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).optional(),
   MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(1024 * 1024),
   STRIPE_SECRET_KEY: z.string().optional(),
   STRIPE_WEBHOOK_SECRET: z.string().optional(),
@@ -155,6 +157,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     jwtSecret: e.JWT_SECRET ?? null,
     initialAdminKey: e.INITIAL_ADMIN_KEY ?? null,
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
+    orgRateLimitPerMinute: e.ORG_RATE_LIMIT_PER_MINUTE ?? 4 * e.RATE_LIMIT_PER_MINUTE,
     maxBodyBytes: e.MAX_BODY_BYTES,
     stripe: { secretKey: e.STRIPE_SECRET_KEY ?? null, webhookSecret: e.STRIPE_WEBHOOK_SECRET ?? null, apiUrl: e.STRIPE_API_URL ?? null },
     plans,

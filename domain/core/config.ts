@@ -34,6 +34,8 @@ export interface Config {
   jwtSecret: string | null;
   initialAdminKey: string | null;
   rateLimitPerMinute: number;
+  /** Requests per minute of one organization, all its credentials together. */
+  orgRateLimitPerMinute: number;
   maxBodyBytes: number;
   stripe: { secretKey: string | null; webhookSecret: string | null; apiUrl: string | null };
   /** Plan tiers; the first is the free tier every new organization starts on. */
