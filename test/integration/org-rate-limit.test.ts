@@ -28,7 +28,7 @@ afterAll(() => server.stop());
 test("an organization over its cap is refused on every key, REST and MCP, while another organization is served", async () => {
   const a = await newOrg(server, "Noisy");
   const b = await newOrg(server, "Quiet");
-  const keys = [await a.keyClient(["read", "write"]), await a.keyClient(["read"]), await a.keyClient(["read"])];
+  const keys = [await a.keyClient(["read", "write"]), await a.keyClient(["read"]), await a.keyClient(["read"])] as const;
   const other = await b.keyClient(["read"]);
   clock.advance(60_000);
 
@@ -64,7 +64,7 @@ test("an organization over its cap is refused on every key, REST and MCP, while 
 
 test("a keyed request the organization refuses gives its Idempotency-Key back: the retry runs", async () => {
   const a = await newOrg(server, "Retrying");
-  const keys = [await a.keyClient(["read", "write"]), await a.keyClient(["read", "write"])];
+  const keys = [await a.keyClient(["read", "write"]), await a.keyClient(["read", "write"])] as const;
   clock.advance(60_000);
   for (let i = 0; i < PER_KEY; i++) await keys[0].get("/api/me");
   for (let i = 0; i < PER_ORG - PER_KEY; i++) await keys[1].get("/api/me");
