@@ -8,7 +8,7 @@ import type { Deps } from "../core/deps.ts";
 import { errors } from "../core/errors.ts";
 import { viewsOf } from "../media/media.ts";
 import type { MediaKind } from "../media/kind.ts";
-import { hasPositiveClause, parseQuery } from "./query.ts";
+import { complexityProblems, hasPositiveClause, parseQuery } from "./query.ts";
 import { slugList } from "../labels/slug.ts";
 import { type FactFilters, resolveFactFilters } from "../derivatives/facts.ts";
 
@@ -44,6 +44,8 @@ export async function searchMedia(deps: Deps, caller: Caller, input: SearchInput
   if (!hasPositiveClause(query)) {
     throw errors.validation([{ path: "q", message: "The query needs at least one word to find (negations alone match nothing)" }]);
   }
+  const tooCostly = complexityProblems(query);
+  if (tooCostly.length) throw errors.validation(tooCostly.map((message) => ({ path: "q", message })));
   if (input.sizeMin !== undefined && input.sizeMax !== undefined && input.sizeMin > input.sizeMax) {
     throw errors.validation([{ path: "sizeMax", message: "sizeMax must not be below sizeMin" }]);
   }
