@@ -17,6 +17,10 @@ const envSchema = z.object({
   PUBLIC_URL: z.url().optional(),
   DATA_DIR: z.string().default("./.data"),
   DATABASE_URL: z.string().optional(),
+  /** PostgreSQL: longest run of one statement of the service's pool; 0: none. */
+  DB_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).default(5000),
+  /** PostgreSQL: longest run of a full-text search statement; 0: only DB_STATEMENT_TIMEOUT_MS. */
+  SEARCH_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).default(2000),
   REDIS_URL: z.string().optional(),
   REDIS_PREFIX: z.string().default("media"),
   WORKER_INLINE: z.enum(["true", "false"]).default("true"),
@@ -121,6 +125,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     publicUrl: e.PUBLIC_URL ?? null,
     dataDir: resolve(e.DATA_DIR),
     databaseUrl: e.DATABASE_URL || null,
+    statementTimeoutMs: e.DB_STATEMENT_TIMEOUT_MS,
+    searchStatementTimeoutMs: e.SEARCH_STATEMENT_TIMEOUT_MS,
     redisUrl: e.REDIS_URL || null,
     redisPrefix: e.REDIS_PREFIX,
     worker: {

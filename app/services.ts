@@ -90,7 +90,9 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       closers.push(tracing.stop);
     }
     jobTracing.handOver = jobTraceparent;
-    const database = await openDatabase({ ...databaseLocation(config), instrument: sqlInstrument(metrics, "postgresql") });
+    // One-off tasks (npm run reconcile) may legitimately run long statements over a whole bucket.
+    const statementTimeoutMs = role === "task" ? 0 : config.statementTimeoutMs;
+    const database = await openDatabase({ ...databaseLocation(config), statementTimeoutMs, instrument: sqlInstrument(metrics, "postgresql") });
     closers.push(database.close);
     const opened = await openStorage(config, storageInstrument(metrics));
     closers.push(opened.close);
@@ -103,7 +105,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     if (shared) closers.push(shared.close);
     const credentials = shared?.cache ?? localCredentialCache();
     const jobs = { kick: () => (role === "task" ? undefined : outbox.kick()) };
-    const search = observeSearch(await openSearch(config, database.db, log), metrics);
+    const search = observeSearch(await openSearch(config, database.db, log, database.kind), metrics);
     const payments = config.stripe.secretKey ? new StripePayments({ secretKey: config.stripe.secretKey, apiUrl: config.stripe.apiUrl }) : null;
     const deps: Deps = { db: database.db, clock: overrides.clock ?? systemClock, log, config, jobs, storage, search, payments, credentials, meters: meters(metrics), images: mediaImages(storage, config.worker) };
     const processors = observeProcessors((overrides.processors ?? processorsFor)(deps), metrics);

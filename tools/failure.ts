@@ -68,6 +68,10 @@ export function toAppError(err: unknown, log: Logger, requestId: string): AppErr
 export function classifyError(err: unknown): AppError {
   if (err instanceof AppError) return err;
   const code = errorCode(err);
+  // query_canceled: the statement ran past its statement_timeout (DB_STATEMENT_TIMEOUT_MS,
+  // SEARCH_STATEMENT_TIMEOUT_MS). The database is busy, not broken: a retry, or a narrower
+  // request, can succeed.
+  if (code === "57014") return new AppError("unavailable", "The database took too long to answer; retry shortly, or narrow the request");
   if ((code && (UNAVAILABLE_CODES.has(code) || code.startsWith("08"))) || isDependencyFailure(err)) {
     return new AppError("unavailable", "A backing service is temporarily unavailable; retry shortly");
   }

@@ -11,6 +11,10 @@ export interface Config {
   publicUrl: string | null;
   dataDir: string;
   databaseUrl: string | null;
+  /** PostgreSQL statement_timeout of the service's pool, in ms; 0: none (PGlite has no timers). */
+  statementTimeoutMs: number;
+  /** The tighter statement_timeout of a full-text search, in ms; 0: only the pool's. */
+  searchStatementTimeoutMs: number;
   redisUrl: string | null;
   /** Namespace for every Redis key and queue, so several deployments can share one Redis. */
   redisPrefix: string;
