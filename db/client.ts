@@ -55,7 +55,7 @@ export async function openDatabase(opts: { url?: string; dataDir: string; poolSi
     // stops fails with 57014, answered 503 (tools/failure.ts). Migrations use their own
     // connection, without it. PGlite has no timers to enforce one; its guard is the query
     // complexity limits and the per-organization concurrency caps.
-    const timeout = opts.statementTimeoutMs ? { connection: { statement_timeout: String(opts.statementTimeoutMs) } } : {};
+    const timeout = opts.statementTimeoutMs ? { connection: { statement_timeout: opts.statementTimeoutMs } } : {};
     const client = postgres(opts.url, { max: opts.poolSize ?? 10, onnotice: () => {}, ...FAIL_FAST, ...timeout });
     const db = drizzlePostgres(opts.instrument ? instrumentPostgresJs(client, opts.instrument) : client, { schema }) as unknown as Db;
     // Several instances may start at once; a session advisory lock on a one-connection
