@@ -52,6 +52,10 @@ const envSchema = z.object({
   JWT_SECRET: z.string().min(16).optional(),
   INITIAL_ADMIN_KEY: z.string().regex(/^[0-9a-f]{64}$/, "must be 64 lowercase hexadecimal characters").optional(),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(300),
+  /** Searches and on-the-fly renders one organization may run at once, per process; how long more wait. */
+  ORG_MAX_SEARCHES: z.coerce.number().int().min(1).default(3),
+  ORG_MAX_RENDERS: z.coerce.number().int().min(1).default(2),
+  ORG_CONCURRENCY_WAIT_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
   /** Requests per minute of one organization, all its credentials together; unset: 4 × RATE_LIMIT_PER_MINUTE. */
   ORG_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).optional(),
   MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(1024 * 1024),
@@ -163,6 +167,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     jwtSecret: e.JWT_SECRET ?? null,
     initialAdminKey: e.INITIAL_ADMIN_KEY ?? null,
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
+    orgConcurrency: { searches: e.ORG_MAX_SEARCHES, renders: e.ORG_MAX_RENDERS, waitMs: e.ORG_CONCURRENCY_WAIT_MS },
     orgRateLimitPerMinute: e.ORG_RATE_LIMIT_PER_MINUTE ?? 4 * e.RATE_LIMIT_PER_MINUTE,
     maxBodyBytes: e.MAX_BODY_BYTES,
     stripe: { secretKey: e.STRIPE_SECRET_KEY ?? null, webhookSecret: e.STRIPE_WEBHOOK_SECRET ?? null, apiUrl: e.STRIPE_API_URL ?? null },

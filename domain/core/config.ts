@@ -38,6 +38,8 @@ export interface Config {
   jwtSecret: string | null;
   initialAdminKey: string | null;
   rateLimitPerMinute: number;
+  /** Expensive work one organization may run at once in one process, and how long more waits for a slot. */
+  orgConcurrency: { searches: number; renders: number; waitMs: number };
   /** Requests per minute of one organization, all its credentials together. */
   orgRateLimitPerMinute: number;
   maxBodyBytes: number;

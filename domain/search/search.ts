@@ -62,7 +62,7 @@ export async function searchMedia(deps: Deps, caller: Caller, input: SearchInput
   const categoryGroups = await categoryGroupsFor(deps.db, caller.orgId, slugList(input.categories));
   if (!categoryGroups) return EMPTY;
 
-  const hits = await deps.search.search({
+  const request = {
     orgId: caller.orgId,
     query,
     bucketId,
@@ -76,7 +76,9 @@ export async function searchMedia(deps: Deps, caller: Caller, input: SearchInput
     facts,
     limit: input.limit,
     offset: input.offset,
-  });
+  };
+  // The one statement whose cost the caller steers holds one of the organization's search slots.
+  const hits = deps.concurrency ? await deps.concurrency.search.run(caller.orgId, () => deps.search.search(request)) : await deps.search.search(request);
   const rows = hits.ids.length
     ? await deps.db.select().from(mediaObjects).where(and(eq(mediaObjects.orgId, caller.orgId), isNull(mediaObjects.deletedAt), inArray(mediaObjects.id, hits.ids)))
     : [];
