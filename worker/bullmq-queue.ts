@@ -3,7 +3,7 @@ import Redis from "ioredis";
 import type { Config } from "../app/config.ts";
 import type { JobName } from "../domain/core/jobs.ts";
 import type { Logger } from "../domain/ports/log.ts";
-import type { JobQueue, Processors, QueuedJob } from "../domain/ports/queue.ts";
+import { type JobQueue, PermanentJobFailure, type Processors, type QueuedJob } from "../domain/ports/queue.ts";
 
 /** One queue for every job kind; its keys sit under REDIS_PREFIX (`<prefix>:jobs:*`). */
 export const QUEUE_NAME = "jobs";
@@ -94,8 +94,10 @@ export function startBullWorker(
       try {
         await handler.run(toQueued(job), { attempt: job.attemptsMade + 1, attempts: job.opts.attempts ?? 1 });
       } catch (err) {
-        if (err instanceof Error) thrownByRun.add(err);
-        throw err;
+        // BullMQ does not retry an UnrecoverableError, whatever the attempts left.
+        const thrown = err instanceof PermanentJobFailure ? new UnrecoverableError(err.message) : err;
+        if (thrown instanceof Error) thrownByRun.add(thrown);
+        throw thrown;
       } finally {
         inHand--;
       }
@@ -114,6 +116,7 @@ export function startBullWorker(
     if (!job) return;
     const attempts = job.opts.attempts ?? 1;
     const fields = { job: job.name, id: job.id, attempt: job.attemptsMade, error: err.message };
+    if (thrownByRun.has(err) && err instanceof UnrecoverableError) return log.warn("job failed for good (running it again would fail the same way)", fields);
     if (thrownByRun.has(err) && job.attemptsMade < attempts) return log.warn("job failed; retrying", fields);
     log.warn("job failed", fields);
     // The handler recorded its own last failure; anything else (stalled too often) it must hear about.
