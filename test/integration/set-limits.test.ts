@@ -92,7 +92,7 @@ describe("set rendition limits", () => {
     const { body } = await org.admin.get("/api/sets?limit=200");
     expect(body.total).toBeGreaterThan(0);
     let accepted = 0;
-    let refused: Awaited<ReturnType<typeof org.admin.post>> | null = null;
+    let refused: { status: number; body: { error: { code: string } }; headers: Headers } | null = null;
     for (let i = 0; i < MAX_GENERATIONS_PER_HOUR + 1 && !refused; i++) {
       const res = await org.admin.post(`/api/sets/${setId}/generate`);
       if (res.status === 202) accepted++;
