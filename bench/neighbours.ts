@@ -171,7 +171,9 @@ async function runConfig(name: string): Promise<Outcome> {
     const aJwt = await jwtFor(seeded.orgId);
     const keys: string[] = [];
     for (let i = 0; i < 5; i++) keys.push((await call(base, aJwt, "POST", "/api/api-keys", { name: `noisy ${i}`, scopes: ["read", "write"] })).body.secret);
-    const big = await uploadTo(base, keys[0]!, seeded.bucketId, `big-${Date.now()}.jpg`, await bigPicture(), "image/jpeg");
+    // A's own uploads go to a bucket of their own: the seeded bucket stays as seeded, for reuse.
+    const noiseBucket = (await call(base, keys[0]!, "POST", "/api/buckets", { name: `noise-${Date.now()}` })).body.id as string;
+    const big = await uploadTo(base, keys[0]!, noiseBucket, `big-${Date.now()}.jpg`, await bigPicture(), "image/jpeg");
     if (typeof big !== "string") throw new Error(`uploading the big picture failed: ${big}`);
     const set = (await call(base, keys[0]!, "POST", "/api/sets", { name: "noisy", baseObjectId: big })).body;
     for (let i = 0; i < 4; i++) await call(base, keys[0]!, "POST", `/api/sets/${set.id}/items`, { aspectRatio: "8:5", width: 4000, height: 2500, role: `r${i}` });
@@ -195,7 +197,7 @@ async function runConfig(name: string): Promise<Outcome> {
 
     const cpu0 = cpuSeconds(app.pid);
     const until = Date.now() + SECONDS * 1000 + 6000;
-    const noise = noisy(base, { keys, bucketId: seeded.bucketId, bigId: big, setId: set.id }, until);
+    const noise = noisy(base, { keys, bucketId: noiseBucket, bigId: big, setId: set.id }, until);
     // A's load gets a few seconds to build up before B is measured.
     await Bun.sleep(3000);
     const loadedLoad = [loadavg()[0]!];
