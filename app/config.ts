@@ -17,6 +17,10 @@ const envSchema = z.object({
   PUBLIC_URL: z.url().optional(),
   DATA_DIR: z.string().default("./.data"),
   DATABASE_URL: z.string().optional(),
+  /** PostgreSQL: longest run of one statement of the service's pool; 0: none. */
+  DB_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).default(5000),
+  /** PostgreSQL: longest run of a full-text search statement; 0: only DB_STATEMENT_TIMEOUT_MS. */
+  SEARCH_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).default(2000),
   REDIS_URL: z.string().optional(),
   REDIS_PREFIX: z.string().default("media"),
   WORKER_INLINE: z.enum(["true", "false"]).default("true"),
@@ -48,6 +52,12 @@ const envSchema = z.object({
   JWT_SECRET: z.string().min(16).optional(),
   INITIAL_ADMIN_KEY: z.string().regex(/^[0-9a-f]{64}$/, "must be 64 lowercase hexadecimal characters").optional(),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(300),
+  /** Searches and on-the-fly renders one organization may run at once, per process; how long more wait. */
+  ORG_MAX_SEARCHES: z.coerce.number().int().min(1).default(3),
+  ORG_MAX_RENDERS: z.coerce.number().int().min(1).default(2),
+  ORG_CONCURRENCY_WAIT_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
+  /** Requests per minute of one organization, all its credentials together; unset: 4 × RATE_LIMIT_PER_MINUTE. */
+  ORG_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).optional(),
   MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(1024 * 1024),
   STRIPE_SECRET_KEY: z.string().optional(),
   STRIPE_WEBHOOK_SECRET: z.string().optional(),
@@ -119,6 +129,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     publicUrl: e.PUBLIC_URL ?? null,
     dataDir: resolve(e.DATA_DIR),
     databaseUrl: e.DATABASE_URL || null,
+    statementTimeoutMs: e.DB_STATEMENT_TIMEOUT_MS,
+    searchStatementTimeoutMs: e.SEARCH_STATEMENT_TIMEOUT_MS,
     redisUrl: e.REDIS_URL || null,
     redisPrefix: e.REDIS_PREFIX,
     worker: {
@@ -155,6 +167,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     jwtSecret: e.JWT_SECRET ?? null,
     initialAdminKey: e.INITIAL_ADMIN_KEY ?? null,
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
+    orgConcurrency: { searches: e.ORG_MAX_SEARCHES, renders: e.ORG_MAX_RENDERS, waitMs: e.ORG_CONCURRENCY_WAIT_MS },
+    orgRateLimitPerMinute: e.ORG_RATE_LIMIT_PER_MINUTE ?? 4 * e.RATE_LIMIT_PER_MINUTE,
     maxBodyBytes: e.MAX_BODY_BYTES,
     stripe: { secretKey: e.STRIPE_SECRET_KEY ?? null, webhookSecret: e.STRIPE_WEBHOOK_SECRET ?? null, apiUrl: e.STRIPE_API_URL ?? null },
     plans,

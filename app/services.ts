@@ -18,6 +18,7 @@ import { localCredentialCache, sharedCredentialCache } from "./credential-cache.
 import { openRedis, type RedisConnection } from "./redis.ts";
 import { openSearch } from "./search.ts";
 import { ApiCallMeter } from "../domain/usage/meter.ts";
+import { OrgConcurrency } from "../domain/guards/org-concurrency.ts";
 import { StripePayments } from "../payments/stripe.ts";
 import { openStorage } from "./storage.ts";
 import pkg from "../package.json" with { type: "json" };
@@ -90,7 +91,9 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       closers.push(tracing.stop);
     }
     jobTracing.handOver = jobTraceparent;
-    const database = await openDatabase({ ...databaseLocation(config), instrument: sqlInstrument(metrics, "postgresql") });
+    // One-off tasks (npm run reconcile) may legitimately run long statements over a whole bucket.
+    const statementTimeoutMs = role === "task" ? 0 : config.statementTimeoutMs;
+    const database = await openDatabase({ ...databaseLocation(config), statementTimeoutMs, instrument: sqlInstrument(metrics, "postgresql") });
     closers.push(database.close);
     const opened = await openStorage(config, storageInstrument(metrics));
     closers.push(opened.close);
@@ -103,9 +106,11 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     if (shared) closers.push(shared.close);
     const credentials = shared?.cache ?? localCredentialCache();
     const jobs = { kick: () => (role === "task" ? undefined : outbox.kick()) };
-    const search = observeSearch(await openSearch(config, database.db, log), metrics);
+    const search = observeSearch(await openSearch(config, database.db, log, database.kind), metrics);
     const payments = config.stripe.secretKey ? new StripePayments({ secretKey: config.stripe.secretKey, apiUrl: config.stripe.apiUrl }) : null;
-    const deps: Deps = { db: database.db, clock: overrides.clock ?? systemClock, log, config, jobs, storage, search, payments, credentials, meters: meters(metrics), images: mediaImages(storage, config.worker) };
+    const oc = config.orgConcurrency;
+    const concurrency = { search: new OrgConcurrency("searches", oc.searches, oc.waitMs), render: new OrgConcurrency("renders", oc.renders, oc.waitMs) };
+    const deps: Deps = { db: database.db, clock: overrides.clock ?? systemClock, log, config, jobs, storage, search, payments, credentials, concurrency, meters: meters(metrics), images: mediaImages(storage, config.worker) };
     const processors = observeProcessors((overrides.processors ?? processorsFor)(deps), metrics);
     const w = config.worker;
 

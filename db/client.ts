@@ -47,9 +47,16 @@ const FAIL_FAST = { connect_timeout: 5, backoff: (retries: number) => Math.min(0
  * `url` set: PostgreSQL through postgres.js. Unset: PGlite in `dataDir`
  * ("memory://" for a throwaway one). Migrations are applied before returning.
  */
-export async function openDatabase(opts: { url?: string; dataDir: string; poolSize?: number; instrument?: SqlInstrument }): Promise<Database> {
+export async function openDatabase(opts: { url?: string; dataDir: string; poolSize?: number; instrument?: SqlInstrument; statementTimeoutMs?: number }): Promise<Database> {
   if (opts.url) {
-    const client = postgres(opts.url, { max: opts.poolSize ?? 10, onnotice: () => {}, ...FAIL_FAST });
+    // statement_timeout as a startup parameter of every pooled connection: no statement of a
+    // request (or a lock it waits for) can hold a connection longer (issue 21: a slow search
+    // batch took every connection and another organization's list waited 13 s). A statement it
+    // stops fails with 57014, answered 503 (tools/failure.ts). Migrations use their own
+    // connection, without it. PGlite has no timers to enforce one; its guard is the query
+    // complexity limits and the per-organization concurrency caps.
+    const timeout = opts.statementTimeoutMs ? { connection: { statement_timeout: opts.statementTimeoutMs } } : {};
+    const client = postgres(opts.url, { max: opts.poolSize ?? 10, onnotice: () => {}, ...FAIL_FAST, ...timeout });
     const db = drizzlePostgres(opts.instrument ? instrumentPostgresJs(client, opts.instrument) : client, { schema }) as unknown as Db;
     // Several instances may start at once; a session advisory lock on a one-connection
     // client makes them migrate one at a time.

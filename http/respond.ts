@@ -9,7 +9,7 @@ export function json(status: number, body: unknown, headers?: HeadersInit): Resp
 /** Every non-2xx answer carries this envelope (docs/conventions.md#errors). */
 export function errorResponse(err: AppError, requestId: string, headers?: HeadersInit): Response {
   const h = new Headers(headers);
-  if (err.code === "rate_limited" && !h.has("retry-after")) h.set("retry-after", "60");
+  if (err.code === "rate_limited" && !h.has("retry-after")) h.set("retry-after", String(err.retryAfterSeconds ?? 60));
   return json(
     err.status,
     { error: { code: err.code, message: err.message, ...(err.details !== undefined ? { details: err.details } : {}), requestId } },

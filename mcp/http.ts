@@ -19,6 +19,7 @@ export function mcpOverHttp(deps: Deps) {
     }
     // The same body limit as REST (413 before buffering it all); the transport then reads the copy.
     const text = await readBody(ctx.request, deps.config.maxBodyBytes);
+    if (isBatch(text)) return batchRefused();
     const request = new Request(ctx.request.url, { method: "POST", headers: ctx.request.headers, body: text });
     let n = 0;
     const server = createMcpServer(deps, callerOf(ctx), () => (n++ === 0 ? ctx.requestId : `${ctx.requestId}.${n}`), undefined, ctx.clientAddress);
@@ -31,4 +32,22 @@ export function mcpOverHttp(deps: Deps) {
       void server.close();
     }
   };
+}
+
+/**
+ * MCP 2025-06-18 removed JSON-RPC batching. Accepting a batch let one POST run up to a hundred
+ * tool calls while the rate limit and the month's API calls counted one (issue 21): a batch is
+ * refused whole, before any element runs, with JSON-RPC's "Invalid Request" and HTTP 400.
+ * Only the first non-blank character matters: a body that is not JSON at all is left to the
+ * transport's parse error.
+ */
+function isBatch(text: string): boolean {
+  return /^\s*\[/.test(text);
+}
+
+function batchRefused(): Response {
+  return new Response(
+    JSON.stringify({ jsonrpc: "2.0", error: { code: -32600, message: "Invalid Request: JSON-RPC batches are not supported (MCP 2025-06-18); send one message per POST" }, id: null }),
+    { status: 400, headers: { "content-type": "application/json" } },
+  );
 }

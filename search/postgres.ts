@@ -54,7 +54,11 @@ export class PostgresSearch implements SearchBackend {
   readonly name = "postgres" as const;
   readonly external = false;
 
-  constructor(private readonly db: Db) {}
+  /** `timeoutMs`: the search statement's own statement_timeout (0: the pool's); PostgreSQL only. */
+  constructor(
+    private readonly db: Db,
+    private readonly timeoutMs = 0,
+  ) {}
 
   async search(req: SearchRequest): Promise<SearchHits> {
     const filters: SQL[] = [sql`s.org_id = ${req.orgId}`];
@@ -67,7 +71,7 @@ export class PostgresSearch implements SearchBackend {
     if (req.tagIds.length) filters.push(sql`s.tag_ids @> ${uuidArray(req.tagIds)}`);
     for (const group of req.categoryGroups) filters.push(sql`s.category_ids && ${uuidArray(group)}`);
     if (req.facts) filters.push(factsCondition(req.facts, sql`s.object_id`, sql`(select o.etag from media_objects o where o.id = s.object_id)`));
-    const result = await this.db.execute(sql`
+    const statement = sql`
       with q as materialized (select ${tsQuery(req.query)} as tsq),
       m as materialized (
         select s.object_id as id, s.kind, s.created_at, s.tag_ids, s.category_ids, ts_rank(s.vector, q.tsq, 32) as rank
@@ -85,7 +89,15 @@ export class PostgresSearch implements SearchBackend {
         (select coalesce(json_agg(json_build_object('slug', c.slug, 'name', c.name, 'count', f.n) order by f.n desc, c.slug), '[]'::json)
            from (select category_id, count(*)::int as n from (select unnest(category_ids) as category_id from m) u group by category_id order by n desc limit ${FACET_LIMIT}) f
            join categories c on c.id = f.category_id) as categories
-    `);
+    `;
+    // A search is the one statement whose cost a caller steers (the match set, prefixes): it gets
+    // a tighter deadline than the pool's, set for its own transaction only.
+    const result = this.timeoutMs
+      ? await this.db.transaction(async (tx) => {
+          await tx.execute(sql`select set_config('statement_timeout', ${String(this.timeoutMs)}, true)`);
+          return tx.execute(statement);
+        })
+      : await this.db.execute(statement);
     const [row] = rowsOf<{ total: number; ids: string[]; kinds: Facets["kinds"]; tags: Facets["tags"]; categories: Facets["categories"] }>(result);
     return { ids: row!.ids, total: row!.total, facets: { tags: row!.tags, categories: row!.categories, kinds: row!.kinds } };
   }

@@ -59,7 +59,8 @@ export function toAppError(err: unknown, log: Logger, requestId: string): AppErr
   } else if (mapped.code === "unavailable") {
     log.warn("backing service unavailable", { requestId, code: errorCode(err), error: String(err) });
   } else {
-    log.error("unexpected error", { requestId, error: err instanceof Error ? err.stack ?? err.message : String(err) });
+    // The driver's code (a PostgreSQL SQLSTATE) names the cause when the message does not.
+    log.error("unexpected error", { requestId, code: errorCode(err), error: err instanceof Error ? err.stack ?? err.message : String(err) });
   }
   return mapped;
 }
@@ -68,6 +69,13 @@ export function toAppError(err: unknown, log: Logger, requestId: string): AppErr
 export function classifyError(err: unknown): AppError {
   if (err instanceof AppError) return err;
   const code = errorCode(err);
+  // query_canceled: the statement ran past its statement_timeout (DB_STATEMENT_TIMEOUT_MS,
+  // SEARCH_STATEMENT_TIMEOUT_MS). The database is busy, not broken: a retry, or a narrower
+  // request, can succeed.
+  if (code === "57014") return new AppError("unavailable", "The database took too long to answer; retry shortly, or narrow the request");
+  // deadlock_detected, serialization_failure: two transactions collided under load; PostgreSQL
+  // rolled one back, and the same request retried succeeds.
+  if (code === "40P01" || code === "40001") return new AppError("unavailable", "The request collided with another one; retry it");
   if ((code && (UNAVAILABLE_CODES.has(code) || code.startsWith("08"))) || isDependencyFailure(err)) {
     return new AppError("unavailable", "A backing service is temporarily unavailable; retry shortly");
   }

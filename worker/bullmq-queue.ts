@@ -3,7 +3,7 @@ import Redis from "ioredis";
 import type { Config } from "../app/config.ts";
 import type { JobName } from "../domain/core/jobs.ts";
 import type { Logger } from "../domain/ports/log.ts";
-import type { JobQueue, Processors, QueuedJob } from "../domain/ports/queue.ts";
+import { type JobQueue, PermanentJobFailure, type Processors, type QueuedJob } from "../domain/ports/queue.ts";
 
 /** One queue for every job kind; its keys sit under REDIS_PREFIX (`<prefix>:jobs:*`). */
 export const QUEUE_NAME = "jobs";
@@ -57,7 +57,7 @@ export class BullQueue implements JobQueue {
   }
 
   async close(): Promise<void> {
-    await settleWithin(this.queue.close(), this.connection.status === "ready" ? CLOSE_WAIT_MS : 0);
+    await settleWithin(this.queue.close(), (await answers(this.connection)) ? IDLE_CLOSE_WAIT_MS : 0);
     this.connection.disconnect();
   }
 }
@@ -84,6 +84,8 @@ export function startBullWorker(
   const thrownByRun = new WeakSet<Error>();
   const toQueued = (job: Job): QueuedJob => ({ id: job.id!, name: job.name as JobName, data: job.data });
   let inHand = 0;
+  let idle: Array<() => void> = [];
+  const allDone = () => (inHand === 0 ? Promise.resolve() : new Promise<void>((resolve) => idle.push(resolve)));
 
   const worker = new Worker(
     QUEUE_NAME,
@@ -94,10 +96,16 @@ export function startBullWorker(
       try {
         await handler.run(toQueued(job), { attempt: job.attemptsMade + 1, attempts: job.opts.attempts ?? 1 });
       } catch (err) {
-        if (err instanceof Error) thrownByRun.add(err);
-        throw err;
+        // BullMQ does not retry an UnrecoverableError, whatever the attempts left.
+        const thrown = err instanceof PermanentJobFailure ? new UnrecoverableError(err.message) : err;
+        if (thrown instanceof Error) thrownByRun.add(thrown);
+        throw thrown;
       } finally {
         inHand--;
+        if (inHand === 0) {
+          for (const resolve of idle) resolve();
+          idle = [];
+        }
       }
     },
     {
@@ -114,6 +122,7 @@ export function startBullWorker(
     if (!job) return;
     const attempts = job.opts.attempts ?? 1;
     const fields = { job: job.name, id: job.id, attempt: job.attemptsMade, error: err.message };
+    if (thrownByRun.has(err) && err instanceof UnrecoverableError) return log.warn("job failed for good (running it again would fail the same way)", fields);
     if (thrownByRun.has(err) && job.attemptsMade < attempts) return log.warn("job failed; retrying", fields);
     log.warn("job failed", fields);
     // The handler recorded its own last failure; anything else (stalled too often) it must hear about.
@@ -127,12 +136,16 @@ export function startBullWorker(
   return {
     worker,
     close: async () => {
-      // Finishes the job in hand. Without Redis nothing can be finished (and BullMQ's close
-      // would wait for it forever), so then it only lets go.
-      // With nothing in hand there is nothing to finish: after a Redis restart BullMQ's close can
-      // wait on its blocking connection, and a shutdown must not hang on that.
-      const waitMs = connection.status !== "ready" ? 0 : inHand > 0 ? CLOSE_WAIT_MS : IDLE_CLOSE_WAIT_MS;
-      if (!(await settleWithin(worker.close(), waitMs))) void worker.close(true).catch(() => {});
+      // Stops taking jobs and lets the ones in hand finish (up to CLOSE_WAIT_MS; the shutdown
+      // deadline may come first). Then BullMQ records them, but only if Redis answers now: a
+      // lost or hung Redis (a partition keeps the socket "ready" while nothing answers) would
+      // make its close wait forever (issue 21: alive 90 s after SIGTERM). A finished job whose
+      // completion could not be recorded runs again once its lock lapses; processors are
+      // idempotent.
+      const closing = worker.close();
+      await settleWithin(allDone(), CLOSE_WAIT_MS);
+      const alive = await answers(connection);
+      if (!(await settleWithin(closing, alive ? IDLE_CLOSE_WAIT_MS : 0))) void worker.close(true).catch(() => {});
       connection.disconnect();
     },
   };
@@ -141,6 +154,24 @@ export function startBullWorker(
 /** A job in hand may run this long into a shutdown; BullMQ's own close waits forever for a lost Redis. */
 const CLOSE_WAIT_MS = 30_000;
 const IDLE_CLOSE_WAIT_MS = 2_000;
+
+/** True when Redis answers a PING on `connection` within `ms`; `status` alone says "ready" on a hung server. */
+async function answers(connection: Redis, ms = 500): Promise<boolean> {
+  if (connection.status !== "ready") return false;
+  const ping = connection.ping().then(
+    () => true,
+    () => false,
+  );
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const expired = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  try {
+    return await Promise.race([ping, expired]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 /** True when `p` settled within `ms`. */
 async function settleWithin(p: Promise<unknown>, ms: number): Promise<boolean> {

@@ -1,5 +1,5 @@
 import type { Logger } from "../domain/ports/log.ts";
-import type { JobQueue, Processors, QueuedJob } from "../domain/ports/queue.ts";
+import { type JobQueue, PermanentJobFailure, type Processors, type QueuedJob } from "../domain/ports/queue.ts";
 
 export interface FailedJob {
   job: QueuedJob;
@@ -99,7 +99,7 @@ export class MemoryQueue implements JobQueue {
       const error = err instanceof Error ? err.message : String(err);
       // After close the job stays held, so close() hands it back for the next start to retry.
       if (this.closed) return;
-      if (attempt < this.opts.attempts) {
+      if (attempt < this.opts.attempts && !(err instanceof PermanentJobFailure)) {
         const delay = this.opts.backoffMs * 2 ** (attempt - 1);
         this.log.warn("job failed; retrying", { job: job.name, id: job.id, attempt, delay, error });
         const timer = setTimeout(() => {
@@ -110,7 +110,7 @@ export class MemoryQueue implements JobQueue {
         timer.unref?.();
         this.retries.set(job.id, timer);
       } else {
-        this.log.warn("job failed", { job: job.name, id: job.id, attempt, error });
+        this.log.warn(err instanceof PermanentJobFailure ? "job failed for good (running it again would fail the same way)" : "job failed", { job: job.name, id: job.id, attempt, error });
         this.failed.push({ job, error, attempts: attempt, failedAt: new Date() });
         if (this.failed.length > KEEP_FAILED) this.failed.shift();
         await this.settle(job.id, error);

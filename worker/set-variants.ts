@@ -2,7 +2,8 @@ import { join } from "node:path";
 import { and, eq, isNull } from "drizzle-orm";
 import { mediaObjects, mediaSets } from "../db/schema/index.ts";
 import type { Deps } from "../domain/core/deps.ts";
-import { itemsToGenerate, recordGeneratedItem, renditionKey } from "../domain/collections/sets.ts";
+import { itemsToGenerate, MAX_RENDITION_BYTES, MAX_RENDITION_PIXELS, recordGeneratedItem, renditionKey } from "../domain/collections/sets.ts";
+import { PermanentJobFailure } from "../domain/ports/queue.ts";
 import { objectPath } from "../domain/media/storage-keys.ts";
 import { recordStoredObject, reserveUploadQuota } from "../domain/media/uploads.ts";
 import { AppError } from "../domain/core/errors.ts";
@@ -32,15 +33,24 @@ export async function generateSetVariants(deps: Deps, orgId: string, setId: stri
   const items = await itemsToGenerate(deps.db, orgId, setId);
   if (items.length === 0) return;
   const w = deps.config.worker;
-  if (base.size > w.maxInputBytes) throw new MediaError("The base object is too large to render renditions from");
-  const largest = Math.max(...items.flatMap((i) => [i.width, i.height]));
+  if (base.size > w.maxInputBytes) throw new PermanentJobFailure("The base object is too large to render renditions from");
+  // Items over the pixel limit (added before it existed) are refused here too: never rendered.
+  const oversized = items.filter((i) => i.width * i.height > MAX_RENDITION_PIXELS);
+  if (oversized.length) deps.log.warn("set items over the rendition pixel limit; not rendered", { setId, itemIds: oversized.map((i) => i.id), limit: MAX_RENDITION_PIXELS });
+  const renderable = items.filter((i) => !oversized.includes(i));
+  if (renderable.length === 0) return;
+  const largest = Math.max(...renderable.flatMap((i) => [i.width, i.height]));
   const made: string[] = [];
   await withTempDir(async (dir) => {
     const source = join(dir, "source");
     await downloadTo(deps.storage, objectPath(base.bucketId, base.key), source, { etag: base.etag, maxBytes: w.maxInputBytes });
-    const image = await sourceImage(deps, base.kind, source, largest);
-    for (const item of items) {
-      const bytes = await renderCover(image, { width: item.width, height: item.height }, { maxPixels: w.maxPixels, format: "webp" });
+    const image = await deterministic(() => sourceImage(deps, base.kind, source, largest));
+    for (const item of renderable) {
+      const bytes = await deterministic(() => renderCover(image, { width: item.width, height: item.height }, { maxPixels: w.maxPixels, format: "webp" }));
+      if (bytes.byteLength > MAX_RENDITION_BYTES) {
+        deps.log.warn("set rendition over the size limit; not stored", { setId, itemId: item.id, bytes: bytes.byteLength, limit: MAX_RENDITION_BYTES });
+        continue;
+      }
       const key = renditionKey(base.key, item);
       // Reserved like an upload before a byte is stored: a rendition is the organization's storage too.
       await reserveUploadQuota(deps, orgId, { bucketId: base.bucketId, key, size: bytes.length, contentType: "image/webp" }).catch((err) => {
@@ -56,6 +66,20 @@ export async function generateSetVariants(deps: Deps, orgId: string, setId: stri
   });
   // After the last item is recorded; a worker that dies before this runs the job again (idempotent), which sends it then.
   if (await emitEvent(deps.db, { orgId, type: "set.generated", at: deps.clock.now(), data: { setId, baseObjectId: base.id, objectIds: made } })) deps.jobs.kick();
+}
+
+/**
+ * Decoding the base and encoding a rendition are pure functions of the bytes and the item:
+ * when they fail (an undecodable file, "webpsave: unable to encode", a poster that cannot be
+ * taken) they fail again on every retry, so the job fails for good at once. Downloads, storage
+ * writes and the database stay outside: their failures are retried.
+ */
+async function deterministic<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    throw new PermanentJobFailure(err instanceof MediaError ? err.message : `The rendition could not be made: ${err instanceof Error ? err.message : String(err)}`);
+  }
 }
 
 /** The picture renditions are cut from: the image itself, a video's poster frame, a PDF's first page. */

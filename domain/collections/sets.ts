@@ -1,12 +1,12 @@
 import { and, asc, count, eq, isNull, or, sql } from "drizzle-orm";
-import type { Db } from "../../db/client.ts";
+import { type Db, rowsOf } from "../../db/client.ts";
 import type { Deleted } from "../../contract/common.ts";
 import type { MediaSet, SetGeneration, SetItem, SetItemSource, SetSummary } from "../../contract/sets.ts";
 import { mediaObjects, mediaSetItems, mediaSets } from "../../db/schema/index.ts";
 import type { Caller } from "../access/caller.ts";
 import { deleteOwned, findOwned, type Owned, visiblePage } from "../access/owned-rows.ts";
 import type { Deps } from "../core/deps.ts";
-import { errors } from "../core/errors.ts";
+import { AppError, errors } from "../core/errors.ts";
 import { enqueueJob } from "../core/jobs.ts";
 import { resolveLiveObject } from "../media/object-refs.ts";
 import { type Page, page } from "../core/pagination.ts";
@@ -14,6 +14,17 @@ import { type Page, page } from "../core/pagination.ts";
 /** Limits of ours (docs/conventions.md#limits-of-ours). */
 export const MAX_SET_ITEMS = 100;
 export const MAX_RENDITION_SIDE = 16384;
+/**
+ * CPU bounds of `generate` (issue 21: one 12000×12000 item ran 4.5 min on both cores and a
+ * hundred of them fit in a set). One rendition is at most 40 megapixels (8000×5000, 6324²),
+ * the generated items of one set at most 400 megapixels together, and one organization may
+ * ask for at most 60 generations an hour. The worker refuses what slips past (an item added
+ * before these limits existed) and any encoded rendition over 64 MiB.
+ */
+export const MAX_RENDITION_PIXELS = 40_000_000;
+export const MAX_SET_RENDER_PIXELS = 400_000_000;
+export const MAX_RENDITION_BYTES = 64 * 1024 ** 2;
+export const MAX_GENERATIONS_PER_HOUR = 60;
 /** `W:H`, positive integers without leading zeros. */
 export const ASPECT_RATIO = /^([1-9][0-9]{0,4}):([1-9][0-9]{0,4})$/;
 /** How far width:height may stray from the aspect ratio (rounding, "21:9" at 2560x1080). */
@@ -123,6 +134,12 @@ export interface NewSetItem {
  */
 export async function addSetItem(deps: Deps, caller: Caller, setId: string, input: NewSetItem): Promise<SetItem> {
   checkRatio(input);
+  // Only a generated item is rendered; an attached one's size merely describes it.
+  if (!input.objectId && input.width * input.height > MAX_RENDITION_PIXELS) {
+    throw errors.validation([
+      { path: "width", message: `${input.width}x${input.height} is ${(input.width * input.height / 1e6).toFixed(1)} megapixels; a generated rendition is at most ${MAX_RENDITION_PIXELS / 1e6}` },
+    ]);
+  }
   return deps.db.transaction(async (tx) => {
     // Locked so that concurrent adds cannot overrun the item limit.
     const set = await resolveSet(tx, caller, setId, true);
@@ -131,6 +148,18 @@ export async function addSetItem(deps: Deps, caller: Caller, setId: string, inpu
       .from(mediaSetItems)
       .where(and(eq(mediaSetItems.setId, set.id), eq(mediaSetItems.orgId, caller.orgId)));
     if (n >= MAX_SET_ITEMS) throw errors.conflict(`A set holds at most ${MAX_SET_ITEMS} items`, { limit: MAX_SET_ITEMS });
+    if (!input.objectId) {
+      const [{ pixels } = { pixels: 0 }] = await tx
+        .select({ pixels: sql<number>`coalesce(sum(${mediaSetItems.width}::bigint * ${mediaSetItems.height}), 0)::float8` })
+        .from(mediaSetItems)
+        .where(and(eq(mediaSetItems.setId, set.id), eq(mediaSetItems.orgId, caller.orgId), renderable));
+      if (Number(pixels) + input.width * input.height > MAX_SET_RENDER_PIXELS) {
+        throw errors.conflict(`The generated items of a set may total at most ${MAX_SET_RENDER_PIXELS / 1e6} megapixels`, {
+          limit: MAX_SET_RENDER_PIXELS,
+          used: Number(pixels),
+        });
+      }
+    }
     let source: SetItemSource = "generated";
     if (input.objectId) {
       const object = await resolveLiveObject(tx, caller, input.objectId);
@@ -210,6 +239,7 @@ export async function generateSet(deps: Deps, caller: Caller, setId: string): Pr
       .from(mediaSetItems)
       .where(and(eq(mediaSetItems.setId, set.id), eq(mediaSetItems.orgId, caller.orgId), renderable));
     const now = deps.clock.now();
+    await checkGenerationRate(tx, caller.orgId);
     await tx
       .update(mediaSets)
       .set({ generateRequestedAt: now, updatedAt: now })
@@ -219,6 +249,26 @@ export async function generateSet(deps: Deps, caller: Caller, setId: string): Pr
   });
   deps.jobs.kick();
   return accepted;
+}
+
+/**
+ * At most MAX_GENERATIONS_PER_HOUR `sets.generate` jobs per organization in the last hour,
+ * counted from the job outbox (rows are kept a week). The organization is locked for the count
+ * (a transaction-scoped advisory lock) so concurrent calls cannot all pass.
+ */
+async function checkGenerationRate(tx: Db, orgId: string): Promise<void> {
+  await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`sets.generate:${orgId}`}))`);
+  // The outbox stamps rows with the database's clock, so the window is on that clock too.
+  const rows = rowsOf<{ n: number; wait: number | string | null }>(
+    await tx.execute(sql`
+      select count(*)::int as n, extract(epoch from min(created_at) + interval '1 hour' - now())::float8 as wait from job_outbox
+      where name = 'sets.generate' and payload->>'orgId' = ${orgId} and created_at > now() - interval '1 hour'`),
+  );
+  const { n = 0, wait = null } = rows[0] ?? {};
+  if (n < MAX_GENERATIONS_PER_HOUR) return;
+  const err = new AppError("rate_limited", `An organization may ask for at most ${MAX_GENERATIONS_PER_HOUR} set generations an hour; retry after the number of seconds in Retry-After`);
+  err.retryAfterSeconds = Math.max(1, Math.ceil(Number(wait ?? 60)));
+  throw err;
 }
 
 /** Kinds renditions can be cut from: an image, a video's poster frame, a PDF's first page. */

@@ -11,6 +11,10 @@ export interface Config {
   publicUrl: string | null;
   dataDir: string;
   databaseUrl: string | null;
+  /** PostgreSQL statement_timeout of the service's pool, in ms; 0: none (PGlite has no timers). */
+  statementTimeoutMs: number;
+  /** The tighter statement_timeout of a full-text search, in ms; 0: only the pool's. */
+  searchStatementTimeoutMs: number;
   redisUrl: string | null;
   /** Namespace for every Redis key and queue, so several deployments can share one Redis. */
   redisPrefix: string;
@@ -34,6 +38,10 @@ export interface Config {
   jwtSecret: string | null;
   initialAdminKey: string | null;
   rateLimitPerMinute: number;
+  /** Expensive work one organization may run at once in one process, and how long more waits for a slot. */
+  orgConcurrency: { searches: number; renders: number; waitMs: number };
+  /** Requests per minute of one organization, all its credentials together. */
+  orgRateLimitPerMinute: number;
   maxBodyBytes: number;
   stripe: { secretKey: string | null; webhookSecret: string | null; apiUrl: string | null };
   /** Plan tiers; the first is the free tier every new organization starts on. */

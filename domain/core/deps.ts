@@ -7,6 +7,7 @@ import type { Logger } from "../ports/log.ts";
 import type { Meters } from "../ports/meters.ts";
 import type { PaymentProvider } from "../ports/payments.ts";
 import type { SearchBackend } from "../ports/search.ts";
+import type { OrgConcurrency } from "../guards/org-concurrency.ts";
 import type { ObjectStorage } from "../ports/storage.ts";
 
 /**
@@ -28,6 +29,8 @@ export interface Deps {
   jobs: { kick(): void };
   /** API keys seen recently; absent means every request looks its key up. */
   credentials?: CredentialCache;
+  /** Per-organization caps on expensive work in this process (search, renders); absent: none. */
+  concurrency?: { search: OrgConcurrency; render: OrgConcurrency };
   /** Counts for the service's metrics; absent where nothing is measured. */
   meters?: Meters;
 }

@@ -34,6 +34,8 @@ export class AppError extends Error {
   readonly code: ErrorCode;
   readonly status: number;
   readonly details: unknown;
+  /** For `rate_limited`: the Retry-After to send when no guard set one (default 60). */
+  retryAfterSeconds?: number;
 
   constructor(code: ErrorCode, message: string, details?: unknown) {
     super(message);

@@ -230,13 +230,17 @@ export async function renderObject(deps: Deps, object: MediaRow, p: RenderParams
   const cached = rows.find((r) => r.variant === `${RENDER_VARIANT}${hash}` && r.state === "ready" && r.source_etag === object.etag);
   if (cached) return { ...base, width: cached.width ?? 0, height: cached.height ?? 0, size: Number(cached.size ?? 0), cached: true, bytes: recentRenders(deps).get(key) };
 
-  const input = await sourceBytes(deps, object, rows);
-  let made: Awaited<ReturnType<Deps["images"]["transform"]>>;
-  try {
-    made = await deps.images.transform(input, { width: p.width, height: p.height, fit: p.fit, format, quality: p.quality, gravity: p.gravity, metadata }, { maxPixels: deps.config.render.maxPixels });
-  } catch (err) {
-    throw new AppError("thumbnail_unavailable", err instanceof Error ? err.message : "The picture could not be rendered", { state: "failed" });
-  }
+  // Reading and decoding the source is the expensive part: it holds one of the organization's
+  // render slots, so one organization cannot take every core (a cached render takes none).
+  const make = async () => {
+    const input = await sourceBytes(deps, object, rows);
+    try {
+      return await deps.images.transform(input, { width: p.width, height: p.height, fit: p.fit, format, quality: p.quality, gravity: p.gravity, metadata }, { maxPixels: deps.config.render.maxPixels });
+    } catch (err) {
+      throw new AppError("thumbnail_unavailable", err instanceof Error ? err.message : "The picture could not be rendered", { state: "failed" });
+    }
+  };
+  const made = deps.concurrency ? await deps.concurrency.render.run(object.orgId, make) : await make();
   await deps.storage.put(key, made.bytes, { contentType: made.contentType });
   const kept = await recordDerivative(deps, object, { variant: `${RENDER_VARIANT}${hash}`, key, size: made.bytes.byteLength, width: made.width, height: made.height, contentType: made.contentType, etag: hash });
   if (kept) {

@@ -16,6 +16,16 @@ export interface JobRun {
 
 export const isLastAttempt = (run: JobRun) => run.attempt >= run.attempts;
 
+/**
+ * A job failure that running the job again cannot change (the picture cannot be decoded or
+ * encoded, the output is over its limit): both queues settle the job as failed at once instead
+ * of retrying it (issue 21: one 12000² rendition failed deterministically after 4.5 CPU-minutes,
+ * and was run three more times). BullMQ gets it as an UnrecoverableError.
+ */
+export class PermanentJobFailure extends Error {
+  override readonly name = "PermanentJobFailure";
+}
+
 /** What a queue adapter runs for one kind of job. */
 export interface JobHandler {
   run(job: QueuedJob, run: JobRun): Promise<void>;

@@ -8,7 +8,7 @@ import type { Deps } from "../core/deps.ts";
 import { errors } from "../core/errors.ts";
 import { viewsOf } from "../media/media.ts";
 import type { MediaKind } from "../media/kind.ts";
-import { hasPositiveClause, parseQuery } from "./query.ts";
+import { complexityProblems, hasPositiveClause, parseQuery } from "./query.ts";
 import { slugList } from "../labels/slug.ts";
 import { type FactFilters, resolveFactFilters } from "../derivatives/facts.ts";
 
@@ -44,6 +44,8 @@ export async function searchMedia(deps: Deps, caller: Caller, input: SearchInput
   if (!hasPositiveClause(query)) {
     throw errors.validation([{ path: "q", message: "The query needs at least one word to find (negations alone match nothing)" }]);
   }
+  const tooCostly = complexityProblems(query);
+  if (tooCostly.length) throw errors.validation(tooCostly.map((message) => ({ path: "q", message })));
   if (input.sizeMin !== undefined && input.sizeMax !== undefined && input.sizeMin > input.sizeMax) {
     throw errors.validation([{ path: "sizeMax", message: "sizeMax must not be below sizeMin" }]);
   }
@@ -60,7 +62,7 @@ export async function searchMedia(deps: Deps, caller: Caller, input: SearchInput
   const categoryGroups = await categoryGroupsFor(deps.db, caller.orgId, slugList(input.categories));
   if (!categoryGroups) return EMPTY;
 
-  const hits = await deps.search.search({
+  const request = {
     orgId: caller.orgId,
     query,
     bucketId,
@@ -74,7 +76,9 @@ export async function searchMedia(deps: Deps, caller: Caller, input: SearchInput
     facts,
     limit: input.limit,
     offset: input.offset,
-  });
+  };
+  // The one statement whose cost the caller steers holds one of the organization's search slots.
+  const hits = deps.concurrency ? await deps.concurrency.search.run(caller.orgId, () => deps.search.search(request)) : await deps.search.search(request);
   const rows = hits.ids.length
     ? await deps.db.select().from(mediaObjects).where(and(eq(mediaObjects.orgId, caller.orgId), isNull(mediaObjects.deletedAt), inArray(mediaObjects.id, hits.ids)))
     : [];

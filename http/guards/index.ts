@@ -15,7 +15,8 @@ export interface Guards {
 
 /**
  * Rate limit and idempotency over the chosen stores (app/services.ts picks Redis or memory).
- * Tool routes: [limitRefused] -> authentication -> limit per credential -> idempotency -> tool.
+ * Tool routes: [limitRefused] -> authentication -> limit per credential, then per organization
+ * -> idempotency -> tool.
  * /mcp: the same without idempotency (a JSON-RPC body is not a resource); each POST counts one.
  */
 export function createGuards(deps: Pick<Deps, "clock" | "log" | "config">, stores: GuardStores): Guards {
@@ -25,12 +26,20 @@ export function createGuards(deps: Pick<Deps, "clock" | "log" | "config">, store
     deps.clock,
     new FailOpen(deps.log, "rate limit"),
   );
+  // The organization's cap: above the credential's, so it binds only on many keys at once.
+  const orgLimiter = new RateLimiter(
+    stores,
+    { limit: deps.config.orgRateLimitPerMinute, windowMs: 60_000 },
+    deps.clock,
+    new FailOpen(deps.log, "organization rate limit"),
+    "organization",
+  );
   const idempotency = new IdempotencyGuard(stores.idempotency, deps.clock, deps.log, new FailOpen(deps.log, "idempotency"));
   return {
     preAuthGuards: [limitRefused(limiter)],
     // One Redis round trip before the tool: the limit's count carries the idempotency claim.
-    guards: [limitCallers(limiter, idempotency), idempotency.middleware],
-    mcpGuards: [limitCallers(limiter)],
+    guards: [limitCallers(limiter, idempotency, orgLimiter), idempotency.middleware],
+    mcpGuards: [limitCallers(limiter, undefined, orgLimiter)],
     publicGuards: [limitByAddress(limiter)],
   };
 }

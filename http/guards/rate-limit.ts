@@ -3,7 +3,7 @@ import { AppError, isAppError } from "../../domain/core/errors.ts";
 import { gcraParams, type GcraParams, type RateDecision, type RatePolicy } from "../../domain/guards/rate-limit.ts";
 import { callerOf, type HttpContext, type Middleware } from "../pipeline.ts";
 import type { FailOpen } from "./fail-open.ts";
-import { rateLimit, rateLimitPolicy, retryAfter } from "./headers.ts";
+import { DEFAULT_POLICY, rateLimit, rateLimitPolicy, retryAfter } from "./headers.ts";
 import type { IdempotencyGuard } from "./idempotency.ts";
 import type { GuardStores } from "./stores/ports.ts";
 
@@ -17,14 +17,20 @@ export class RateLimiter {
   private readonly params: GcraParams;
   private readonly policyHeader: string;
 
+  /**
+   * `name`: the policy's name in the fields. A limiter that is not the default one (the
+   * organization's cap) sets the fields only when it refuses: the credential's remaining count
+   * is what a client paces itself by, and the organization's would leak its siblings' traffic.
+   */
   constructor(
     private readonly stores: Pick<GuardStores, "rateLimit" | "takeAndBegin">,
     policy: RatePolicy,
     private readonly clock: Clock,
     private readonly failOpen: FailOpen,
+    private readonly name = DEFAULT_POLICY,
   ) {
     this.params = gcraParams(policy);
-    this.policyHeader = rateLimitPolicy(policy.limit, policy.windowMs);
+    this.policyHeader = rateLimitPolicy(policy.limit, policy.windowMs, name);
   }
 
   /**
@@ -33,7 +39,8 @@ export class RateLimiter {
    * one atomic step.
    */
   async count(ctx: HttpContext, bucket: string, idempotency?: IdempotencyGuard): Promise<void> {
-    ctx.responseHeaders.set("ratelimit-policy", this.policyHeader);
+    const quiet = this.name !== DEFAULT_POLICY;
+    if (!quiet) ctx.responseHeaders.set("ratelimit-policy", this.policyHeader);
     const nowUs = this.clock.now().getTime() * 1000;
     const claim = idempotency?.claimFor(ctx) ?? null;
     let decision: RateDecision | undefined;
@@ -45,7 +52,9 @@ export class RateLimiter {
       decision = await this.failOpen.run(() => this.stores.rateLimit.take(bucket, nowUs, this.params), ctx.requestId);
     }
     if (!decision) return;
-    ctx.responseHeaders.set("ratelimit", rateLimit(decision.remaining, decision.resetUs));
+    if (quiet && decision.allowed) return;
+    if (quiet) ctx.responseHeaders.append("ratelimit-policy", this.policyHeader);
+    ctx.responseHeaders.set("ratelimit", rateLimit(decision.remaining, decision.resetUs, this.name));
     if (!decision.allowed) {
       ctx.responseHeaders.set("retry-after", retryAfter(decision.retryAfterUs));
       throw new AppError("rate_limited", "Too many requests; retry after the number of seconds in Retry-After");
@@ -54,12 +63,28 @@ export class RateLimiter {
 }
 
 /**
- * After authentication: one bucket per credential (API key or JWT user), REST and MCP alike.
- * Given the idempotency guard that follows, makes its claim in the same round trip.
+ * After authentication: one bucket per credential (API key or JWT user), REST and MCP alike,
+ * then one per organization (`orgLimiter`), so minting more keys does not multiply what one
+ * organization may send (issue 21). Given the idempotency guard that follows, the credential's
+ * count makes its claim in the same round trip.
+ *
+ * The credential counts first: a request its own limit refuses never spends the organization's
+ * units, so one key hammering past its limit cannot starve its sibling keys. A request the
+ * organization refuses has spent a unit of its credential (harmless: the organization is over
+ * its cap anyway) and gives back the Idempotency-Key it claimed, so a retry runs.
  */
-export function limitCallers(limiter: RateLimiter, idempotency?: IdempotencyGuard): Middleware {
+export function limitCallers(limiter: RateLimiter, idempotency?: IdempotencyGuard, orgLimiter?: RateLimiter): Middleware {
   return async (ctx, next) => {
-    await limiter.count(ctx, `p:${callerOf(ctx).principal}`, idempotency);
+    const caller = callerOf(ctx);
+    await limiter.count(ctx, `p:${caller.principal}`, idempotency);
+    if (orgLimiter) {
+      try {
+        await orgLimiter.count(ctx, `o:${caller.orgId}`);
+      } catch (err) {
+        idempotency?.abandon(ctx);
+        throw err;
+      }
+    }
     return next();
   };
 }

@@ -6,7 +6,8 @@ import { testEnv, JWT_SECRET } from "../support/env.ts";
 import { eventually } from "../support/eventually.ts";
 import { Api } from "../support/http.ts";
 import { png } from "../support/media-files.ts";
-import { type Child, spawnScript } from "../support/processes.ts";
+import { type Child, freePort, spawnScript } from "../support/processes.ts";
+import { privateRedis, redisServerPath } from "../support/faults.ts";
 import { newOrg, seedDataDir, type TestServer } from "../support/server.ts";
 import { upload } from "../support/upload.ts";
 
@@ -38,6 +39,8 @@ async function start(dataDir: string, env: Record<string, string>) {
   const server = { url, api: new Api(url!, null) } as unknown as TestServer;
   return { child, url: url!, ops: `http://127.0.0.1:${ops}`, server };
 }
+
+const freePortFor = () => freePort();
 
 async function newDataDir(): Promise<string> {
   const dir = mkdtempSync(join(tmpdir(), "media-shutdown-"));
@@ -111,4 +114,39 @@ describe("graceful shutdown", () => {
     next.child.proc.kill("SIGTERM");
     expect(await next.child.proc.exited).toBe(0);
   }, 90_000);
+
+  // Issue 21, finding 8: with Redis gone the process stayed up 90 s after SIGTERM, port held.
+  for (const how of ["killed", "frozen"] as const)
+  test.skipIf(!redisServerPath)(`SIGTERM while Redis is unreachable (${how}): the process exits well within the deadline and frees its port`, async () => {
+    const redis = await privateRedis();
+    try {
+      const dir = await newDataDir();
+      const port = String(await freePortFor());
+      const { child, url, server } = await start(dir, { REDIS_URL: redis.url, REDIS_PREFIX: "shutdown-no-redis", PORT: port, SHUTDOWN_TIMEOUT_MS: "25000", HOLD_MS: "2000" });
+      const org = await newOrg(server);
+      const bucket = (await org.admin.post("/api/buckets", { name: "no-redis" })).body;
+      // A job in hand when Redis goes: it finishes, but its completion cannot be recorded.
+      const object = await upload(org.admin, bucket.id, "in-hand.png", new Uint8Array(await png(64, 64)), { contentType: "image/png" });
+      await child.waitFor(new RegExp(`started ${object.id}`));
+      if (how === "killed") await redis.kill();
+      else redis.freeze();
+      // Requests go on without Redis (the guards fail open); let the clients notice it is gone.
+      await eventually(async () => ((await org.admin.get("/api/buckets")).status === 200 ? true : undefined), { what: "a request without Redis" });
+      await Bun.sleep(1000);
+
+      const signalled = performance.now();
+      child.proc.kill("SIGTERM");
+      const code = await Promise.race([child.proc.exited, Bun.sleep(12_000).then(() => "still running")]);
+      // 0: it finished its work and closed, rather than being cut off by the 25 s deadline (exit 1).
+      expect(code).toBe(0);
+      expect(child.output()).toContain(`finished ${object.id}`);
+      expect(performance.now() - signalled).toBeLessThan(12_000);
+      // The port is free again: something else can listen on it.
+      const probe = Bun.serve({ hostname: "127.0.0.1", port: Number(port), fetch: () => new Response("") });
+      probe.stop(true);
+      expect(await fetch(`${url}/healthz`).then(() => "answered", () => "refused")).toBe("refused");
+    } finally {
+      await redis.destroy();
+    }
+  }, 60_000);
 });

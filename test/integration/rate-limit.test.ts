@@ -147,6 +147,25 @@ describe("MCP", () => {
   });
 });
 
+describe("MCP batches", () => {
+  test("a JSON-RPC batch is refused whole with 400 and -32600; none of its calls runs", async () => {
+    const key = await freshKey();
+    const call = (id: number) => ({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "buckets_create", arguments: { name: `batched-${id}` } } });
+    const res = await fetch(`${server.url}/mcp`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key.secret}`, "content-type": "application/json", accept: "application/json, text/event-stream" },
+      body: JSON.stringify([call(1), call(2), call(3)]),
+    });
+    expect(res.status).toBe(400);
+    const body = await res.json();
+    expect(body.jsonrpc).toBe("2.0");
+    expect(body.error.code).toBe(-32600);
+    expect(body.error.message).toContain("batch");
+    const names = (await key.get("/api/buckets?limit=200")).body.data.map((b: { name: string }) => b.name);
+    expect(names.filter((n: string) => n.startsWith("batched-"))).toEqual([]);
+  });
+});
+
 describe("per client address, without a valid credential", () => {
   test("refused credentials are limited per address; valid credentials from it are not", async () => {
     clock.advance(60_000);

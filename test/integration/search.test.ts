@@ -80,6 +80,22 @@ describe("GET /api/search", () => {
     expect(negOnly.body.error.details[0].path).toBe("q");
   });
 
+  test("a query too costly to run is 400 on q with a message saying which bound it passes (issue 21)", async () => {
+    const prefixes = await search(`q=${encodeURIComponent(Array.from({ length: 32 }, (_, i) => `s${i}*`).join(" OR "))}`);
+    expect(prefixes.status).toBe(400);
+    expect(prefixes.body.error.code).toBe("validation_error");
+    const messages = prefixes.body.error.details.map((d: { path: string; message: string }) => `${d.path}: ${d.message}`);
+    expect(messages).toContain("q: The query has 32 prefix terms (word*); at most 4 are allowed");
+    expect(messages).toContain("q: The query has 32 alternatives joined by OR; at most 8 are allowed");
+    expect(messages).toContain("q: The query has 32 words and phrases; at most 16 are allowed");
+    const short = await search("q=s*");
+    expect(short.status).toBe(400);
+    expect(short.body.error.details[0].message).toContain("at least 2 letters or digits");
+    expect((await search(`q=${"a".repeat(501)}`)).status).toBe(400);
+    // Within the bounds the same kind of query runs.
+    expect((await search(`q=${encodeURIComponent("sun* OR rep* OR oce* OR wav*")}`)).status).toBe(200);
+  });
+
   test("matches key, file name, tags, categories and metadata; facets count the whole match set", async () => {
     const res = await search("q=sunset");
     expect(res.status).toBe(200);

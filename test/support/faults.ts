@@ -32,6 +32,9 @@ export interface PrivateRedis {
   start(): Promise<void>;
   /** SIGKILL: no goodbye to clients, as when the host dies. */
   kill(): Promise<void>;
+  /** SIGSTOP / SIGCONT: connections stay open and nothing answers, as behind a dropped network. */
+  freeze(): void;
+  thaw(): void;
   running(): boolean;
 }
 
@@ -55,8 +58,15 @@ export async function privateRedis(opts: { persistent?: boolean } = {}): Promise
       proc = Bun.spawn([redisServerPath!, "--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--save", "", ...persistence], { stdout: "ignore", stderr: "ignore" });
       await waitForPort(port, "redis-server");
     },
+    freeze() {
+      proc?.kill("SIGSTOP");
+    },
+    thaw() {
+      proc?.kill("SIGCONT");
+    },
     async kill() {
       if (!proc) return;
+      proc.kill("SIGCONT");
       proc.kill("SIGKILL");
       await proc.exited;
       proc = null;

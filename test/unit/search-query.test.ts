@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { hasPositiveClause, parseQuery } from "../../domain/search/query.ts";
+import { complexityProblems, hasPositiveClause, parseQuery } from "../../domain/search/query.ts";
 
 describe("search query parsing", () => {
   test("plain words are required terms", () => {
@@ -43,7 +43,32 @@ describe("search query parsing", () => {
     expect(hasPositiveClause(parseQuery("a -b"))).toBe(true);
     expect(hasPositiveClause(parseQuery("***"))).toBe(false);
   });
-  test("at most 32 clauses", () => {
-    expect(parseQuery(Array.from({ length: 50 }, (_, i) => `w${i}`).join(" ")).clauses).toHaveLength(32);
+  test("every clause is kept (a costly query is refused, never cut)", () => {
+    expect(parseQuery(Array.from({ length: 50 }, (_, i) => `w${i}`).join(" ")).clauses).toHaveLength(50);
+  });
+});
+
+describe("query complexity", () => {
+  const problems = (q: string) => complexityProblems(parseQuery(q));
+  test("ordinary queries pass", () => {
+    expect(problems('"golden hour" -night beach OR sea sun* mo*')).toEqual([]);
+    expect(problems(Array.from({ length: 16 }, (_, i) => `w${i}`).join(" "))).toEqual([]);
+  });
+  test("more than 16 words and phrases, counted inside OR and negations", () => {
+    expect(problems(Array.from({ length: 17 }, (_, i) => `w${i}`).join(" "))[0]).toContain("at most 16");
+    expect(problems(Array.from({ length: 9 }, (_, i) => `-w${i} x${i}`).join(" "))[0]).toContain("18 words");
+  });
+  test("more than 4 prefix terms", () => {
+    expect(problems("ab* cd* ef* gh*")).toEqual([]);
+    expect(problems("ab* cd* ef* gh* ij*")).toEqual(["The query has 5 prefix terms (word*); at most 4 are allowed"]);
+    expect(problems("ab* OR cd* OR ef* OR gh* OR ij*").some((m) => m.includes("prefix terms"))).toBe(true);
+  });
+  test("more than 8 alternatives joined by OR", () => {
+    expect(problems(Array.from({ length: 8 }, (_, i) => `w${i}`).join(" OR "))).toEqual([]);
+    expect(problems(Array.from({ length: 9 }, (_, i) => `w${i}`).join(" OR "))).toEqual(["The query has 9 alternatives joined by OR; at most 8 are allowed"]);
+  });
+  test("a prefix of one character", () => {
+    expect(problems("a*")[0]).toContain("at least 2 letters or digits");
+    expect(problems("sunset a*")[0]).toContain('"a*"');
   });
 });

@@ -1,0 +1,255 @@
+/**
+ * `npm run bench -- neighbours`: how much one organization's worst load slows another's
+ * requests (issue 21). Org A (the seeded "Bench" organization, 100,000 objects) runs what its
+ * limits allow, through several API keys at once: costly searches (4 prefixes, 8 alternatives:
+ * the most the query bounds accept), uncached on-the-fly renders of a 24 MP picture, uploads,
+ * and set generations. Org B meanwhile presigns, gets and lists at a fixed rate (open loop,
+ * latency from each request's scheduled start). B's p99 under A's load is compared with B's
+ * quiet p99 on the same server; the target is at most 2x.
+ *
+ * Two servers, one after the other, on the same seeded database: "unbounded" (no organization
+ * cap, no per-organization concurrency caps, no statement timeouts: main before issue 21) and
+ * "bounded" (the defaults). Each is a real `npm start` (PostgreSQL, Redis, inline BullMQ worker,
+ * embedded storage node) in a process of its own.
+ *
+ * BENCH_N objects (default 100000), NEIGHBOURS_SECONDS per phase (default 30),
+ * NEIGHBOURS_RATE requests per second per B route (default 4), NEIGHBOURS_CONFIGS
+ * (default "unbounded,bounded"), BENCH_WRITE=1 writes bench/RESULTS.md.
+ */
+import { mkdirSync, rmSync } from "node:fs";
+import { cpus, loadavg, totalmem } from "node:os";
+import { join } from "node:path";
+import { SignJWT } from "jose";
+import sharp from "sharp";
+import { cpuSeconds, deleteRedisPrefix, REDIS_URL, runFixedRate, startTarget, writeSection, type Target } from "./_load.ts";
+import { seededDatabase } from "./_seed.ts";
+
+const N = Number(process.env.BENCH_N ?? 100_000);
+const SECONDS = Number(process.env.NEIGHBOURS_SECONDS ?? 30);
+const RATE = Number(process.env.NEIGHBOURS_RATE ?? 4);
+const CONFIGS = (process.env.NEIGHBOURS_CONFIGS ?? "unbounded,bounded").split(",");
+const JWT_SECRET = "bench-secret-bench-secret";
+const ADMIN_SECRET = "b".repeat(64);
+
+const configs: Record<string, Record<string, string>> = {
+  // What main had before issue 21: a per-credential limit only, nothing per organization.
+  unbounded: {
+    ORG_RATE_LIMIT_PER_MINUTE: "100000000",
+    ORG_MAX_SEARCHES: "1000",
+    ORG_MAX_RENDERS: "1000",
+    DB_STATEMENT_TIMEOUT_MS: "0",
+    SEARCH_STATEMENT_TIMEOUT_MS: "0",
+  },
+  bounded: {},
+};
+
+const seeded = await seededDatabase(N);
+const jwtFor = (orgId: string, sub = crypto.randomUUID()) =>
+  new SignJWT({ sub, org_id: orgId, org_name: "Neighbour" }).setProtectedHeader({ alg: "HS256" }).setExpirationTime("2h").sign(new TextEncoder().encode(JWT_SECRET));
+
+type Json = Record<string, any>;
+async function call(base: string, token: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: Json }> {
+  const res = await fetch(`${base}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : {} };
+}
+
+async function uploadTo(base: string, token: string, bucketId: string, key: string, bytes: Uint8Array<ArrayBuffer>, contentType: string) {
+  const p = await call(base, token, "POST", "/api/presign/upload", { bucketId, key, contentType, size: bytes.byteLength });
+  if (p.status !== 200) return p.status;
+  const put = await fetch(p.body.url, { method: "PUT", headers: p.body.headers, body: bytes });
+  await put.arrayBuffer();
+  if (put.status !== 200) return put.status;
+  const c = await call(base, token, "POST", "/api/presign/confirm", { bucketId, key });
+  return c.status === 200 ? (c.body.id as string) : c.status;
+}
+
+/** A smooth 6000x4000 JPEG (24 MP, a few MB): decoding and resizing it is real work. */
+async function bigPicture(): Promise<Uint8Array<ArrayBuffer>> {
+  const w = 60;
+  const h = 40;
+  const raw = Buffer.alloc(w * h * 3);
+  for (let i = 0; i < raw.length; i++) raw[i] = (i * 7919) % 251;
+  return new Uint8Array(await sharp(raw, { raw: { width: w, height: h, channels: 3 } }).resize(6000, 4000, { kernel: "cubic" }).jpeg({ quality: 90 }).toBuffer());
+}
+
+interface Phase {
+  presign: { p50: number; p99: number; errors: number };
+  get: { p50: number; p99: number; errors: number };
+  list: { p50: number; p99: number; errors: number };
+}
+
+/**
+ * B's three routes at RATE each, each on a fresh key of its own: B stays within its own
+ * limits (300 a minute per key, a burst of 300), so every answer is a real one, never a 429.
+ */
+async function measureB(base: string, b: { jwt: string; bucketId: string; objectId: string }, tag: string, seconds = SECONDS): Promise<Phase> {
+  const key = async () => (await call(base, b.jwt, "POST", "/api/api-keys", { name: `quiet ${tag}`, scopes: ["read", "write"] })).body.secret as string;
+  const headersOf = async () => ({ authorization: `Bearer ${await key()}`, "content-type": "application/json" });
+  const [h1, h2, h3] = [await headersOf(), await headersOf(), await headersOf()];
+  const [presign, get, list] = await Promise.all([
+    runFixedRate({ url: `${base}/api/presign/upload`, method: "POST", headers: h1, body: JSON.stringify({ bucketId: b.bucketId, key: "n/{n}.bin", size: 100, contentType: "application/octet-stream" }), rate: RATE, seconds, tag: `${tag}-p` }),
+    runFixedRate({ url: `${base}/api/media/${b.objectId}`, method: "GET", headers: h2, rate: RATE, seconds, tag: `${tag}-g` }),
+    runFixedRate({ url: `${base}/api/media?bucketId=${b.bucketId}&limit=50`, method: "GET", headers: h3, rate: RATE, seconds, tag: `${tag}-l` }),
+  ]);
+  const pick = (r: { p50: number; p99: number; errors: number }) => ({ p50: r.p50, p99: r.p99, errors: r.errors });
+  return { presign: pick(presign), get: pick(get), list: pick(list) };
+}
+
+/** Org A's load until `until`; returns the statuses it got, per kind of request. */
+async function noisy(base: string, a: { keys: string[]; bucketId: string; bigId: string; setId: string }, until: number) {
+  const statuses: Record<string, Record<number, number>> = {};
+  const count = (kind: string, status: number) => {
+    statuses[kind] ??= {};
+    statuses[kind][status] = (statuses[kind][status] ?? 0) + 1;
+  };
+  let k = 0;
+  const key = () => a.keys[k++ % a.keys.length]!;
+  const loop = async (kind: string, once: () => Promise<number>) => {
+    while (Date.now() < until) {
+      const status = await once().catch(() => 599);
+      count(kind, status);
+      // A refused client backs off as Retry-After asks (at least a little): the worst a
+      // well-behaved attacker does. One that ignores it only collects cheap 429s.
+      if (status === 429) await Bun.sleep(200);
+    }
+  };
+  const q = encodeURIComponent("co* OR fr* OR mi* OR w1* OR common OR frequent OR mid OR rare");
+  const mib = new Uint8Array(1024 * 1024).fill(3);
+  let n = 0;
+  await Promise.all([
+    ...Array.from({ length: 8 }, () => loop("search", async () => (await call(base, key(), "GET", `/api/search?q=${q}&limit=50`)).status)),
+    ...Array.from({ length: 4 }, () =>
+      loop("render", async () => {
+        const width = 200 + Math.floor(Math.random() * 3800);
+        const res = await fetch(`${base}/api/media/${a.bigId}/render?width=${width}&format=webp`, { headers: { authorization: `Bearer ${key()}` } });
+        await res.arrayBuffer();
+        return res.status;
+      }),
+    ),
+    ...Array.from({ length: 2 }, () =>
+      loop("upload", async () => {
+        const r = await uploadTo(base, key(), a.bucketId, `noise/${Date.now()}-${n++}.bin`, mib, "application/octet-stream");
+        return typeof r === "string" ? 200 : r;
+      }),
+    ),
+    loop("generate", async () => {
+      const status = (await call(base, key(), "POST", `/api/sets/${a.setId}/generate`)).status;
+      await Bun.sleep(1000);
+      return status;
+    }),
+  ]);
+  return statuses;
+}
+
+interface Outcome {
+  config: string;
+  quiet: Phase;
+  loaded: Phase;
+  load: { quiet: number[]; loaded: number[] };
+  statuses: Record<string, Record<number, number>>;
+  serverCpu: number;
+}
+
+async function runConfig(name: string): Promise<Outcome> {
+  const prefix = `mbench-neighbours-${name}-${Date.now()}`;
+  const dataDir = join(import.meta.dir, ".work", prefix);
+  mkdirSync(dataDir, { recursive: true });
+  let app: Target | null = null;
+  try {
+    app = await startTarget({
+      mode: "app",
+      secret: ADMIN_SECRET,
+      env: { DATABASE_URL: seeded.url, REDIS_URL, REDIS_PREFIX: prefix, JWT_SECRET, LOG_LEVEL: "error", DATA_DIR: dataDir, STORAGE_PORT: "0", ...configs[name] },
+    });
+    const base = app.url;
+    // Org A: the seeded organization, its bucket of 100,000 objects, five API keys.
+    const aJwt = await jwtFor(seeded.orgId);
+    const keys: string[] = [];
+    for (let i = 0; i < 5; i++) keys.push((await call(base, aJwt, "POST", "/api/api-keys", { name: `noisy ${i}`, scopes: ["read", "write"] })).body.secret);
+    // A's own uploads go to a bucket of their own: the seeded bucket stays as seeded, for reuse.
+    const noiseBucket = (await call(base, keys[0]!, "POST", "/api/buckets", { name: `noise-${Date.now()}` })).body.id as string;
+    const big = await uploadTo(base, keys[0]!, noiseBucket, `big-${Date.now()}.jpg`, await bigPicture(), "image/jpeg");
+    if (typeof big !== "string") throw new Error(`uploading the big picture failed: ${big}`);
+    const set = (await call(base, keys[0]!, "POST", "/api/sets", { name: "noisy", baseObjectId: big })).body;
+    for (let i = 0; i < 4; i++) await call(base, keys[0]!, "POST", `/api/sets/${set.id}/items`, { aspectRatio: "8:5", width: 4000, height: 2500, role: `r${i}` });
+    // Org B: a new organization with a bucket of 60 small objects and one read/write key.
+    const bOrg = crypto.randomUUID();
+    const bJwt = await jwtFor(bOrg);
+    const bSecret = (await call(base, bJwt, "POST", "/api/api-keys", { name: "quiet", scopes: ["read", "write"] })).body.secret as string;
+    const bBucket = (await call(base, bSecret, "POST", "/api/buckets", { name: "quiet" })).body.id as string;
+    let bObject = "";
+    for (let i = 0; i < 60; i++) {
+      const id = await uploadTo(base, bSecret, bBucket, `files/f-${i}.txt`, new TextEncoder().encode(`file ${i}`), "text/plain");
+      if (typeof id === "string") bObject ||= id;
+    }
+    const b = { jwt: bJwt, bucketId: bBucket, objectId: bObject };
+    // Warm-up (first statements, JIT), then the quiet baseline.
+    await measureB(base, b, `${name}-warm`, 5).catch(() => {});
+    await Bun.sleep(2000);
+    const quietLoad = [loadavg()[0]!];
+    const quiet = await measureB(base, b, `${name}-quiet`);
+    quietLoad.push(loadavg()[0]!);
+
+    const cpu0 = cpuSeconds(app.pid);
+    const until = Date.now() + SECONDS * 1000 + 6000;
+    const noise = noisy(base, { keys, bucketId: noiseBucket, bigId: big, setId: set.id }, until);
+    // A's load gets a few seconds to build up before B is measured.
+    await Bun.sleep(3000);
+    const loadedLoad = [loadavg()[0]!];
+    const loaded = await measureB(base, b, `${name}-loaded`);
+    loadedLoad.push(loadavg()[0]!);
+    const statuses = await noise;
+    const serverCpu = cpuSeconds(app.pid) - cpu0;
+    return { config: name, quiet, loaded, load: { quiet: quietLoad, loaded: loadedLoad }, statuses, serverCpu };
+  } finally {
+    await app?.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+    await deleteRedisPrefix(prefix);
+  }
+}
+
+const outcomes: Outcome[] = [];
+for (const name of CONFIGS) {
+  console.error(`[neighbours] ${name}: quiet ${SECONDS} s, then under org A's load ${SECONDS} s (load average ${loadavg()[0]!.toFixed(1)})`);
+  const o = await runConfig(name);
+  outcomes.push(o);
+  console.error(JSON.stringify(o));
+  // Let the worker's leftovers and the machine settle between configurations.
+  await Bun.sleep(5000);
+}
+
+const f = (x: number) => x.toFixed(1);
+const rows = outcomes.flatMap((o) =>
+  (["presign", "get", "list"] as const).map((route) => {
+    const q = o.quiet[route];
+    const l = o.loaded[route];
+    return `| ${o.config} | ${route} | ${f(q.p50)} | ${f(q.p99)} | ${f(l.p50)} | ${f(l.p99)} | **${(l.p99 / q.p99).toFixed(1)}×** | ${q.errors + l.errors} |`;
+  }),
+);
+const statusLines = outcomes.map(
+  (o) =>
+    `- ${o.config}: ${Object.entries(o.statuses)
+      .map(([kind, s]) => `${kind} ${Object.entries(s).map(([code, n]) => `${n}×${code}`).join(" ")}`)
+      .join("; ")}; server CPU ${f(o.serverCpu)} s over the loaded phase; load average (1 min) quiet ${o.load.quiet.map(f).join("→")}, loaded ${o.load.loaded.map(f).join("→")}`,
+);
+const section = `## neighbours — one organization's worst load against another's p99 (written by \`npm run bench -- neighbours\`)
+
+${new Date().toISOString().slice(0, 16)}Z; ${cpus().length} vCPU ${cpus()[0]?.model.trim() ?? ""}, ${Math.round(totalmem() / 2 ** 30)} GiB; load average at the start ${loadavg().map(f).join(" ")} (other work shares this machine).
+Org A: the seeded organization (${N.toLocaleString("en-US")} objects), 5 API keys, 8 search loops (\`co* OR fr* OR mi* OR w1* OR common OR frequent OR mid OR rare\`), 4 loops of uncached renders of a 24 MP JPEG, 2 loops of 1 MiB uploads, set generation (4 items of 10 MP) every second; a refused request waits 200 ms.
+Org B: presign, get and list, each at ${RATE} requests/s open loop for ${SECONDS} s; latency in ms from each request's scheduled start. Target: loaded p99 ≤ 2× quiet p99.
+
+| config | route | quiet p50 | quiet p99 | loaded p50 | loaded p99 | p99 ratio | B errors |
+|---|---|---|---|---|---|---|---|
+${rows.join("\n")}
+
+Org A's answers and the server's load:
+${statusLines.join("\n")}
+`;
+console.log(section);
+if (process.env.BENCH_WRITE === "1") writeSection("neighbours", section);
+process.exit(0);

@@ -1,0 +1,108 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { MAX_GENERATIONS_PER_HOUR } from "../../domain/collections/sets.ts";
+import type { Processors } from "../../domain/ports/queue.ts";
+import { processorsFor } from "../../worker/processors.ts";
+import { eventually } from "../support/eventually.ts";
+import { png } from "../support/media-files.ts";
+import { newOrg, startServer, type TestOrg, type TestServer } from "../support/server.ts";
+import { upload } from "../support/upload.ts";
+
+/**
+ * The CPU bounds of set renditions (issue 21, finding 3): pixels per item and per set refused
+ * at input, generations per organization and hour, and a rendition that fails deterministically
+ * runs once instead of WORKER_ATTEMPTS times. The real processors run; the test only counts the
+ * runs of `sets.generate`.
+ */
+let server: TestServer;
+let org: TestOrg;
+let bucket: string;
+let generateRuns = 0;
+
+beforeAll(async () => {
+  server = await startServer({
+    env: { WORKER_ATTEMPTS: "3", WORKER_BACKOFF_MS: "50" },
+    processors: (deps) => {
+      const real = processorsFor(deps);
+      const counted: Processors = { ...real };
+      counted["sets.generate"] = {
+        run: (job, run) => {
+          generateRuns++;
+          return real["sets.generate"]!.run(job, run);
+        },
+      };
+      return counted;
+    },
+  });
+  org = await newOrg(server);
+  bucket = (await org.admin.post("/api/buckets", { name: "limits" })).body.id;
+});
+afterAll(() => server.stop());
+
+async function newSet(baseObjectId: string) {
+  const res = await org.admin.post("/api/sets", { name: "bounded", baseObjectId });
+  expect(res.status).toBe(201);
+  return res.body.id as string;
+}
+
+describe("set rendition limits", () => {
+  test("a generated item over 40 megapixels is 400; an attached one only describes its object", async () => {
+    const base = await upload(org.admin, bucket, "base-a.png", await png(64, 64), { contentType: "image/png" });
+    const setId = await newSet(base.id);
+    const big = await org.admin.post(`/api/sets/${setId}/items`, { aspectRatio: "1:1", width: 12000, height: 12000, role: "huge" });
+    expect(big.status).toBe(400);
+    expect(big.body.error.details[0]).toEqual({ path: "width", message: "12000x12000 is 144.0 megapixels; a generated rendition is at most 40" });
+    expect((await org.admin.post(`/api/sets/${setId}/items`, { aspectRatio: "8:5", width: 8000, height: 5000, role: "largest" })).status).toBe(201);
+    const attached = await org.admin.post(`/api/sets/${setId}/items`, { objectId: base.id, aspectRatio: "1:1", width: 12000, height: 12000, role: "described" });
+    expect(attached.status).toBe(201);
+  });
+
+  test("the generated items of one set total at most 400 megapixels (409)", async () => {
+    const base = await upload(org.admin, bucket, "base-b.png", await png(64, 64), { contentType: "image/png" });
+    const setId = await newSet(base.id);
+    for (let i = 0; i < 10; i++) expect((await org.admin.post(`/api/sets/${setId}/items`, { aspectRatio: "8:5", width: 8000, height: 5000, role: `r${i}` })).status).toBe(201);
+    const over = await org.admin.post(`/api/sets/${setId}/items`, { aspectRatio: "1:1", width: 10, height: 10, role: "one-more" });
+    expect(over.status).toBe(409);
+    expect(over.body.error.details).toEqual({ limit: 400_000_000, used: 400_000_000 });
+  });
+
+  test("a rendition that fails deterministically runs once, not WORKER_ATTEMPTS times", async () => {
+    // Bytes that claim to be a PNG and are not: decoding fails the same way every time.
+    const base = await upload(org.admin, bucket, "broken.png", new Uint8Array(4096).fill(7), { contentType: "image/png" });
+    const setId = await newSet(base.id);
+    expect((await org.admin.post(`/api/sets/${setId}/items`, { aspectRatio: "1:1", width: 100, height: 100, role: "square" })).status).toBe(201);
+    const before = generateRuns;
+    expect((await org.admin.post(`/api/sets/${setId}/generate`)).status).toBe(202);
+    await eventually(async () => (generateRuns > before ? true : undefined), { timeoutMs: 20_000, what: "the generate job to run" });
+    // Retries would come 50 ms and 100 ms later; give them ten times that.
+    await Bun.sleep(1500);
+    expect(generateRuns - before).toBe(1);
+    const set = (await org.admin.get(`/api/sets/${setId}`)).body;
+    expect(set.items[0].objectId).toBeNull();
+  });
+
+  test(`at most ${MAX_GENERATIONS_PER_HOUR} generations per organization an hour; then 429 with Retry-After`, async () => {
+    const other = await newOrg(server, "Other");
+    const otherBucket = (await other.admin.post("/api/buckets", { name: "other" })).body.id;
+    const otherBase = await upload(other.admin, otherBucket, "o.png", await png(32, 32), { contentType: "image/png" });
+    const otherSet = (await other.admin.post("/api/sets", { name: "o", baseObjectId: otherBase.id })).body.id;
+
+    const base = await upload(org.admin, bucket, "base-c.png", await png(32, 32), { contentType: "image/png" });
+    const setId = await newSet(base.id);
+    // Earlier tests of this file generated once already.
+    const { body } = await org.admin.get("/api/sets?limit=200");
+    expect(body.total).toBeGreaterThan(0);
+    let accepted = 0;
+    let refused: { status: number; body: { error: { code: string } }; headers: Headers } | null = null;
+    for (let i = 0; i < MAX_GENERATIONS_PER_HOUR + 1 && !refused; i++) {
+      const res = await org.admin.post(`/api/sets/${setId}/generate`);
+      if (res.status === 202) accepted++;
+      else refused = res;
+    }
+    expect(refused?.status).toBe(429);
+    expect(refused?.body.error.code).toBe("rate_limited");
+    expect(Number(refused?.headers.get("retry-after"))).toBeGreaterThan(3000);
+    expect(accepted).toBe(MAX_GENERATIONS_PER_HOUR - 1);
+    // Another organization is not affected.
+    expect((await other.admin.post(`/api/sets/${otherSet}/generate`)).status).toBe(202);
+  });
+});
