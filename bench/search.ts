@@ -37,7 +37,7 @@ try {
   let met = true;
   for (const { label, q, kind = null, target = false, few = false } of queries) {
     const runs = few ? Math.min(iterations, 10) : iterations;
-    const req = { orgId, query: parseQuery(q), bucketId: null, kind: kind as MediaKind | null, tagIds: [], categoryGroups: [], sizeMin: null, sizeMax: null, dateFrom: null, dateBefore: null, limit: 50, offset: 0 };
+    const req = { orgId, query: parseQuery(q), bucketId: null, kind: kind as MediaKind | null, tagIds: [], categoryGroups: [], sizeMin: null, sizeMax: null, dateFrom: null, dateBefore: null, limit: 50, offset: 0, exactUpTo: 10_000 };
     const t = { http: [] as number[], sql: [] as number[], count: [] as number[] };
     let total = 0;
     for (let i = -3; i < runs; i++) {

@@ -40,8 +40,8 @@ const uuidArray = (ids: string[]) => sql`array[${sql.join(ids.map((id) => sql`${
 /**
  * The default backend: PostgreSQL full text over `media_search` (GIN index), which also holds
  * every field a search filters and counts on, ranked by relevance then recency. One statement
- * computes the page, the total and the facets over the whole match set, reading no other table
- * per match.
+ * computes the page, the total and the facets over the match set (up to `exactUpTo` matches),
+ * reading no other table per match.
  *
  * `q` is materialized because postgres.js prepares every statement and, from the sixth run on a
  * connection, PostgreSQL uses a generic plan in which an inlined `q` re-parses the query text
@@ -67,15 +67,21 @@ export class PostgresSearch implements SearchBackend {
     if (req.tagIds.length) filters.push(sql`s.tag_ids @> ${uuidArray(req.tagIds)}`);
     for (const group of req.categoryGroups) filters.push(sql`s.category_ids && ${uuidArray(group)}`);
     if (req.facts) filters.push(factsCondition(req.facts, sql`s.object_id`, sql`(select o.etag from media_objects o where o.id = s.object_id)`));
+    // `seen` takes one match past the limit, in whatever order the index yields them, and stops:
+    // the work is bounded by the limit, not by how many objects match. Up to the limit `m` is
+    // every match and the answer is exact; past it, rank, total and facets cover the first
+    // `exactUpTo` matches found, and the answer says so.
     const result = await this.db.execute(sql`
       with q as materialized (select ${tsQuery(req.query)} as tsq),
-      m as materialized (
+      seen as materialized (
         select s.object_id as id, s.kind, s.created_at, s.tag_ids, s.category_ids, ts_rank(s.vector, q.tsq, 32) as rank
         from q, media_search s
         where s.vector @@ q.tsq and ${sql.join(filters, sql` and `)}
-      )
+        limit ${req.exactUpTo + 1}
+      ),
+      m as materialized (select * from seen limit ${req.exactUpTo})
       select
-        (select count(*) from m)::int as total,
+        (select count(*) from seen)::int as seen,
         (select coalesce(json_agg(p.id), '[]'::json) from (select id from m order by rank desc, created_at desc, id limit ${req.limit} offset ${req.offset}) p) as ids,
         (select coalesce(json_agg(json_build_object('kind', k.kind, 'count', k.n)), '[]'::json)
            from (select kind, count(*)::int as n from m group by kind order by n desc, kind) k) as kinds,
@@ -86,7 +92,14 @@ export class PostgresSearch implements SearchBackend {
            from (select category_id, count(*)::int as n from (select unnest(category_ids) as category_id from m) u group by category_id order by n desc limit ${FACET_LIMIT}) f
            join categories c on c.id = f.category_id) as categories
     `);
-    const [row] = rowsOf<{ total: number; ids: string[]; kinds: Facets["kinds"]; tags: Facets["tags"]; categories: Facets["categories"] }>(result);
-    return { ids: row!.ids, total: row!.total, facets: { tags: row!.tags, categories: row!.categories, kinds: row!.kinds } };
+    const [row] = rowsOf<{ seen: number; ids: string[]; kinds: Facets["kinds"]; tags: Facets["tags"]; categories: Facets["categories"] }>(result);
+    const capped = row!.seen > req.exactUpTo;
+    return {
+      ids: row!.ids,
+      total: capped ? req.exactUpTo : row!.seen,
+      totalRelation: capped ? "gte" : "eq",
+      facets: { tags: row!.tags, categories: row!.categories, kinds: row!.kinds },
+      facetsApproximate: capped,
+    };
   }
 }
