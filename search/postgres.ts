@@ -35,6 +35,21 @@ export function tsQuery(q: ParsedQuery): SQL {
   return sql.join(q.clauses.map(one), sql` && `);
 }
 
+/**
+ * How `seen` finds the first matches. The GIN index answers with a bitmap of every match,
+ * built whole before the first row comes out: for a term in half of a million objects that
+ * bitmap alone costs more than the rest of the search. A scan of the organization's rows
+ * with the match as a plain function (`ts_match_vq`, which no index serves) stops as soon as
+ * it has enough, so for a common term it reads about limit / frequency rows. A probe of the
+ * first PROBE_ROWS rows in the same statement estimates the frequency; both branches are
+ * planned and a one-time filter runs one. They find the same matches (both read the table
+ * in physical order), so the choice changes the cost, never the answer; a probe that guesses
+ * wrong (a term common among the first rows only) costs a scan of the organization.
+ */
+const PROBE_ROWS = 2_000;
+/** 5% of the probe: the scan then reads at most 20x the limit to fill it. */
+const PROBE_SCAN_FROM = 100;
+
 const uuidArray = (ids: string[]) => sql`array[${sql.join(ids.map((id) => sql`${id}`), sql`, `)}]::uuid[]`;
 
 /**
@@ -67,17 +82,27 @@ export class PostgresSearch implements SearchBackend {
     if (req.tagIds.length) filters.push(sql`s.tag_ids @> ${uuidArray(req.tagIds)}`);
     for (const group of req.categoryGroups) filters.push(sql`s.category_ids && ${uuidArray(group)}`);
     if (req.facts) filters.push(factsCondition(req.facts, sql`s.object_id`, sql`(select o.etag from media_objects o where o.id = s.object_id)`));
+    const where = sql.join(filters, sql` and `);
     // `seen` takes one match past the limit, in whatever order the index yields them, and stops:
     // the work is bounded by the limit, not by how many objects match. Up to the limit `m` is
     // every match and the answer is exact; past it, rank, total and facets cover the first
     // `exactUpTo` matches found, and the answer says so.
     const result = await this.db.execute(sql`
       with q as materialized (select ${tsQuery(req.query)} as tsq),
+      probe as materialized (
+        select count(*) filter (where ts_match_vq(x.vector, q.tsq)) as hits
+        from q, (select s.vector from media_search s where ${where} limit ${PROBE_ROWS}) x
+      ),
       seen as materialized (
-        select s.object_id as id, s.kind, s.created_at, s.tag_ids, s.category_ids, ts_rank(s.vector, q.tsq, 32) as rank
-        from q, media_search s
-        where s.vector @@ q.tsq and ${sql.join(filters, sql` and `)}
-        limit ${req.exactUpTo + 1}
+        (select s.object_id as id, s.kind, s.created_at, s.tag_ids, s.category_ids, ts_rank(s.vector, q.tsq, 32) as rank
+           from q, media_search s
+          where s.vector @@ q.tsq and ${where} and (select hits from probe) < ${PROBE_SCAN_FROM}
+          limit ${req.exactUpTo + 1})
+        union all
+        (select s.object_id as id, s.kind, s.created_at, s.tag_ids, s.category_ids, ts_rank(s.vector, q.tsq, 32) as rank
+           from q, media_search s
+          where ts_match_vq(s.vector, q.tsq) and ${where} and (select hits from probe) >= ${PROBE_SCAN_FROM}
+          limit ${req.exactUpTo + 1})
       ),
       m as materialized (select * from seen limit ${req.exactUpTo})
       select
