@@ -12,21 +12,22 @@
  * node, on the seeded 50,000-object database of bench/_seed.ts, through a dashboard JWT; the
  * peer through its service key. Both get the same 50,000 names' worth of rows ("mid" in 1%).
  *
- * wrk (1 thread, BENCH_CONNECTIONS 32) runs BENCH_ROUNDS (3) rounds of BENCH_SECONDS (5) per
+ * wrk (1 thread, BENCH_CONNECTIONS 32) runs BENCH_ROUNDS (5) rounds of BENCH_SECONDS (5) per
  * operation, alternating ours and the peer's, so both see the same moments of the machine;
- * the median round is reported with the server's CPU per request and the load average.
+ * medians are reported with the server's CPU per request, the median of the rounds' ratios
+ * and the load average.
  * BENCH_NO_WRITE=1 leaves bench/RESULTS.md alone; BENCH_PEER_DIR reuses a build.
  */
 import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { SignJWT } from "jose";
 import postgres from "postgres";
-import { int, type LoadResult, load1, median, ms, PG_URL, requireWrk, rssMiB, runWrk, sampleRss, writeSection } from "./_load.ts";
+import { int, type LoadResult, load1, median, medianOf, ms, PG_URL, requireWrk, rssMiB, runWrk, sampleRss, writeSection } from "./_load.ts";
 import { buildPeer, PEER_GIT } from "./_peer-build.ts";
 import { seededServer } from "./_seeded-server.ts";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const OBJECTS = 50_000;
 const UPLOAD_MIB = Number(process.env.BENCH_UPLOAD_MIB ?? 20);
@@ -191,10 +192,12 @@ end`;
         process.stderr.write(`${op.name} round ${r + 1} ${who}: ${int(res.rps)} req/s, p50 ${ms(res.p50)} p99 ${ms(res.p99)} ms, ${ms(res.cpuMs ?? 0)} ms CPU\n`);
       }
     }
-    const o = runs.ours.sort((a, b) => a.rps - b.rps)[Math.floor(ROUNDS / 2)]!;
-    const p = runs.peer.sort((a, b) => a.rps - b.rps)[Math.floor(ROUNDS / 2)]!;
+    // Paired: each round's ratio is of two runs a few seconds apart; the median of those.
+    const ratios = runs.ours.map((o, i) => o.rps / runs.peer[i]!.rps);
+    const o = medianOf(runs.ours);
+    const p = medianOf(runs.peer);
     rows.push(
-      `| ${op.name} | ${int(o.rps)} (${ms(o.cpuMs ?? 0)} ms), p99 ${ms(o.p99)} | ${int(p.rps)} (${ms(p.cpuMs ?? 0)} ms), p99 ${ms(p.p99)} | **${(o.rps / p.rps).toFixed(2)}** | ${op.note} | ${Math.min(...runs.load)}-${Math.max(...runs.load)} |`,
+      `| ${op.name} | ${int(o.rps)} (${ms(o.cpuMs ?? 0)} ms), p99 ${ms(o.p99)} | ${int(p.rps)} (${ms(p.cpuMs ?? 0)} ms), p99 ${ms(p.p99)} | **${median(ratios).toFixed(2)}** (${ratios.map((r) => r.toFixed(2)).join(", ")}) | ${((p.cpuMs ?? 0) / (o.cpuMs ?? 1)).toFixed(2)} | ${op.note} | ${Math.min(...runs.load)}-${Math.max(...runs.load)} |`,
     );
   }
 
@@ -218,10 +221,9 @@ end`;
     up.peer.push(await pool(UPLOADS, (i) => peerCall("POST", `/object/bench/up/${r}-${i}.bin`, bytes, "application/octet-stream")));
     process.stderr.write(`uploads round ${r + 1}: ours ${up.ours.at(-1)!.toFixed(1)} MiB/s, peer ${up.peer.at(-1)!.toFixed(1)} MiB/s\n`);
   }
-  const uo = median(up.ours);
-  const upr = median(up.peer);
+  const upRatios = up.ours.map((o, i) => o / up.peer[i]!);
   rows.push(
-    `| ${UPLOAD_MIB} MiB uploads, ${PARALLEL} in parallel (MiB/s) | ${uo.toFixed(1)} | ${upr.toFixed(1)} | **${(uo / upr).toFixed(2)}** | ours: presign, PUT to the S3 node, confirm (3 requests); the peer: one POST to its file backend | ${Math.min(...up.load)}-${Math.max(...up.load)} |`,
+    `| ${UPLOAD_MIB} MiB uploads, ${PARALLEL} in parallel (MiB/s) | ${median(up.ours).toFixed(1)} | ${median(up.peer).toFixed(1)} | **${median(upRatios).toFixed(2)}** (${upRatios.map((r) => r.toFixed(2)).join(", ")}) | — | ours: presign, PUT to the S3 node, confirm (3 requests); the peer: one POST to its file backend | ${Math.min(...up.load)}-${Math.max(...up.load)} |`,
   );
   const memOurs = rssOurs.stop();
   const memPeer = rssPeer.stop();
@@ -233,12 +235,13 @@ end`;
     "source in a temporary directory with Node 24 from npm and pg-boss from npm instead of its git fork, file backend,",
     `its own database on the same PostgreSQL, service key. Ours: \`npm start\`'s server on PostgreSQL + Redis with the`,
     "embedded S3 node, a dashboard JWT, rate limit raised. Both on 50,000 objects (\"mid\" in 500). wrk, 1 thread,",
-    `${CONNECTIONS} connections, ${ROUNDS} rounds of ${SECONDS} s per operation alternating ours and the peer's; the median`,
-    "round of each, with the server's CPU per request in brackets. The last column is the 1-minute load average during",
-    "that operation's rounds: the machine is shared with other agents' test runs, so only the ratios of one row compare.",
+    `${CONNECTIONS} connections, ${ROUNDS} rounds of ${SECONDS} s per operation alternating ours and the peer's; medians of`,
+    "the rounds, with the server's CPU per request in brackets. The ratio is the median of each round's ratio (two runs",
+    "seconds apart). The last column is the 1-minute load average during that operation's rounds: the machine is shared",
+    "with other agents' test runs, so only the ratios of one row compare, and CPU per request is the steadier measure.",
     "",
-    "| operation | ours req/s (CPU/req), p99 ms | peer req/s (CPU/req), p99 ms | ours/peer | what differs | load |",
-    "|---|---|---|---:|---|---|",
+    "| operation | ours req/s (CPU/req), p99 ms | peer req/s (CPU/req), p99 ms | ours/peer, median of the rounds' (each round) | peer CPU / ours per request | what differs | load |",
+    "|---|---|---|---|---:|---|---|",
     ...rows,
     "",
     `Memory (RSS): ours ${oursIdle.toFixed(0)} MiB idle, ${memOurs.peak.toFixed(0)} MiB peak; peer ${peerIdle.toFixed(0)} MiB idle, ${memPeer.peak.toFixed(0)} MiB peak.`,
