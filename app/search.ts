@@ -8,7 +8,11 @@ import type { Config } from "./config.ts";
 export async function openSearch(config: Config, db: Db, log: Logger, kind: "postgres" | "pglite" = "postgres"): Promise<SearchBackend> {
   if (!config.meilisearch) return new PostgresSearch(db, kind === "postgres" ? config.searchStatementTimeoutMs : 0);
   const { MeiliSearchBackend } = await import("../search/meilisearch.ts");
-  const backend = new MeiliSearchBackend({ url: config.meilisearch.url, key: config.meilisearch.key, indexPrefix: config.redisPrefix }, db, log);
+  const backend = new MeiliSearchBackend(
+    { url: config.meilisearch.url, key: config.meilisearch.key, indexPrefix: config.redisPrefix, exactUpTo: config.searchExactLimit },
+    db,
+    log,
+  );
   await backend.ensureIndex();
   return backend;
 }

@@ -14,6 +14,7 @@ if (!scenario || !available.includes(scenario)) {
 const debianTools: Record<string, Record<string, string>> = {
   presign: { wrk: "wrk" },
   get: { wrk: "wrk" },
+  peer: { wrk: "wrk", git: "git" },
   guards: { wrk: "wrk" },
   upload: { rclone: "rclone" },
   thumbs: { convert: "imagemagick", ffmpeg: "ffmpeg", ffprobe: "ffmpeg" },

@@ -4,7 +4,7 @@ import { MEDIA_KINDS, mediaObject } from "./media.ts";
 export const facetCount = z.object({ slug: z.string(), name: z.string(), count: z.number().int() }).meta({ id: "FacetCount" });
 export type FacetCount = z.output<typeof facetCount>;
 
-/** Counted over the whole match set, not the page. */
+/** Counted over the whole match set (up to the exact limit, see `facetsApproximate`), not the page. */
 export const facets = z
   .object({
     tags: z.array(facetCount).describe("Tags of the matching objects, most frequent first (at most 100)"),
@@ -17,8 +17,17 @@ export type Facets = z.output<typeof facets>;
 export const searchResult = z
   .object({
     media: z.array(mediaObject),
-    total: z.number().int().describe("Objects matching, across all pages"),
+    total: z
+      .number()
+      .int()
+      .describe('Objects matching, across all pages: exact when totalRelation is "eq"; when "gte", at least this many (the exact limit, 10,000 by default, was reached and counting stopped)'),
+    totalRelation: z
+      .enum(["eq", "gte"])
+      .describe('"eq": total is exact. "gte": more objects match than the exact limit; total is that limit, a lower bound (as Elasticsearch\'s track_total_hits)'),
     facets,
+    facetsApproximate: z
+      .boolean()
+      .describe("True when the facets were counted over the first matches up to the exact limit rather than all of them (exactly when totalRelation is \"gte\")"),
   })
   .meta({ id: "SearchResult" });
 export type SearchResult = z.output<typeof searchResult>;

@@ -1,5 +1,5 @@
 import type { Facets } from "../contract/search.ts";
-import type { SearchRequest } from "../domain/ports/search.ts";
+import { FACET_LIMIT, type SearchRequest } from "../domain/ports/search.ts";
 import type { Clause, ParsedQuery } from "../domain/search/query.ts";
 import type { MediaKind } from "../contract/media.ts";
 
@@ -27,16 +27,25 @@ export interface MeiliDoc {
   createdAt: number;
 }
 
-export const INDEX_SETTINGS = {
-  // Order is attribute ranking: key words count most, then file name, labels, metadata.
-  searchableAttributes: ["keyWords", "fileName", "labels", "meta"],
-  filterableAttributes: ["orgId", "bucketId", "kind", "tagIds", "categoryIds", "size", "createdAt"],
-  sortableAttributes: ["createdAt", "size"],
-  // Relevance first, then recency (spec-level rule shared with the PostgreSQL backend).
-  rankingRules: ["words", "typo", "proximity", "attribute", "sort", "exactness", "createdAt:desc"],
-  faceting: { maxValuesPerFacet: 100 },
-  pagination: { maxTotalHits: 1_000_000 },
-};
+/**
+ * The index's settings, applied before the first sync batch and again after any failure
+ * (meilisearch.ts): updating settings to the values they have is a no-op task.
+ */
+export function indexSettings(exactUpTo: number) {
+  return {
+    // Order is attribute ranking: key words count most, then file name, labels, metadata.
+    searchableAttributes: ["keyWords", "fileName", "labels", "meta"],
+    filterableAttributes: ["orgId", "bucketId", "kind", "tagIds", "categoryIds", "size", "createdAt"],
+    sortableAttributes: ["createdAt", "size"],
+    // Relevance first, then recency (spec-level rule shared with the PostgreSQL backend).
+    rankingRules: ["words", "typo", "proximity", "attribute", "sort", "exactness", "createdAt:desc"],
+    // The 100 values kept per facet must be the most frequent ones, as the PostgreSQL backend
+    // keeps: Meilisearch's default order is alphabetical, which can drop the biggest tags.
+    faceting: { maxValuesPerFacet: FACET_LIMIT, sortFacetValuesBy: { "*": "count" as const } },
+    // One hit past the exact limit tells "more than the limit" from "exactly the limit".
+    pagination: { maxTotalHits: exactUpTo + 1 },
+  };
+}
 
 // Quotes and backslashes would change Meilisearch's reading of the query: they become spaces.
 const words = (text: string) => text.replace(/[/._\-"\\]+/g, " ").trim();
@@ -87,11 +96,17 @@ export function meiliFilter(req: SearchRequest): string {
 }
 
 /**
- * Meilisearch pages exactly (`totalHits`) only in page mode, so aligned requests use it;
- * an offset that is not a multiple of the limit falls back to offset mode (estimated total).
+ * Meilisearch counts exactly (`totalHits`, and facets over every match) only in page mode,
+ * so every request uses it: an aligned offset is a page; any other is the first page of
+ * `offset + limit` hits, of which the caller drops the first `skip` (ids only, so cheap).
  */
-export function meiliPaging(limit: number, offset: number): { page: number; hitsPerPage: number } | { offset: number; limit: number } {
-  return offset % limit === 0 ? { page: offset / limit + 1, hitsPerPage: limit } : { offset, limit };
+export function meiliPaging(limit: number, offset: number): { page: number; hitsPerPage: number; skip: number } {
+  return offset % limit === 0 ? { page: offset / limit + 1, hitsPerPage: limit, skip: 0 } : { page: 1, hitsPerPage: offset + limit, skip: offset };
+}
+
+/** Meilisearch's exhaustive total (bounded by maxTotalHits = exactUpTo + 1) to ours. */
+export function totalOf(totalHits: number, exactUpTo: number): { total: number; totalRelation: "eq" | "gte" } {
+  return totalHits > exactUpTo ? { total: exactUpTo, totalRelation: "gte" } : { total: totalHits, totalRelation: "eq" };
 }
 
 /** Facet distribution (by id) to our facet lists (by slug and name), most frequent first. */

@@ -1,13 +1,31 @@
 import { errors } from "../domain/core/errors.ts";
 import { and, eq, inArray, isNull } from "drizzle-orm";
-import { Meilisearch } from "meilisearch";
+import { type EnqueuedTaskPromise, MeilisearchApiError, Meilisearch, type Task } from "meilisearch";
 import type { Db } from "../db/client.ts";
 import { categories, mediaObjects, tags } from "../db/schema/index.ts";
 import { labelsFor } from "../domain/labels/object-labels.ts";
 import { fileNameOf } from "../domain/media/kind.ts";
 import type { Logger } from "../domain/ports/log.ts";
 import type { SearchBackend, SearchHits, SearchRequest } from "../domain/ports/search.ts";
-import { INDEX_SETTINGS, type MeiliDoc, meiliFilter, meiliPaging, meiliQuery, toFacets } from "./meili-translate.ts";
+import { indexSettings, type MeiliDoc, meiliFilter, meiliPaging, meiliQuery, toFacets, totalOf } from "./meili-translate.ts";
+
+/** Longest wait for one task (a sync batch's documents): past it the job fails and is retried. */
+const TASK_TIMEOUT_MS = 60_000;
+
+/**
+ * Waits for a task and throws unless it succeeded: `waitTask` resolves with failed and
+ * canceled tasks too, and a sync job that took that for success would mark its objects
+ * synced when they were not. `tolerate` names error codes that mean "already so".
+ */
+export async function settled(task: EnqueuedTaskPromise, what: string, tolerate: string[] = []): Promise<Task> {
+  const done = await task.waitTask({ timeout: TASK_TIMEOUT_MS });
+  if (done.status === "succeeded") return done;
+  if (done.error && tolerate.includes(done.error.code)) return done;
+  throw new Error(`Meilisearch ${what}: task ${done.uid} ${done.status}${done.error ? ` (${done.error.code}: ${done.error.message})` : ""}`);
+}
+
+/** Answers that mean the index is missing or lacks its settings (created bare, or by someone else). */
+const SETTINGS_ERRORS = new Set(["index_not_found", "invalid_search_filter", "invalid_search_facets", "invalid_search_sort"]);
 
 /**
  * Meilisearch behind the search port (MEILISEARCH_URL). Every document carries its
@@ -20,14 +38,18 @@ export class MeiliSearchBackend implements SearchBackend {
   readonly external = true;
   private readonly client: Meilisearch;
   readonly indexUid: string;
+  readonly exactUpTo: number;
+  /** Settled once the index exists with our settings; cleared by any failure, so the next batch applies them again. */
+  private settings: Promise<void> | null = null;
 
   constructor(
-    opts: { url: string; key: string | null; indexPrefix: string },
+    opts: { url: string; key: string | null; indexPrefix: string; exactUpTo?: number },
     private readonly db: Db,
     private readonly log: Logger,
   ) {
     this.client = new Meilisearch({ host: opts.url, ...(opts.key ? { apiKey: opts.key } : {}) });
     this.indexUid = `${opts.indexPrefix.replace(/[^A-Za-z0-9_-]/g, "_")}_media`;
+    this.exactUpTo = opts.exactUpTo ?? 10_000;
   }
 
   private get index() {
@@ -41,27 +63,56 @@ export class MeiliSearchBackend implements SearchBackend {
     if (!res.ok) throw new Error(`Meilisearch health answered ${res.status}`);
   }
 
+  /** At start: tries once; a failure is not fatal, since every sync batch tries again. */
   async ensureIndex(): Promise<void> {
     try {
-      await this.client.createIndex(this.indexUid, { primaryKey: "id" }).waitTask();
-      await this.index.updateSettings(INDEX_SETTINGS).waitTask();
+      await this.ensureSettings();
     } catch (err) {
-      // Start anyway: searches fail until it is reachable, and sync jobs retry.
-      this.log.warn("meilisearch not ready; index settings not applied", { error: String(err) });
+      // Start anyway: searches retry the settings, and sync jobs apply them before writing.
+      this.log.warn("meilisearch not ready; index settings will be applied by the next sync or search", { error: String(err) });
     }
+  }
+
+  /**
+   * The index with our settings, applied once per process while they hold: creating an index
+   * that exists and setting settings to their values are both harmless, so this is safe to
+   * repeat (and is, after any failure, on every instance).
+   */
+  async ensureSettings(): Promise<void> {
+    this.settings ??= (async () => {
+      await settled(this.client.createIndex(this.indexUid, { primaryKey: "id" }), "create index", ["index_already_exists"]);
+      await settled(this.index.updateSettings(indexSettings(this.exactUpTo)), "update settings");
+    })().catch((err) => {
+      this.settings = null;
+      throw err;
+    });
+    await this.settings;
   }
 
   async search(req: SearchRequest): Promise<SearchHits> {
     // Its documents do not carry the worker's facts (yet): say so rather than ignore the filter.
     if (req.facts) throw errors.badRequest("Filters on file facts (hash, duplicates, taken-at, size, duration) need the PostgreSQL search backend; GET /api/media has them with any backend");
-    const res = await this.index.search(meiliQuery(req.query), {
-      filter: meiliFilter(req),
-      facets: ["tagIds", "categoryIds", "kind"],
-      attributesToRetrieve: ["id"],
-      matchingStrategy: "all",
-      ...meiliPaging(req.limit, req.offset),
-    });
-    const total = "totalHits" in res && typeof res.totalHits === "number" ? res.totalHits : (res.estimatedTotalHits ?? 0);
+    const { skip, ...paging } = meiliPaging(req.limit, req.offset);
+    const run = () =>
+      this.index.search(meiliQuery(req.query), {
+        filter: meiliFilter(req),
+        facets: ["tagIds", "categoryIds", "kind"],
+        attributesToRetrieve: ["id"],
+        matchingStrategy: "all",
+        ...paging,
+      });
+    let res: Awaited<ReturnType<typeof run>>;
+    try {
+      res = await run();
+    } catch (err) {
+      // An index that is missing or bare (Meilisearch was down at start, or the index was
+      // deleted) gets its settings now, and the search is tried once more.
+      if (!(err instanceof MeilisearchApiError && SETTINGS_ERRORS.has(err.cause?.code ?? ""))) throw err;
+      this.settings = null;
+      await this.ensureSettings();
+      res = await run();
+    }
+    const { total, totalRelation } = totalOf(res.totalHits, this.exactUpTo);
     const dist = res.facetDistribution ?? {};
     const tagIds = Object.keys(dist.tagIds ?? {});
     const categoryIds = Object.keys(dist.categoryIds ?? {});
@@ -75,7 +126,8 @@ export class MeiliSearchBackend implements SearchBackend {
       tags: new Map(tagRows.map((t) => [t.id, { slug: t.slug, name: t.name }])),
       categories: new Map(categoryRows.map((c) => [c.id, { slug: c.slug, name: c.name }])),
     });
-    return { ids: res.hits.map((h) => h.id), total, facets };
+    // Page mode counts facets over every match (not only the first exactUpTo): exact.
+    return { ids: res.hits.slice(skip).map((h) => h.id), total, totalRelation, facets, facetsApproximate: false };
   }
 
   /** Writes the live objects among these ids and removes the rest (deleted or purged). */
@@ -107,8 +159,23 @@ export class MeiliSearchBackend implements SearchBackend {
       }
     }
     const live = new Set(docs.map((d) => d.id));
-    const gone = objectIds.filter((id) => !live.has(id));
-    if (docs.length) await this.index.addDocuments(docs, { primaryKey: "id" }).waitTask();
-    if (gone.length) await this.index.deleteDocuments(gone).waitTask();
+    await this.write(docs, objectIds.filter((id) => !live.has(id)));
+  }
+
+  /**
+   * One sync batch: settings first (a bare index would take the documents but fail every
+   * filtered search), then the writes, each waited for and checked. Any failure throws, so
+   * the job is retried rather than marked done, and clears the settings so the retry
+   * applies them again.
+   */
+  async write(docs: MeiliDoc[], gone: string[]): Promise<void> {
+    try {
+      await this.ensureSettings();
+      if (docs.length) await settled(this.index.addDocuments(docs, { primaryKey: "id" }), "add documents");
+      if (gone.length) await settled(this.index.deleteDocuments(gone), "delete documents");
+    } catch (err) {
+      this.settings = null;
+      throw err;
+    }
   }
 }

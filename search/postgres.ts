@@ -35,13 +35,28 @@ export function tsQuery(q: ParsedQuery): SQL {
   return sql.join(q.clauses.map(one), sql` && `);
 }
 
+/**
+ * How `seen` finds the first matches. The GIN index answers with a bitmap of every match,
+ * built whole before the first row comes out: for a term in half of a million objects that
+ * bitmap alone costs more than the rest of the search. A scan of the organization's rows
+ * with the match as a plain function (`ts_match_vq`, which no index serves) stops as soon as
+ * it has enough, so for a common term it reads about limit / frequency rows. A probe of the
+ * first PROBE_ROWS rows in the same statement estimates the frequency; both branches are
+ * planned and a one-time filter runs one. They find the same matches (both read the table
+ * in physical order), so the choice changes the cost, never the answer; a probe that guesses
+ * wrong (a term common among the first rows only) costs a scan of the organization.
+ */
+const PROBE_ROWS = 2_000;
+/** 5% of the probe: the scan then reads at most 20x the limit to fill it. */
+const PROBE_SCAN_FROM = 100;
+
 const uuidArray = (ids: string[]) => sql`array[${sql.join(ids.map((id) => sql`${id}`), sql`, `)}]::uuid[]`;
 
 /**
  * The default backend: PostgreSQL full text over `media_search` (GIN index), which also holds
  * every field a search filters and counts on, ranked by relevance then recency. One statement
- * computes the page, the total and the facets over the whole match set, reading no other table
- * per match.
+ * computes the page, the total and the facets over the match set (up to `exactUpTo` matches),
+ * reading no other table per match.
  *
  * `q` is materialized because postgres.js prepares every statement and, from the sixth run on a
  * connection, PostgreSQL uses a generic plan in which an inlined `q` re-parses the query text
@@ -71,15 +86,31 @@ export class PostgresSearch implements SearchBackend {
     if (req.tagIds.length) filters.push(sql`s.tag_ids @> ${uuidArray(req.tagIds)}`);
     for (const group of req.categoryGroups) filters.push(sql`s.category_ids && ${uuidArray(group)}`);
     if (req.facts) filters.push(factsCondition(req.facts, sql`s.object_id`, sql`(select o.etag from media_objects o where o.id = s.object_id)`));
+    const where = sql.join(filters, sql` and `);
+    // `seen` takes one match past the limit, in whatever order the index yields them, and stops:
+    // the work is bounded by the limit, not by how many objects match. Up to the limit `m` is
+    // every match and the answer is exact; past it, rank, total and facets cover the first
+    // `exactUpTo` matches found, and the answer says so.
     const statement = sql`
       with q as materialized (select ${tsQuery(req.query)} as tsq),
-      m as materialized (
-        select s.object_id as id, s.kind, s.created_at, s.tag_ids, s.category_ids, ts_rank(s.vector, q.tsq, 32) as rank
-        from q, media_search s
-        where s.vector @@ q.tsq and ${sql.join(filters, sql` and `)}
-      )
+      probe as materialized (
+        select count(*) filter (where ts_match_vq(x.vector, q.tsq)) as hits
+        from q, (select s.vector from media_search s where ${where} limit ${PROBE_ROWS}) x
+      ),
+      seen as materialized (
+        (select s.object_id as id, s.kind, s.created_at, s.tag_ids, s.category_ids, ts_rank(s.vector, q.tsq, 32) as rank
+           from q, media_search s
+          where s.vector @@ q.tsq and ${where} and (select hits from probe) < ${PROBE_SCAN_FROM}
+          limit ${req.exactUpTo + 1})
+        union all
+        (select s.object_id as id, s.kind, s.created_at, s.tag_ids, s.category_ids, ts_rank(s.vector, q.tsq, 32) as rank
+           from q, media_search s
+          where ts_match_vq(s.vector, q.tsq) and ${where} and (select hits from probe) >= ${PROBE_SCAN_FROM}
+          limit ${req.exactUpTo + 1})
+      ),
+      m as materialized (select * from seen limit ${req.exactUpTo})
       select
-        (select count(*) from m)::int as total,
+        (select count(*) from seen)::int as seen,
         (select coalesce(json_agg(p.id), '[]'::json) from (select id from m order by rank desc, created_at desc, id limit ${req.limit} offset ${req.offset}) p) as ids,
         (select coalesce(json_agg(json_build_object('kind', k.kind, 'count', k.n)), '[]'::json)
            from (select kind, count(*)::int as n from m group by kind order by n desc, kind) k) as kinds,
@@ -98,7 +129,14 @@ export class PostgresSearch implements SearchBackend {
           return tx.execute(statement);
         })
       : await this.db.execute(statement);
-    const [row] = rowsOf<{ total: number; ids: string[]; kinds: Facets["kinds"]; tags: Facets["tags"]; categories: Facets["categories"] }>(result);
-    return { ids: row!.ids, total: row!.total, facets: { tags: row!.tags, categories: row!.categories, kinds: row!.kinds } };
+    const [row] = rowsOf<{ seen: number; ids: string[]; kinds: Facets["kinds"]; tags: Facets["tags"]; categories: Facets["categories"] }>(result);
+    const capped = row!.seen > req.exactUpTo;
+    return {
+      ids: row!.ids,
+      total: capped ? req.exactUpTo : row!.seen,
+      totalRelation: capped ? "gte" : "eq",
+      facets: { tags: row!.tags, categories: row!.categories, kinds: row!.kinds },
+      facetsApproximate: capped,
+    };
   }
 }

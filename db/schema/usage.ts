@@ -1,4 +1,5 @@
-import { bigint, date, index, jsonb, pgTable, primaryKey, text, timestamp, uuid } from "drizzle-orm/pg-core";
+import { sql } from "drizzle-orm";
+import { bigint, boolean, date, index, jsonb, pgTable, primaryKey, text, timestamp, uuid } from "drizzle-orm/pg-core";
 import { USAGE_EVENT_TYPES } from "../../contract/usage.ts";
 import { bucketRef } from "./buckets.ts";
 import { organizationRef, organizations } from "./identity.ts";
@@ -100,6 +101,17 @@ export const usageEvents = pgTable(
     delta: bigint("delta", { mode: "number" }),
     amountCents: bigint("amount_cents", { mode: "number" }),
     details: jsonb("details").$type<Record<string, unknown>>().notNull().default({}),
+    /**
+     * Egress not yet added to usage_monthly and usage_daily. A download appends its event
+     * and nothing else (no upsert of a per-organization row, so no lock to queue behind);
+     * the rollup (domain/usage/egress-rollup.ts) folds these into the counters and clears
+     * the flag in one statement, and reads add what is still pending: totals are exact.
+     */
+    rollupPending: boolean("rollup_pending").notNull().default(false),
   },
-  (t) => [index("usage_events_org_at_idx").on(t.orgId, t.at.desc(), t.seq.desc())],
+  (t) => [
+    index("usage_events_org_at_idx").on(t.orgId, t.at.desc(), t.seq.desc()),
+    // Stays small: the rollup empties it every few seconds.
+    index("usage_events_rollup_pending_idx").on(t.orgId, t.at).where(sql`${t.rollupPending}`),
+  ],
 );

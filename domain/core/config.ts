@@ -35,6 +35,8 @@ export interface Config {
   };
   uploadUrlExpiresIn: number;
   meilisearch: { url: string; key: string | null } | null;
+  /** Totals and facets are exact up to this many matches; above, the total is a lower bound. */
+  searchExactLimit: number;
   jwtSecret: string | null;
   initialAdminKey: string | null;
   rateLimitPerMinute: number;

@@ -36,13 +36,22 @@ export interface SearchRequest {
   facts?: ResolvedFactFilters | null;
   limit: number;
   offset: number;
+  /**
+   * Count, rank and facet at most this many matches (SEARCH_EXACT_LIMIT). Up to it the answer
+   * is exact; above it the work stops there, so a search costs the same for a term in 1% of
+   * a million objects as for one in half of them.
+   */
+  exactUpTo: number;
 }
 
 export interface SearchHits {
   /** Object ids of the page, best first. */
   ids: string[];
+  /** Exact when `totalRelation` is "eq"; otherwise `exactUpTo`, a lower bound. */
   total: number;
+  totalRelation: "eq" | "gte";
   facets: Facets;
+  facetsApproximate: boolean;
 }
 
 /**

@@ -26,7 +26,7 @@ export interface SearchInput extends FactFilters {
   offset: number;
 }
 
-const EMPTY: SearchResult = { media: [], total: 0, facets: { tags: [], categories: [], kinds: [] } };
+const EMPTY: SearchResult = { media: [], total: 0, totalRelation: "eq", facets: { tags: [], categories: [], kinds: [] }, facetsApproximate: false };
 
 
 /** "2026-11-22" means that whole day; a full timestamp means that instant. */
@@ -76,6 +76,7 @@ export async function searchMedia(deps: Deps, caller: Caller, input: SearchInput
     facts,
     limit: input.limit,
     offset: input.offset,
+    exactUpTo: deps.config.searchExactLimit,
   };
   // The one statement whose cost the caller steers holds one of the organization's search slots.
   const hits = deps.concurrency ? await deps.concurrency.search.run(caller.orgId, () => deps.search.search(request)) : await deps.search.search(request);
@@ -84,7 +85,13 @@ export async function searchMedia(deps: Deps, caller: Caller, input: SearchInput
     : [];
   const order = new Map(hits.ids.map((id, i) => [id, i]));
   rows.sort((a, b) => order.get(a.id)! - order.get(b.id)!);
-  return { media: await viewsOf(deps, caller.orgId, rows), total: hits.total, facets: hits.facets };
+  return {
+    media: await viewsOf(deps, caller.orgId, rows),
+    total: hits.total,
+    totalRelation: hits.totalRelation,
+    facets: hits.facets,
+    facetsApproximate: hits.facetsApproximate,
+  };
 }
 
 /**

@@ -1,6 +1,6 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { Db } from "../../db/client.ts";
-import { buckets, orgUsage, usageDaily, usageMonthly } from "../../db/schema/index.ts";
+import { buckets, orgUsage, usageDaily } from "../../db/schema/index.ts";
 import { AppError } from "../core/errors.ts";
 import { recordUsageEvent } from "./events.ts";
 import { announceThresholds } from "./thresholds.ts";
@@ -110,24 +110,17 @@ export async function addStored(
 
 /**
  * Estimated egress of a download or stream: the object's size, counted when the URL is
- * issued, into the month, the day and the ledger at once.
+ * issued. One INSERT into the ledger, flagged pending, and nothing else: no upsert of the
+ * organization's month or day row, which every download of the organization would queue
+ * behind until commit. The rollup (egress-rollup.ts) folds pending events into the month
+ * and the day; reads (report.ts) add what it has not folded yet, so totals stay exact.
  */
 export async function recordEgress(
   db: Db,
   orgId: string,
   e: { kind: "download" | "stream" | "render"; bytes: number; at: Date; objectId: string; bucketId: string; key: string },
 ): Promise<void> {
-  await db.transaction(async (tx) => {
-    await tx
-      .insert(usageMonthly)
-      .values({ orgId, month: monthOf(e.at), egressBytes: e.bytes })
-      .onConflictDoUpdate({
-        target: [usageMonthly.orgId, usageMonthly.month],
-        set: { egressBytes: sql`${usageMonthly.egressBytes} + ${e.bytes}` },
-      });
-    await addToDay(tx, orgId, dayOf(e.at), { egressBytes: e.bytes });
-    await recordUsageEvent(tx, orgId, { type: e.kind, at: e.at, objectId: e.objectId, bucketId: e.bucketId, key: e.key, bytes: e.bytes });
-  });
+  await recordUsageEvent(db, orgId, { type: e.kind, at: e.at, objectId: e.objectId, bucketId: e.bucketId, key: e.key, bytes: e.bytes, rollupPending: true });
 }
 
 /** API calls counted in memory (usage-meter.ts), flushed per organization and day. */

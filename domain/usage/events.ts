@@ -16,6 +16,8 @@ export interface UsageEventInput {
   delta?: number | null;
   amountCents?: number | null;
   details?: Record<string, unknown>;
+  /** Egress still to be folded into the counters (egress-rollup.ts). */
+  rollupPending?: boolean;
 }
 
 /** Appends to the ledger; call it inside the transaction of the change it records. */
@@ -31,6 +33,7 @@ export async function recordUsageEvent(tx: Db, orgId: string, e: UsageEventInput
     delta: e.delta ?? null,
     amountCents: e.amountCents ?? null,
     details: e.details ?? {},
+    rollupPending: e.rollupPending ?? false,
   });
 }
 

@@ -1,18 +1,37 @@
-import { and, asc, desc, eq, gte, lt, lte } from "drizzle-orm";
+import { and, desc, eq, lt, sql } from "drizzle-orm";
+import { rowsOf } from "../../db/client.ts";
 import type { UsageHistory, UsagePoint, UsageSummary } from "../../contract/usage.ts";
-import { billingAccounts, orgUsage, usageDaily, usageMonthly } from "../../db/schema/index.ts";
+import { billingAccounts, orgUsage, usageDaily } from "../../db/schema/index.ts";
 import type { Caller } from "../access/caller.ts";
 import type { Deps } from "../core/deps.ts";
 import { freeTier } from "../billing/plans.ts";
 import { dayOf, monthOf, type UsageCounters } from "./counters.ts";
 import { windowStart } from "./events.ts";
 
+/**
+ * The month's egress and API calls: the counters plus the egress events the rollup has not
+ * folded yet, in one statement (one snapshot: a rollup committing meanwhile moves bytes from
+ * the events to the counter, and the sum is the same either way).
+ */
+async function monthTotals(deps: Deps, orgId: string, month: string): Promise<{ egressBytes: number; apiCalls: number }> {
+  const [row] = rowsOf<{ egress: string | number; calls: string | number }>(
+    await deps.db.execute(sql`
+      select coalesce((select egress_bytes from usage_monthly where org_id = ${orgId} and month = ${month}::date), 0)
+           + coalesce((select sum(bytes) from usage_events
+                        where org_id = ${orgId} and rollup_pending
+                          and at >= (${month}::date)::timestamp at time zone 'UTC'
+                          and at < ((${month}::date + interval '1 month'))::timestamp at time zone 'UTC'), 0) as egress,
+             coalesce((select api_calls from usage_monthly where org_id = ${orgId} and month = ${month}::date), 0) as calls`),
+  );
+  return { egressBytes: Number(row?.egress ?? 0), apiCalls: Number(row?.calls ?? 0) };
+}
+
 /** Read from the counters, never by scanning objects. */
 export async function getUsage(deps: Deps, caller: Caller): Promise<UsageSummary> {
   const month = monthOf(deps.clock.now());
-  const [[usage], [monthly], [account]] = await Promise.all([
+  const [[usage], monthly, [account]] = await Promise.all([
     deps.db.select().from(orgUsage).where(eq(orgUsage.orgId, caller.orgId)),
-    deps.db.select().from(usageMonthly).where(and(eq(usageMonthly.orgId, caller.orgId), eq(usageMonthly.month, month))),
+    monthTotals(deps, caller.orgId, month),
     deps.db.select({ planKey: billingAccounts.planKey }).from(billingAccounts).where(eq(billingAccounts.orgId, caller.orgId)),
   ]);
   return {
@@ -20,8 +39,8 @@ export async function getUsage(deps: Deps, caller: Caller): Promise<UsageSummary
     reservedStorage: usage?.reservedStorage ?? 0,
     allocatedStorage: usage?.allocatedStorage ?? 0,
     objectCount: usage?.objectCount ?? 0,
-    egressThisMonth: monthly?.egressBytes ?? 0,
-    apiCallsThisMonth: monthly?.apiCalls ?? 0,
+    egressThisMonth: monthly.egressBytes,
+    apiCallsThisMonth: monthly.apiCalls,
     month: month.slice(0, 7),
     plan: account?.planKey ?? freeTier(deps.config.plans).key,
   };
@@ -36,12 +55,8 @@ export async function usageHistory(deps: Deps, caller: Caller, days: number): Pr
   const now = deps.clock.now();
   const from = dayOf(windowStart(now, days));
   const to = dayOf(now);
-  const [rows, [before], [current]] = await Promise.all([
-    deps.db
-      .select()
-      .from(usageDaily)
-      .where(and(eq(usageDaily.orgId, caller.orgId), gte(usageDaily.day, from), lte(usageDaily.day, to)))
-      .orderBy(asc(usageDaily.day)),
+  const [windowRows, [before], [current]] = await Promise.all([
+    windowDays(deps, caller.orgId, from, to),
     deps.db
       .select()
       .from(usageDaily)
@@ -52,13 +67,14 @@ export async function usageHistory(deps: Deps, caller: Caller, days: number): Pr
   ]);
   // Carried into the window from its last earlier row. An organization with no rows at all
   // predates this ledger: nothing has changed since, so its counters hold for every day.
+  const rows = windowRows.filter((d) => d.state !== null);
   let state: UsageCounters | null = before ?? (rows.length === 0 && current ? current : null);
-  const byDay = new Map(rows.map((r) => [r.day, r]));
+  const byDay = new Map(windowRows.map((d) => [d.day, d]));
   const data: UsagePoint[] = [];
   for (let t = Date.parse(`${from}T00:00:00Z`); t <= Date.parse(`${to}T00:00:00Z`); t += 86_400_000) {
     const date = dayOf(new Date(t));
     const row = byDay.get(date);
-    if (row) state = row;
+    if (row?.state) state = row.state;
     if (!state) continue;
     data.push({
       date,
@@ -70,4 +86,50 @@ export async function usageHistory(deps: Deps, caller: Caller, days: number): Pr
     });
   }
   return { from, to, data };
+}
+
+interface WindowDay {
+  day: string;
+  /** Storage as the day closed; null for a day known only from egress not yet rolled up. */
+  state: UsageCounters | null;
+  egressBytes: number;
+  apiCalls: number;
+}
+
+/**
+ * The window's day rows, each day's egress including events the rollup has not folded yet
+ * (one statement, one snapshot, so nothing is counted twice or missed while it runs).
+ */
+async function windowDays(deps: Deps, orgId: string, from: string, to: string): Promise<WindowDay[]> {
+  const rows = rowsOf<{
+    day: string;
+    has_row: boolean;
+    used_storage: string | number | null;
+    allocated_storage: string | number | null;
+    object_count: string | number | null;
+    egress: string | number;
+    calls: string | number;
+  }>(
+    await deps.db.execute(sql`
+      with d as (
+        select * from usage_daily where org_id = ${orgId} and day >= ${from}::date and day <= ${to}::date
+      ), p as (
+        select (at at time zone 'UTC')::date as day, sum(bytes)::bigint as bytes from usage_events
+         where org_id = ${orgId} and rollup_pending
+           and at >= (${from}::date)::timestamp at time zone 'UTC'
+           and at < ((${to}::date + 1))::timestamp at time zone 'UTC'
+         group by 1
+      )
+      select to_char(coalesce(d.day, p.day), 'YYYY-MM-DD') as day, d.org_id is not null as has_row,
+             d.used_storage, d.allocated_storage, d.object_count,
+             coalesce(d.egress_bytes, 0) + coalesce(p.bytes, 0) as egress, coalesce(d.api_calls, 0) as calls
+        from d full join p on p.day = d.day
+       order by 1`),
+  );
+  return rows.map((r) => ({
+    day: r.day,
+    state: r.has_row ? { usedStorage: Number(r.used_storage), allocatedStorage: Number(r.allocated_storage), objectCount: Number(r.object_count) } : null,
+    egressBytes: Number(r.egress),
+    apiCalls: Number(r.calls),
+  }));
 }

@@ -149,7 +149,7 @@ describe("GET /api/search", () => {
     expect(keys(combined)).toEqual(["beach/sunset-02.jpg"]);
     expect(asMap(combined.body.facets.kinds)).toEqual({ image: 1 });
     // unknown slugs match nothing
-    expect((await search("q=sunset&tags=nope")).body).toEqual({ media: [], total: 0, facets: { tags: [], categories: [], kinds: [] } });
+    expect((await search("q=sunset&tags=nope")).body).toEqual({ media: [], total: 0, totalRelation: "eq", facets: { tags: [], categories: [], kinds: [] }, facetsApproximate: false });
   });
 
   test("bad filters are 400; a foreign bucket is 404", async () => {

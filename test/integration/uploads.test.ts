@@ -268,6 +268,7 @@ describe("downloads and streams", () => {
     expect(a).toBe(sha256(body));
     expect(sha256(await viaStream.arrayBuffer())).toBe(a);
     const { usageMonthly } = await import("../../db/schema/index.ts");
+    await server.services.egress.flush(); // the counter row holds egress once the rollup folded it
     const [m] = await db().select().from(usageMonthly).where(eq(usageMonthly.orgId, org.orgId));
     expect(m!.egressBytes).toBeGreaterThanOrEqual(2 * 4321);
   });

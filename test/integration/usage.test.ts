@@ -7,6 +7,10 @@ import { Api } from "../support/http.ts";
 import { newOrg, startServer, type TestOrg, type TestServer } from "../support/server.ts";
 import { eventually } from "../support/eventually.ts";
 import { bytesOf, upload } from "../support/upload.ts";
+import { sql } from "drizzle-orm";
+import { rowsOf } from "../../db/client.ts";
+import { testEnv } from "../support/env.ts";
+import { rollUpEgress } from "../../domain/usage/egress-rollup.ts";
 
 let server: TestServer;
 const clock = new ManualClock();
@@ -95,6 +99,47 @@ describe("usage summary", () => {
     ]);
     const history = (await org.admin.get("/api/usage/history?days=1")).body;
     expect(history.data).toEqual([expect.objectContaining({ date: today(), egressBytes: 3 * 4321, usedStorage: 4321 })]);
+  });
+
+  test("concurrent downloads: egress totals exact before, during and after the rollup, none lost or counted twice", async () => {
+    const { org, bucket } = await orgWithBucket();
+    const obj = await upload(org.admin, bucket.id, "hot.bin", bytesOf(1000));
+    const base = (await usageOf(org)).egressThisMonth;
+    const download = async () => expect((await org.admin.post("/api/presign/download", { objectId: obj.id })).status).toBe(200);
+    // Downloads race rollups of small batches: every event is folded exactly once or still pending.
+    const rollups = (async () => {
+      for (let i = 0; i < 10; i++) await rollUpEgress(server.services.deps.db, 7);
+    })();
+    await Promise.all([...Array.from({ length: 40 }, download), rollups]);
+    expect((await usageOf(org)).egressThisMonth).toBe(base + 40 * 1000);
+    await server.services.egress.flush();
+    const [pending] = rowsOf<{ n: number }>(
+      await server.services.deps.db.execute(sql`select count(*)::int as n from usage_events where org_id = ${org.orgId} and rollup_pending`),
+    );
+    expect(pending!.n).toBe(0);
+    expect((await usageOf(org)).egressThisMonth).toBe(base + 40 * 1000);
+    const history = (await org.admin.get("/api/usage/history?days=1")).body;
+    expect(history.data).toEqual([expect.objectContaining({ date: today(), egressBytes: base + 40 * 1000, usedStorage: 1000, objectCount: 1 })]);
+  });
+
+  // PGlite has one connection: a held transaction would block every other query, locked rows or not.
+  test.skipIf(testEnv.mode === "embedded")("a download does not wait for the organization's usage rows", async () => {
+    const { org, bucket } = await orgWithBucket();
+    const obj = await upload(org.admin, bucket.id, "locked.bin", bytesOf(10));
+    expect((await org.admin.post("/api/presign/download", { objectId: obj.id })).status).toBe(200);
+    await server.services.egress.flush(); // the month's and the day's rows exist now
+    let answered = false;
+    // Hold both counter rows locked (as a slow rollup or meter flush would) while downloading.
+    await server.services.deps.db.transaction(async (tx) => {
+      await tx.execute(sql`select 1 from usage_monthly where org_id = ${org.orgId} for update`);
+      await tx.execute(sql`select 1 from usage_daily where org_id = ${org.orgId} for update`);
+      expect((await org.admin.post("/api/presign/download", { objectId: obj.id })).status).toBe(200);
+      expect((await usageOf(org)).egressThisMonth).toBe(20);
+      answered = true;
+    });
+    expect(answered).toBe(true);
+    await server.services.egress.flush();
+    expect((await usageOf(org)).egressThisMonth).toBe(20);
   });
 
   test("the purge of a deleted object is recorded, without counting its bytes twice", async () => {

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import type { SearchRequest } from "../../domain/ports/search.ts";
 import { parseQuery } from "../../domain/search/query.ts";
-import { meiliFilter, meiliPaging, meiliQuery, toFacets } from "../../search/meili-translate.ts";
+import { indexSettings, meiliFilter, meiliPaging, meiliQuery, toFacets, totalOf } from "../../search/meili-translate.ts";
 
 const base: SearchRequest = {
   orgId: "11111111-1111-4111-8111-111111111111",
@@ -16,6 +16,7 @@ const base: SearchRequest = {
   dateBefore: null,
   limit: 50,
   offset: 0,
+  exactUpTo: 10_000,
 };
 
 describe("Meilisearch translation", () => {
@@ -42,10 +43,19 @@ describe("Meilisearch translation", () => {
       'orgId = "11111111-1111-4111-8111-111111111111" AND bucketId = "22222222-2222-4222-8222-222222222222" AND kind = "image" AND tagIds = "t1" AND tagIds = "t2" AND categoryIds IN ["c1", "c2"] AND categoryIds IN ["c3"] AND size >= 10 AND size <= 20 AND createdAt >= 1000 AND createdAt < 2000',
     );
   });
-  test("paging: page mode (exact totals) when aligned, offset mode otherwise", () => {
-    expect(meiliPaging(50, 0)).toEqual({ page: 1, hitsPerPage: 50 });
-    expect(meiliPaging(20, 40)).toEqual({ page: 3, hitsPerPage: 20 });
-    expect(meiliPaging(20, 5)).toEqual({ offset: 5, limit: 20 });
+  test("paging: always page mode (exact totals and facets); an unaligned offset is a first page with the head skipped", () => {
+    expect(meiliPaging(50, 0)).toEqual({ page: 1, hitsPerPage: 50, skip: 0 });
+    expect(meiliPaging(20, 40)).toEqual({ page: 3, hitsPerPage: 20, skip: 0 });
+    expect(meiliPaging(20, 5)).toEqual({ page: 1, hitsPerPage: 25, skip: 5 });
+  });
+  test("totals: exact up to the limit, a lower bound past it (maxTotalHits is the limit + 1)", () => {
+    expect(indexSettings(10_000).pagination).toEqual({ maxTotalHits: 10_001 });
+    expect(totalOf(0, 10_000)).toEqual({ total: 0, totalRelation: "eq" });
+    expect(totalOf(10_000, 10_000)).toEqual({ total: 10_000, totalRelation: "eq" });
+    expect(totalOf(10_001, 10_000)).toEqual({ total: 10_000, totalRelation: "gte" });
+  });
+  test("facet values are kept by count, not alphabetically, 100 per facet as the PostgreSQL backend", () => {
+    expect(indexSettings(10).faceting).toEqual({ maxValuesPerFacet: 100, sortFacetValuesBy: { "*": "count" } });
   });
   test("facets: ids become slugs and names, most frequent first; unknown ids are dropped", () => {
     const facets = toFacets(

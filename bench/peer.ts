@@ -1,0 +1,267 @@
+/**
+ * `npm run bench -- peer`: the operations this service shares with Supabase Storage, against
+ * both, in the same run, on the same PostgreSQL: signed upload URL, signed download URL,
+ * object metadata, first page of a listing of 50,000 objects, a search of a term matching
+ * 500 of them, and 20 MiB uploads end to end, 8 at a time.
+ *
+ * The peer is built from source in a temporary directory (bench/_peer-build.ts; Node 24 from
+ * npm, pg-boss swapped for its npm release) and runs with its file backend, its own database
+ * (made and dropped here) and the roles its migrations create on the server (anon,
+ * authenticated, authenticator, service_role: whichever did not exist before are dropped at
+ * the end). Ours runs as `npm start` builds it, on PostgreSQL and Redis with its embedded S3
+ * node, on the seeded 50,000-object database of bench/_seed.ts, through a dashboard JWT; the
+ * peer through its service key. Both get the same 50,000 names' worth of rows ("mid" in 1%).
+ *
+ * wrk (1 thread, BENCH_CONNECTIONS 32) runs BENCH_ROUNDS (5) rounds of BENCH_SECONDS (5) per
+ * operation, alternating ours and the peer's, so both see the same moments of the machine;
+ * medians are reported with the server's CPU per request, the median of the rounds' ratios
+ * and the load average.
+ * BENCH_NO_WRITE=1 leaves bench/RESULTS.md alone; BENCH_PEER_DIR reuses a build.
+ */
+import { mkdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { SignJWT } from "jose";
+import postgres from "postgres";
+import { int, type LoadResult, load1, median, medianOf, ms, PG_URL, requireWrk, rssMiB, runWrk, sampleRss, writeSection } from "./_load.ts";
+import { buildPeer, PEER_GIT } from "./_peer-build.ts";
+import { seededServer } from "./_seeded-server.ts";
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
+const OBJECTS = 50_000;
+const UPLOAD_MIB = Number(process.env.BENCH_UPLOAD_MIB ?? 20);
+const UPLOADS = Number(process.env.BENCH_UPLOADS ?? 24);
+const PARALLEL = 8;
+const PEER_SECRET = "peer-bench-jwt-secret-at-least-32-chars";
+const MiB = 1024 * 1024;
+
+requireWrk();
+const admin = postgres(PG_URL, { max: 1, onnotice: () => {} });
+const rolesBefore = new Set((await admin`select rolname from pg_roles`).map((r) => r.rolname as string));
+const peerDb = `media_bench_peer_${Date.now()}`;
+const loadStart = load1();
+const build = buildPeer();
+const ours = await seededServer("peer", OBJECTS);
+let peerProc: ReturnType<typeof Bun.spawn> | null = null;
+const peerData = join(import.meta.dir, ".work", `peer-data-${Date.now()}`);
+
+async function waitFor(url: string, seconds: number) {
+  const until = Date.now() + seconds * 1000;
+  while (Date.now() < until) {
+    const ok = await fetch(url)
+      .then((r) => r.ok)
+      .catch(() => false);
+    if (ok) return;
+    await Bun.sleep(250);
+  }
+  throw new Error(`${url} did not answer within ${seconds} s`);
+}
+
+try {
+  // --- the peer: database, server, bucket, the same 50,000 rows
+  await admin.unsafe(`create database ${peerDb}`);
+  const peerUrl = new URL(PG_URL);
+  peerUrl.pathname = `/${peerDb}`;
+  mkdirSync(peerData, { recursive: true });
+  const port = 20_000 + Math.floor(Math.random() * 20_000);
+  const started = performance.now();
+  peerProc = Bun.spawn([build.node, "dist/start/server.js"], {
+    cwd: build.src,
+    env: {
+      PATH: process.env.PATH ?? "",
+      NODE_ENV: "production",
+      DATABASE_URL: peerUrl.toString(),
+      DB_INSTALL_ROLES: "true",
+      AUTH_JWT_SECRET: PEER_SECRET,
+      STORAGE_BACKEND: "file",
+      STORAGE_FILE_BACKEND_PATH: peerData,
+      SERVER_HOST: "127.0.0.1",
+      SERVER_PORT: String(port),
+      SERVER_ADMIN_PORT: String(port + 1),
+      PG_QUEUE_ENABLE: "false",
+      LOG_LEVEL: "error",
+      TENANT_ID: "bench",
+      REGION: "local",
+      GLOBAL_S3_BUCKET: "bench",
+      RATE_LIMITER_ENABLED: "false",
+      OTEL_METRICS_ENABLED: "false",
+      PROMETHEUS_METRICS_ENABLED: "false",
+      UPLOAD_FILE_SIZE_LIMIT: String(1024 * MiB),
+      UPLOAD_FILE_SIZE_LIMIT_STANDARD: String(1024 * MiB),
+    },
+    stdout: "ignore",
+    stderr: "inherit",
+  });
+  const peer = `http://127.0.0.1:${port}`;
+  await waitFor(`${peer}/status`, 120);
+  const peerStartS = (performance.now() - started) / 1000;
+  const serviceKey = await new SignJWT({ role: "service_role" }).setProtectedHeader({ alg: "HS256" }).setIssuedAt().setExpirationTime("2h").sign(new TextEncoder().encode(PEER_SECRET));
+  const peerAuth = `Bearer ${serviceKey}`;
+  const peerCall = async (method: string, path: string, body?: BodyInit, type = "application/json") => {
+    const res = await fetch(`${peer}${path}`, { method, headers: { authorization: peerAuth, "content-type": type, "x-upsert": "true" }, ...(body !== undefined ? { body } : {}) });
+    if (!res.ok) throw new Error(`peer ${method} ${path} answered ${res.status}: ${await res.text()}`);
+    return res.json();
+  };
+  await peerCall("POST", "/bucket", JSON.stringify({ id: "bench", name: "bench", public: false }));
+  await peerCall("POST", "/object/bench/target.jpg", new Uint8Array(1000), "image/jpeg");
+  const peerSql = postgres(peerUrl.toString(), { max: 1, onnotice: () => {} });
+  // Its search is a name prefix within a folder, so the 500 matches start with the term.
+  await peerSql.unsafe(`
+    insert into storage.objects (bucket_id, name, metadata)
+    select 'bench', 'photos/' || (case when i % 100 = 0 then 'mid-' else 'x-' end) || i || '.jpg',
+           jsonb_build_object('size', 1000, 'mimetype', 'image/jpeg', 'eTag', '"bench"', 'cacheControl', 'max-age=3600',
+                              'lastModified', now(), 'contentLength', 1000, 'httpStatusCode', 200)
+      from generate_series(0, ${OBJECTS - 1}) i`);
+  await peerSql.unsafe("vacuum analyze storage.objects");
+  await peerSql.end();
+  const peerIdle = rssMiB(peerProc.pid);
+
+  // --- ours: one real object for the URL and metadata calls
+  const oursAuth = ours.headers.authorization;
+  const oursCall = async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(`${ours.app.url}${path}`, { method, headers: { authorization: oursAuth, "content-type": "application/json" }, ...(body ? { body: JSON.stringify(body) } : {}) });
+    if (!res.ok) throw new Error(`ours ${method} ${path} answered ${res.status}: ${await res.text()}`);
+    return res.json() as Promise<any>;
+  };
+  const uploadOurs = async (key: string, bytes: Uint8Array<ArrayBuffer>) => {
+    const p = await oursCall("POST", "/api/presign/upload", { bucketId: ours.bucketId, key, contentType: "application/octet-stream", size: bytes.byteLength });
+    const put = await fetch(p.url, { method: "PUT", headers: p.headers, body: bytes });
+    if (!put.ok) throw new Error(`PUT answered ${put.status}`);
+    return oursCall("POST", "/api/presign/confirm", { bucketId: ours.bucketId, key });
+  };
+  const target = await uploadOurs("target.jpg", new Uint8Array(1000));
+  const oursIdle = rssMiB(ours.app.pid);
+
+  // Both answer these before the clock starts: a wrong answer is an error, not a fast one.
+  const searchCheck = await oursCall("GET", "/api/search?q=mid&limit=100");
+  const peerSearchCheck = (await peerCall("POST", "/object/list/bench", JSON.stringify({ prefix: "photos/", search: "mid", limit: 100, offset: 0 }))) as unknown[];
+  if (searchCheck.total !== 500 || peerSearchCheck.length !== 100) throw new Error(`search does not match 500 on both: ours ${searchCheck.total}, peer page ${peerSearchCheck.length}`);
+
+  const lua = (method: string, path: string, auth: string, body: string | null) => `
+local n = 0
+local tag = os.getenv("BENCH_TAG")
+request = function()
+  n = n + 1
+  local id = tag .. "-" .. n
+  local path = string.gsub("${path}", "{id}", id)
+  ${body === null ? `return wrk.format("${method}", path, { ["authorization"] = "${auth}" })` : `return wrk.format("${method}", path, { ["authorization"] = "${auth}", ["content-type"] = "application/json" }, string.gsub('${body}', "{id}", id))`}
+end`;
+  const ops: { name: string; ours: string; peer: string; note: string }[] = [
+    {
+      name: "signed upload URL",
+      ours: lua("POST", "/api/presign/upload", oursAuth, `{"bucketId":"${ours.bucketId}","key":"peer/{id}.jpg","contentType":"image/jpeg","size":1000}`),
+      peer: lua("POST", "/object/upload/sign/bench/peer/{id}.jpg", peerAuth, "{}"),
+      note: "ours also reserves quota and checks the bucket",
+    },
+    {
+      name: "signed download URL",
+      ours: lua("POST", "/api/presign/download", oursAuth, `{"objectId":"${target.id}"}`),
+      peer: lua("POST", "/object/sign/bench/target.jpg", peerAuth, `{"expiresIn":3600}`),
+      note: "ours also records egress (an appended usage event)",
+    },
+    { name: "object metadata", ours: lua("GET", `/api/media/${target.id}`, oursAuth, null), peer: lua("GET", "/object/info/bench/target.jpg", peerAuth, null), note: "ours adds labels and thumbnails" },
+    {
+      name: "list, first 100 of 50,000",
+      ours: lua("GET", `/api/media?limit=100&bucketId=${ours.bucketId}`, oursAuth, null),
+      peer: lua("POST", "/object/list/bench", peerAuth, `{"prefix":"photos/","limit":100,"offset":0,"sortBy":{"column":"name","order":"asc"}}`),
+      note: "ours adds the total, labels and thumbnails",
+    },
+    {
+      name: "search, a term matching 500",
+      ours: lua("GET", "/api/search?q=mid&limit=100", oursAuth, null),
+      peer: lua("POST", "/object/list/bench", peerAuth, `{"prefix":"photos/","search":"mid","limit":100,"offset":0}`),
+      note: "ours ranks, counts and facets full text; the peer's is a name-prefix scan",
+    },
+  ];
+  const rssOurs = sampleRss(ours.app.pid);
+  const rssPeer = sampleRss(peerProc.pid);
+  const rows: string[] = [];
+  for (const op of ops) {
+    const runs: { ours: LoadResult[]; peer: LoadResult[]; load: number[] } = { ours: [], peer: [], load: [] };
+    for (let r = 0; r < ROUNDS; r++) {
+      runs.load.push(load1());
+      // Alternating which goes first, so neither always gets the quieter half.
+      const order = r % 2 === 0 ? (["ours", "peer"] as const) : (["peer", "ours"] as const);
+      for (const who of order) {
+        const res =
+          who === "ours"
+            ? await runWrk(ours.app.url, op.ours, CONNECTIONS, SECONDS, `peer-o-${r}`, ours.app.pid)
+            : await runWrk(peer, op.peer, CONNECTIONS, SECONDS, `peer-p-${r}`, peerProc.pid);
+        runs[who].push(res);
+        process.stderr.write(`${op.name} round ${r + 1} ${who}: ${int(res.rps)} req/s, p50 ${ms(res.p50)} p99 ${ms(res.p99)} ms, ${ms(res.cpuMs ?? 0)} ms CPU\n`);
+      }
+    }
+    // Paired: each round's ratio is of two runs a few seconds apart; the median of those.
+    const ratios = runs.ours.map((o, i) => o.rps / runs.peer[i]!.rps);
+    const o = medianOf(runs.ours);
+    const p = medianOf(runs.peer);
+    rows.push(
+      `| ${op.name} | ${int(o.rps)} (${ms(o.cpuMs ?? 0)} ms), p99 ${ms(o.p99)} | ${int(p.rps)} (${ms(p.cpuMs ?? 0)} ms), p99 ${ms(p.p99)} | **${median(ratios).toFixed(2)}** (${ratios.map((r) => r.toFixed(2)).join(", ")}) | ${((p.cpuMs ?? 0) / (o.cpuMs ?? 1)).toFixed(2)} | ${op.note} | ${Math.min(...runs.load)}-${Math.max(...runs.load)} |`,
+    );
+  }
+
+  // --- uploads end to end: 20 MiB each, 8 at a time, alternating rounds
+  const bytes = new Uint8Array(UPLOAD_MIB * MiB);
+  for (let i = 0; i < bytes.length; i += 65536) crypto.getRandomValues(bytes.subarray(i, Math.min(bytes.length, i + 65536)));
+  const pool = async (count: number, one: (i: number) => Promise<unknown>) => {
+    let next = 0;
+    const t = performance.now();
+    await Promise.all(
+      Array.from({ length: PARALLEL }, async () => {
+        while (next < count) await one(next++);
+      }),
+    );
+    return (count * UPLOAD_MIB) / ((performance.now() - t) / 1000);
+  };
+  const up: { ours: number[]; peer: number[]; load: number[] } = { ours: [], peer: [], load: [] };
+  for (let r = 0; r < ROUNDS; r++) {
+    up.load.push(load1());
+    up.ours.push(await pool(UPLOADS, (i) => uploadOurs(`up/${r}-${i}.bin`, bytes)));
+    up.peer.push(await pool(UPLOADS, (i) => peerCall("POST", `/object/bench/up/${r}-${i}.bin`, bytes, "application/octet-stream")));
+    process.stderr.write(`uploads round ${r + 1}: ours ${up.ours.at(-1)!.toFixed(1)} MiB/s, peer ${up.peer.at(-1)!.toFixed(1)} MiB/s\n`);
+  }
+  const upRatios = up.ours.map((o, i) => o / up.peer[i]!);
+  rows.push(
+    `| ${UPLOAD_MIB} MiB uploads, ${PARALLEL} in parallel (MiB/s) | ${median(up.ours).toFixed(1)} | ${median(up.peer).toFixed(1)} | **${median(upRatios).toFixed(2)}** (${upRatios.map((r) => r.toFixed(2)).join(", ")}) | — | ours: presign, PUT to the S3 node, confirm (3 requests); the peer: one POST to its file backend | ${Math.min(...up.load)}-${Math.max(...up.load)} |`,
+  );
+  const memOurs = rssOurs.stop();
+  const memPeer = rssPeer.stop();
+
+  const section = [
+    "## peer — against Supabase Storage, same run",
+    "",
+    `\`npm run bench -- peer\`, ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC. Supabase Storage ${build.commit} (${PEER_GIT}), built from`,
+    "source in a temporary directory with Node 24 from npm and pg-boss from npm instead of its git fork, file backend,",
+    `its own database on the same PostgreSQL, service key. Ours: \`npm start\`'s server on PostgreSQL + Redis with the`,
+    "embedded S3 node, a dashboard JWT, rate limit raised. Both on 50,000 objects (\"mid\" in 500). wrk, 1 thread,",
+    `${CONNECTIONS} connections, ${ROUNDS} rounds of ${SECONDS} s per operation alternating ours and the peer's; medians of`,
+    "the rounds, with the server's CPU per request in brackets. The ratio is the median of each round's ratio (two runs",
+    "seconds apart). The last column is the 1-minute load average during that operation's rounds: the machine is shared",
+    "with other agents' test runs, so only the ratios of one row compare, and CPU per request is the steadier measure.",
+    "",
+    "| operation | ours req/s (CPU/req), p99 ms | peer req/s (CPU/req), p99 ms | ours/peer, median of the rounds' (each round) | peer CPU / ours per request | what differs | load |",
+    "|---|---|---|---|---:|---|---|",
+    ...rows,
+    "",
+    `Memory (RSS): ours ${oursIdle.toFixed(0)} MiB idle, ${memOurs.peak.toFixed(0)} MiB peak; peer ${peerIdle.toFixed(0)} MiB idle, ${memPeer.peak.toFixed(0)} MiB peak.`,
+    `Peer start (migrations on an empty database included): ${peerStartS.toFixed(1)} s. Load average ${loadStart} at the start, ${load1()} at the end.`,
+  ].join("\n");
+  process.stdout.write(`${section}\n`);
+  if (!process.env.BENCH_NO_WRITE) writeSection("peer", section);
+} finally {
+  if (peerProc) {
+    peerProc.kill("SIGTERM");
+    await Promise.race([peerProc.exited, Bun.sleep(10_000)]);
+    peerProc.kill("SIGKILL");
+  }
+  await ours.stop();
+  await admin.unsafe(`drop database if exists ${peerDb} with (force)`).catch(() => {});
+  // The roles its migrations created (cluster-wide): dropped once the database that used them is gone.
+  for (const { rolname } of await admin`select rolname from pg_roles`) {
+    if (!rolesBefore.has(rolname)) await admin.unsafe(`drop role if exists "${rolname}"`).catch((err) => process.stderr.write(`[peer] could not drop role ${rolname}: ${err}\n`));
+  }
+  await admin.end();
+  rmSync(peerData, { recursive: true, force: true });
+  build.remove();
+}

@@ -1,0 +1,2 @@
+ALTER TABLE "usage_events" ADD COLUMN "rollup_pending" boolean DEFAULT false NOT NULL;--> statement-breakpoint
+CREATE INDEX "usage_events_rollup_pending_idx" ON "usage_events" USING btree ("org_id","at") WHERE "usage_events"."rollup_pending";

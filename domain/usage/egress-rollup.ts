@@ -1,0 +1,88 @@
+import { sql } from "drizzle-orm";
+import { type Db, rowsOf } from "../../db/client.ts";
+import type { Deps } from "../core/deps.ts";
+
+/** Pending egress events folded per statement: bounds one rollup transaction's work and locks. */
+export const ROLLUP_BATCH = 5_000;
+
+/**
+ * Folds pending egress events into usage_monthly and usage_daily and clears their flag, in one
+ * statement: either an event is counted in the counters or it is still pending, never both
+ * and never neither. `for update skip locked` lets every instance run it at once. Returns how
+ * many events it folded. A day's first row takes its storage columns from the last earlier
+ * day row (a day without a row closed as the one before it did), else from org_usage.
+ */
+export async function rollUpEgress(db: Db, limit = ROLLUP_BATCH): Promise<number> {
+  const rows = await db.execute(sql`
+    with batch as (
+      update usage_events e set rollup_pending = false
+       where e.id in (select id from usage_events where rollup_pending order by seq limit ${limit} for update skip locked)
+      returning e.org_id, e.at, e.bytes
+    ), by_day as (
+      select org_id, (at at time zone 'UTC')::date as day, sum(coalesce(bytes, 0))::bigint as bytes, count(*)::int as n
+        from batch group by 1, 2
+    ), monthly as (
+      insert into usage_monthly (org_id, month, egress_bytes)
+      select org_id, date_trunc('month', day)::date, sum(bytes)::bigint from by_day group by 1, 2
+      on conflict (org_id, month) do update set egress_bytes = usage_monthly.egress_bytes + excluded.egress_bytes
+    ), daily as (
+      insert into usage_daily (org_id, day, used_storage, allocated_storage, object_count, egress_bytes)
+      select d.org_id, d.day,
+             coalesce(prev.used_storage, u.used_storage, 0), coalesce(prev.allocated_storage, u.allocated_storage, 0),
+             coalesce(prev.object_count, u.object_count, 0), d.bytes
+        from by_day d
+        left join org_usage u on u.org_id = d.org_id
+        left join lateral (
+          select used_storage, allocated_storage, object_count from usage_daily p
+           where p.org_id = d.org_id and p.day < d.day order by p.day desc limit 1
+        ) prev on true
+      on conflict (org_id, day) do update set egress_bytes = usage_daily.egress_bytes + excluded.egress_bytes
+    )
+    select coalesce(sum(n), 0)::int as folded from by_day`);
+  return Number(rowsOf<{ folded: number }>(rows)[0]?.folded ?? 0);
+}
+
+/**
+ * Runs the rollup every `intervalMs` until nothing is pending. Only background work touches
+ * the per-organization counter rows; a request appends its event and returns. Nothing is
+ * lost on a crash: the events are committed before the URL is answered, and whatever the
+ * rollup had not folded is folded by the next one (here or on another instance). Reads add
+ * what is still pending (report.ts), so the totals are exact at any moment.
+ */
+export class EgressRollup {
+  private timer: ReturnType<typeof setInterval> | null = null;
+  private running: Promise<void> | null = null;
+
+  constructor(
+    private readonly deps: Pick<Deps, "db" | "log">,
+    readonly intervalMs = 2_000,
+  ) {}
+
+  start(): void {
+    this.timer ??= setInterval(() => void this.flush(), this.intervalMs);
+    this.timer.unref?.();
+  }
+
+  /** Folds everything pending now; one pass at a time per instance. */
+  async flush(): Promise<void> {
+    while (this.running) await this.running;
+    this.running = this.drain().finally(() => {
+      this.running = null;
+    });
+    await this.running;
+  }
+
+  private async drain(): Promise<void> {
+    try {
+      while ((await rollUpEgress(this.deps.db)) === ROLLUP_BATCH);
+    } catch (err) {
+      this.deps.log.warn("egress rollup failed; the events stay pending and are folded next time", { error: String(err) });
+    }
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await this.flush();
+  }
+}
