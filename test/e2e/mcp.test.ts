@@ -88,6 +88,66 @@ describe("MCP over Streamable HTTP", () => {
     await expect(connect(null)).rejects.toThrow();
   });
 
+  test("a 401 says 'Bearer' and points at the protected-resource metadata (RFC 6750, RFC 9728)", async () => {
+    const post = (auth?: string) =>
+      fetch(`${server.url}/mcp`, {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...(auth ? { authorization: auth } : {}) },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
+      });
+    const metadataUrl = `${server.url}/.well-known/oauth-protected-resource/mcp`;
+    const none = await post();
+    expect(none.headers.get("www-authenticate")).toBe(`Bearer resource_metadata="${metadataUrl}"`);
+    const bad = await post(`Bearer ${"0".repeat(64)}`);
+    expect(bad.headers.get("www-authenticate")).toBe(`Bearer error="invalid_token", resource_metadata="${metadataUrl}", error_description="Invalid API key"`);
+    // REST routes say the same, pointing at the API's own metadata.
+    const rest = await fetch(`${server.url}/api/buckets`, { headers: { authorization: "Bearer nonsense" } });
+    expect(rest.headers.get("www-authenticate")).toStartWith(`Bearer error="invalid_token", resource_metadata="${server.url}/.well-known/oauth-protected-resource"`);
+
+    const metadata = await fetch(metadataUrl);
+    expect(metadata.status).toBe(200);
+    expect(await metadata.json()).toEqual({
+      resource: `${server.url}/mcp`,
+      resource_name: "Media storage",
+      bearer_methods_supported: ["header"],
+      scopes_supported: ["read", "write", "delete", "admin"],
+      resource_documentation: `${server.url}/api/docs`,
+    });
+    expect((await (await fetch(`${server.url}/.well-known/oauth-protected-resource`)).json()).resource).toBe(server.url);
+  });
+
+  test("the SDK client with a refused key reports the service's refusal, not an OAuth problem", async () => {
+    const error = await connect("0".repeat(64)).then(
+      () => null,
+      (err: Error) => err,
+    );
+    expect(error?.message).toContain("Invalid API key");
+  });
+
+  test("DNS rebinding: Host and Origin must name this server", async () => {
+    const port = new URL(server.url).port;
+    const init = (host: string, origin: string | null) => ({
+      method: "POST",
+      headers: {
+        host,
+        ...(origin ? { origin } : {}),
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        authorization: `Bearer ${org.adminKey.secret}`,
+      },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }),
+    });
+    const evil = await fetch(`${server.url}/mcp`, init("evil.example.com", "http://evil.example.com"));
+    expect(evil.status).toBe(403);
+    expect((await evil.json()).error.message).toContain("evil.example.com");
+    const evilOrigin = await fetch(`${server.url}/mcp`, init(`localhost:${port}`, "http://evil.example.com"));
+    expect(evilOrigin.status).toBe(403);
+    for (const host of [`localhost:${port}`, `127.0.0.1:${port}`]) {
+      const ok = await fetch(`${server.url}/mcp`, init(host, `http://${host}`));
+      expect(ok.status).toBe(200);
+    }
+  });
+
   test("GET /mcp is 405: the server is stateless", async () => {
     const res = await fetch(`${server.url}/mcp`, { headers: { authorization: `Bearer ${org.adminKey.secret}`, accept: "text/event-stream" } });
     expect(res.status).toBe(405);
