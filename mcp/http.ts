@@ -2,6 +2,8 @@ import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/
 import type { Deps } from "../domain/core/deps.ts";
 import { readBody } from "../http/body.ts";
 import { callerOf, type HttpContext } from "../http/pipeline.ts";
+import { errors } from "../domain/core/errors.ts";
+import { parseSelection, TOOLSET_NAMES } from "../tools/toolsets.ts";
 import { createMcpServer } from "./server.ts";
 
 /**
@@ -18,10 +20,14 @@ export function mcpOverHttp(deps: Deps) {
       });
     }
     // The same body limit as REST (413 before buffering it all); the transport then reads the copy.
+    const selection = parseSelection(ctx.url.searchParams.get("toolsets"), ctx.url.searchParams.get("readonly"));
+    if ("unknown" in selection) {
+      throw errors.badRequest(`Unknown toolset ${selection.unknown.join(", ")}: the toolsets are ${TOOLSET_NAMES.join(", ")}, default and all`);
+    }
     const text = await readBody(ctx.request, deps.config.maxBodyBytes);
     const request = new Request(ctx.request.url, { method: "POST", headers: ctx.request.headers, body: text });
     let n = 0;
-    const server = createMcpServer(deps, callerOf(ctx), () => (n++ === 0 ? ctx.requestId : `${ctx.requestId}.${n}`), undefined, ctx.clientAddress);
+    const server = createMcpServer(deps, callerOf(ctx), () => (n++ === 0 ? ctx.requestId : `${ctx.requestId}.${n}`), undefined, ctx.clientAddress, selection);
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     await server.connect(transport);
     try {

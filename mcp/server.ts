@@ -7,18 +7,32 @@ import { toolsFor } from "../tools/access.ts";
 import type { AnyTool } from "../tools/define.ts";
 import { toAppError } from "../tools/failure.ts";
 import { invokeTool } from "../tools/invoke.ts";
-import { inputJsonSchema, outputJsonSchema } from "../tools/json-schema.ts";
+import { mcpJsonSchema, mcpOutputSchemas } from "../tools/json-schema.ts";
+import { DEFAULT_SELECTION, selectTools, type ToolSelection } from "../tools/toolsets.ts";
 import { INSTRUCTIONS, registry, SERVER_INFO } from "../tools/registry.ts";
 
-export function describe(tool: AnyTool): Tool {
-  return {
+const listings = new Map<string, Tool[]>();
+
+/**
+ * The tools/list entries of these tools, in the compact form of tools/json-schema.ts (a large
+ * resource described once per listing). Built once per distinct listing: a listing depends only
+ * on which tools it holds.
+ */
+export function describeTools(tools: readonly AnyTool[]): Tool[] {
+  const key = tools.map((t) => t.name).join(",");
+  const hit = listings.get(key);
+  if (hit) return hit;
+  const outputs = mcpOutputSchemas(tools);
+  const listed = tools.map((tool) => ({
     name: tool.name,
     title: tool.title,
     description: tool.description,
-    inputSchema: inputJsonSchema(tool) as Tool["inputSchema"],
-    outputSchema: outputJsonSchema(tool) as Tool["outputSchema"],
-    annotations: { title: tool.title, ...tool.annotations },
-  };
+    inputSchema: mcpJsonSchema(tool, "input") as Tool["inputSchema"],
+    outputSchema: outputs.get(tool.name) as Tool["outputSchema"],
+    annotations: { ...tool.annotations },
+  }));
+  listings.set(key, listed);
+  return listed;
 }
 
 /**
@@ -42,8 +56,9 @@ export function createMcpServer(
   requestId: () => string,
   tools: readonly AnyTool[] = registry,
   clientAddress: string | null = null,
+  selection: ToolSelection = DEFAULT_SELECTION,
 ): Server {
-  const listed = toolsFor(tools, caller).map(describe);
+  const listed = describeTools(selectTools(toolsFor(tools, caller), selection));
   const server = new Server(SERVER_INFO, { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS });
 
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listed }));
@@ -53,6 +68,9 @@ export function createMcpServer(
     const id = requestId();
     const tool = tools.find((t) => t.name === request.params.name);
     if (!tool) return failure("not_found", `Unknown tool '${request.params.name}'`, id);
+    // Toolsets only save context (a tool outside them still runs if the credential allows it);
+    // read-only mode is a promise the client asked for, so it is kept on calls too.
+    if (selection.readOnly && !tool.annotations.readOnlyHint) return failure("forbidden", `${tool.name} changes data, and this session is read-only`, id);
     const ctx = { caller, deps, requestId: id, clientAddress };
     try {
       // invokeTool refuses a tool the caller may not use (not listed) with the REST 403.

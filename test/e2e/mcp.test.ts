@@ -12,7 +12,7 @@ let org: TestOrg;
 
 withServerAndOrg({ ready: (made) => void ({ server, org } = made) });
 
-const connect = (secret: string | null) => mcpClient(server, secret, "e2e");
+const connect = (secret: string | null, query = "") => mcpClient(server, secret, "e2e", query);
 
 function errorOf(result: { content: unknown; isError?: boolean }) {
   expect(result.isError).toBe(true);
@@ -30,12 +30,43 @@ describe("MCP over Streamable HTTP", () => {
 
   test("tools/list is filtered by the key's scopes", async () => {
     const read = await org.keyClient(["read"]);
-    const client = await connect(read.secret);
+    const client = await connect(read.secret, "?toolsets=all");
     const { tools } = await client.listTools();
     const expected = registry.filter((t) => t.scope === "read" || t.scope === "any").map((t) => t.name).sort();
     expect(tools.map((t) => t.name).sort()).toEqual(expected);
     expect(tools.some((t) => t.name === "buckets_create")).toBe(false);
     await client.close();
+  });
+
+  test("toolsets: the default set, named sets, all, and read-only mode", async () => {
+    const names = async (query: string) => {
+      const client = await connect(org.adminKey.secret, query);
+      const { tools } = await client.listTools();
+      await client.close();
+      return tools.map((t) => t.name);
+    };
+    const byDefault = await names("");
+    expect(byDefault).toContain("media_get");
+    expect(byDefault).toContain("presign_upload");
+    expect(byDefault).not.toContain("webhooks_create");
+    expect(byDefault).not.toContain("billing_subscription_get");
+    expect((await names("?toolsets=media,search")).every((n) => n === "search" || n.startsWith("media_"))).toBe(true);
+    expect((await names("?toolsets=all")).length).toBe(registry.length);
+    expect(await names("?toolsets=webhooks&readonly=true")).toEqual(["webhooks_list", "webhooks_get", "webhooks_deliveries_list"]);
+
+    // Read-only is kept on calls too; a set only saves context, so a permitted tool outside it still runs.
+    const readOnly = await connect(org.adminKey.secret, "?toolsets=buckets&readonly=true");
+    expect(errorOf((await readOnly.callTool({ name: "buckets_create", arguments: { name: "ro" } })) as never).code).toBe("forbidden");
+    expect((await readOnly.callTool({ name: "me_get", arguments: {} })).isError).toBeFalsy();
+    await readOnly.close();
+
+    const unknown = await fetch(`${server.url}/mcp?toolsets=media,nonsense`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${org.adminKey.secret}`, "content-type": "application/json", accept: "application/json, text/event-stream" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
+    });
+    expect(unknown.status).toBe(400);
+    expect((await unknown.json()).error.message).toContain("Unknown toolset nonsense");
   });
 
   test("a call returns structuredContent matching the outputSchema", async () => {
