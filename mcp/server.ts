@@ -1,5 +1,12 @@
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { type CallToolRequest, type CallToolResult, ListToolsRequestSchema, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import {
+  type CallToolRequest,
+  type CallToolResult,
+  ListToolsRequestSchema,
+  type LoggingLevel,
+  SetLevelRequestSchema,
+  type Tool,
+} from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import type { Caller } from "../domain/access/caller.ts";
 import type { Deps } from "../domain/core/deps.ts";
@@ -8,8 +15,12 @@ import type { AnyTool } from "../tools/define.ts";
 import { toAppError } from "../tools/failure.ts";
 import { invokeTool } from "../tools/invoke.ts";
 import { mcpJsonSchema, mcpOutputSchemas } from "../tools/json-schema.ts";
+import { serveResources } from "./resources.ts";
 import { DEFAULT_SELECTION, selectTools, type ToolSelection } from "../tools/toolsets.ts";
 import { INSTRUCTIONS, registry, SERVER_INFO } from "../tools/registry.ts";
+
+type LogLevel = LoggingLevel;
+const LOG_LEVELS: LogLevel[] = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"];
 
 const listings = new Map<string, Tool[]>();
 
@@ -59,13 +70,46 @@ export function createMcpServer(
   selection: ToolSelection = DEFAULT_SELECTION,
 ): Server {
   const listed = describeTools(selectTools(toolsFor(tools, caller), selection));
-  const server = new Server(SERVER_INFO, { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS });
+  const server = new Server(SERVER_INFO, {
+    capabilities: { tools: { listChanged: false }, resources: { listChanged: false }, completions: {}, logging: {} },
+    instructions: INSTRUCTIONS,
+  });
 
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listed }));
+  serveResources(server, { caller, deps, requestId: requestId(), clientAddress });
 
-  server.setRequestHandler(LooseCallToolRequest, async (raw): Promise<CallToolResult> => {
+  // Stateless: a level set here lasts for this HTTP request only (a later request is a new
+  // server), so it filters only the notifications of a batch that carries it; accepting it is
+  // what the spec asks, and tool-call notices are "info" or "warning", below most clients' filters.
+  let minimum = LOG_LEVELS.indexOf("info");
+  server.setRequestHandler(SetLevelRequestSchema, async (request) => {
+    minimum = LOG_LEVELS.indexOf(request.params.level);
+    return {};
+  });
+
+  server.setRequestHandler(LooseCallToolRequest, async (raw, extra): Promise<CallToolResult> => {
     const request = raw as CallToolRequest;
     const id = requestId();
+    const progressToken = request.params?._meta?.progressToken;
+    // Notifications travel on this request's own event stream (mcp/http.ts opens one when the
+    // call carries a progress token); otherwise there is nowhere to send them and they are dropped.
+    const notify = (method: string, params: Record<string, unknown>) => void extra.sendNotification({ method, params } as never).catch(() => undefined);
+    const log = (level: LogLevel, data: Record<string, unknown>) => {
+      if (LOG_LEVELS.indexOf(level) >= minimum) notify("notifications/message", { level, logger: "media-storage", data });
+    };
+    const progress = (done: number, message: string) => {
+      if (progressToken !== undefined) notify("notifications/progress", { progressToken, progress: done, total: 1, message });
+    };
+    const started = performance.now();
+    progress(0, `${request.params?.name} started`);
+    const result = await callTool(request, id);
+    const ms = Math.round(performance.now() - started);
+    log(result.isError ? "warning" : "info", { tool: request.params?.name, requestId: id, ms, ok: !result.isError });
+    progress(1, `${request.params?.name} ${result.isError ? "failed" : "done"}`);
+    return result;
+  });
+
+  async function callTool(request: CallToolRequest, id: string): Promise<CallToolResult> {
     const tool = tools.find((t) => t.name === request.params.name);
     if (!tool) return failure("not_found", `Unknown tool '${request.params.name}'`, id);
     // Toolsets only save context (a tool outside them still runs if the credential allows it);
@@ -84,7 +128,7 @@ export function createMcpServer(
       const e = toAppError(err, deps.log, id);
       return failure(e.code, e.message, id, e.details);
     }
-  });
+  }
   return server;
 }
 

@@ -50,7 +50,7 @@ export const ALL_TOOLS: ToolSelection = { toolsets: ["all"], readOnly: false };
 /** Reads `toolsets=media,search` (or `all`, or `default`) and `readonly=true`; unknown names are an error the caller sees. */
 export function parseSelection(toolsets: string | null, readOnly: string | null): ToolSelection | { unknown: string[] } {
   const names = (toolsets ?? "default").split(",").map((s) => s.trim().toLowerCase()).filter(Boolean);
-  const expanded = names.flatMap((n) => (n === "default" ? DEFAULT_TOOLSETS : [n]));
+  const expanded = names.flatMap((n): string[] => (n === "default" ? [...DEFAULT_TOOLSETS] : [n]));
   const unknown = expanded.filter((n) => n !== "all" && !(n in TOOLSETS));
   if (unknown.length > 0) return { unknown };
   return { toolsets: expanded as (Toolset | "all")[], readOnly: readOnly === "true" || readOnly === "1" };
