@@ -15,7 +15,7 @@ import type { HttpContext, Middleware } from "./pipeline.ts";
 /** The base every URL here is built on: PUBLIC_URL when set (behind a proxy), else where the request came. */
 const baseOf = (config: Pick<Config, "publicUrl">, url: URL) => (config.publicUrl ?? url.origin).replace(/\/+$/, "");
 
-/** RFC 9728 §3.1: the metadata of resource `<base>/mcp` is at `<base>/.well-known/oauth-protected-resource/mcp`. */
+/** RFC 9728 (section 3.1): the metadata of resource `<base>/mcp` is at `<base>/.well-known/oauth-protected-resource/mcp`. */
 export const PRM_PATH = "/.well-known/oauth-protected-resource";
 
 export function protectedResourceMetadata(config: Pick<Config, "publicUrl">, url: URL, resourcePath: "" | "/mcp") {

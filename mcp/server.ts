@@ -11,7 +11,7 @@ import { z } from "zod";
 import type { Caller } from "../domain/access/caller.ts";
 import type { Deps } from "../domain/core/deps.ts";
 import { toolsFor } from "../tools/access.ts";
-import type { AnyTool } from "../tools/define.ts";
+import type { AnyTool, ToolContext } from "../tools/define.ts";
 import { toAppError } from "../tools/failure.ts";
 import { invokeTool } from "../tools/invoke.ts";
 import { mcpJsonSchema, mcpOutputSchemas } from "../tools/json-schema.ts";
@@ -102,20 +102,29 @@ export function createMcpServer(
     };
     const started = performance.now();
     progress(0, `${request.params?.name} started`);
-    const result = await callTool(request, id);
+    // A tool's own progress (bytes of an import) replaces the start/done pair; the spec wants
+    // each value above the last, so a repeated value is not sent.
+    let sentOwnProgress = false;
+    let last = 0;
+    const result = await callTool(request, id, (done, total, message) => {
+      if (progressToken === undefined || done <= last) return;
+      sentOwnProgress = true;
+      last = done;
+      notify("notifications/progress", { progressToken, progress: done, ...(total !== null ? { total } : {}), message });
+    });
     const ms = Math.round(performance.now() - started);
     log(result.isError ? "warning" : "info", { tool: request.params?.name, requestId: id, ms, ok: !result.isError });
-    progress(1, `${request.params?.name} ${result.isError ? "failed" : "done"}`);
+    if (!sentOwnProgress) progress(1, `${request.params?.name} ${result.isError ? "failed" : "done"}`);
     return result;
   });
 
-  async function callTool(request: CallToolRequest, id: string): Promise<CallToolResult> {
+  async function callTool(request: CallToolRequest, id: string, onProgress: NonNullable<ToolContext["progress"]>): Promise<CallToolResult> {
     const tool = tools.find((t) => t.name === request.params.name);
     if (!tool) return failure("not_found", `Unknown tool '${request.params.name}'`, id);
     // Toolsets only save context (a tool outside them still runs if the credential allows it);
     // read-only mode is a promise the client asked for, so it is kept on calls too.
     if (selection.readOnly && !tool.annotations.readOnlyHint) return failure("forbidden", `${tool.name} changes data, and this session is read-only`, id);
-    const ctx = { caller, deps, requestId: id, clientAddress };
+    const ctx: ToolContext = { caller, deps, requestId: id, clientAddress, progress: onProgress };
     try {
       // invokeTool refuses a tool the caller may not use (not listed) with the REST 403.
       const output = await invokeTool(tool, request.params.arguments ?? {}, ctx);

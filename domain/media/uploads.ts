@@ -344,3 +344,16 @@ export async function sweepExpiredReservations(deps: Deps, limit = 100): Promise
   }
   return released.length;
 }
+
+/**
+ * An import by URL (imports.ts) holds quota as a single-shot presign does: through the same
+ * reservation, so its declared size counts against the allocation until the import stores the
+ * object (confirm swaps it for the measured size) or fails (imports.ts releases it).
+ */
+export async function reserveForImport(
+  deps: Deps,
+  orgId: string,
+  r: { bucketId: string; key: string; size: number | undefined; contentType: string; tags: string[]; now: Date; lifetimeMs: number },
+): Promise<void> {
+  await reserveSingleShot(deps.db, orgId, r);
+}
