@@ -80,6 +80,15 @@ const envSchema = z.object({
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
   WEBHOOK_ATTEMPTS: z.coerce.number().int().min(1).max(30).default(13),
   WEBHOOK_BACKOFF_MS: z.coerce.number().int().min(0).default(60_000),
+  /** Hosts /mcp answers to (DNS-rebinding protection); unset: PUBLIC_URL's host, and loopback names when HOST is loopback. */
+  MCP_ALLOWED_HOSTS: z
+    .string()
+    .transform((v) => v.split(",").map((h) => h.trim().toLowerCase()).filter(Boolean))
+    .optional(),
+  IMPORT_ALLOW_PRIVATE: z.enum(["true", "false"]).default("false"),
+  IMPORT_MAX_BYTES: z.coerce.number().int().min(1).default(1024 * 1024 * 1024),
+  IMPORT_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(300_000),
+  IMPORT_MAX_REDIRECTS: z.coerce.number().int().min(0).max(20).default(5),
   AUDIT_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(180),
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error", "silent"]).default("info"),
   /** A second listener for /metrics, /healthz and /readyz, without credentials (docs/operations.md). */
@@ -89,6 +98,20 @@ const envSchema = z.object({
   READY_TIMEOUT_MS: z.coerce.number().int().min(50).default(2000),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(100).default(25_000),
 });
+
+const LOOPBACK_NAMES = ["localhost", "127.0.0.1", "[::1]"];
+
+/**
+ * The hosts /mcp answers to. Set: exactly those. Unset: PUBLIC_URL's host, plus the loopback
+ * names when the server listens on loopback (where DNS rebinding is the threat); a server on a
+ * public interface with no PUBLIC_URL cannot know its own name, so it checks nothing.
+ */
+function mcpAllowedHosts(configured: string[] | undefined, host: string, publicUrl: string | undefined): "*" | string[] {
+  if (configured) return configured.includes("*") ? "*" : configured;
+  const loopback = ["127.0.0.1", "::1", "localhost"].includes(host) || host.startsWith("127.");
+  const hosts = [...(publicUrl ? [new URL(publicUrl).host.toLowerCase()] : []), ...(loopback ? LOOPBACK_NAMES : [])];
+  return hosts.length > 0 ? hosts : "*";
+}
 
 function isOrigin(value: string): boolean {
   try {
@@ -182,6 +205,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       timeoutMs: e.WEBHOOK_TIMEOUT_MS,
       attempts: e.WEBHOOK_ATTEMPTS,
       backoffMs: e.WEBHOOK_BACKOFF_MS,
+    },
+    mcpAllowedHosts: mcpAllowedHosts(e.MCP_ALLOWED_HOSTS, e.HOST, e.PUBLIC_URL),
+    imports: {
+      allowPrivate: e.IMPORT_ALLOW_PRIVATE === "true",
+      maxBytes: e.IMPORT_MAX_BYTES,
+      timeoutMs: e.IMPORT_TIMEOUT_MS,
+      maxRedirects: e.IMPORT_MAX_REDIRECTS,
     },
     auditRetentionDays: e.AUDIT_RETENTION_DAYS,
     validateOutputs: false,

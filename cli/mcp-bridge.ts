@@ -1,6 +1,7 @@
 // The MCP SDK is loaded when the bridge starts (dynamic imports below), not by every command.
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { findTool } from "../tools/registry.ts";
+import { parseSelection, TOOLSET_NAMES } from "../tools/toolsets.ts";
 import type { RestClient } from "./client.ts";
 import { type Command, EXIT } from "./context.ts";
 
@@ -16,10 +17,10 @@ function unreachable(message: JSONRPCMessage, err: unknown): JSONRPCMessage | nu
  * every answer comes back unchanged, so the tools listed, their schemas, results and errors
  * are exactly those of /mcp (the same server answers both). Returns when stdin closes.
  */
-export async function relayStdioToHttp(client: RestClient): Promise<void> {
+export async function relayStdioToHttp(client: RestClient, query = ""): Promise<void> {
   const { StdioServerTransport } = await import("@modelcontextprotocol/sdk/server/stdio.js");
   const { StreamableHTTPClientTransport } = await import("@modelcontextprotocol/sdk/client/streamableHttp.js");
-  const remote = new StreamableHTTPClientTransport(new URL("/mcp", client.url), { requestInit: { headers: client.headers() } });
+  const remote = new StreamableHTTPClientTransport(new URL(`/mcp${query}`, client.url), { requestInit: { headers: client.headers() } });
   const local = new StdioServerTransport();
   const closed = new Promise<void>((resolve) => {
     local.onclose = () => resolve();
@@ -54,14 +55,30 @@ export const mcpCommand: Command = {
     "Speaks MCP on stdin/stdout for desktop agents and relays every message to the service's MCP endpoint with the configured key, " +
     "so an agent sees exactly what /mcp offers that key. The key is checked first (GET /api/me). Logs go to stderr only.",
   positionals: [],
-  flags: [],
+  flags: [
+    { name: "toolsets", type: "string", list: true, placeholder: "set,set", description: `Toolsets to offer (${TOOLSET_NAMES.join(", ")}, default, all); default: default` },
+    { name: "readOnly", type: "boolean", description: "Offer and run only tools that change nothing" },
+  ],
   notes:
     'Agent configuration (e.g. claude_desktop_config.json):\n  { "mcpServers": { "media": { "command": "media", "args": ["mcp"],\n      "env": { "MEDIA_URL": "https://media.example.com", "MEDIA_API_KEY": "..." } } } }',
-  async run(ctx) {
+  async run(ctx, args) {
+    const v = args.values as { toolsets?: string[]; readOnly?: boolean };
     const client = ctx.client();
+    // The same choice /mcp takes in its query, so the service decides, and refuses an unknown set.
+    const params = new URLSearchParams();
+    if (v.toolsets?.length) params.set("toolsets", v.toolsets.join(","));
+    if (v.readOnly) params.set("readonly", "true");
+    const query = params.size > 0 ? `?${params}` : "";
+    if (v.toolsets?.length) {
+      const selection = parseSelection(v.toolsets.join(","), null);
+      if ("unknown" in selection) {
+        ctx.err(`media mcp: unknown toolset ${selection.unknown.join(", ")} (toolsets: ${TOOLSET_NAMES.join(", ")}, default, all)\n`);
+        return EXIT.usage;
+      }
+    }
     // A refused key stops here with the service's message and the CLI's exit code.
     await client.call(findTool("me_get")!, {});
-    await relayStdioToHttp(client);
+    await relayStdioToHttp(client, query);
     return EXIT.ok;
   },
 };

@@ -35,7 +35,7 @@ export function docsCsp(inlineScriptHash: string): string {
 const ALLOWED_HEADERS = "authorization, content-type, idempotency-key, mcp-protocol-version, mcp-session-id, last-event-id";
 const ALLOWED_METHODS = "GET, POST, PUT, PATCH, DELETE";
 /** What a browser script may read: the request id for support, the limiter's advice, replay marks. */
-const EXPOSED_HEADERS = "x-request-id, ratelimit, ratelimit-policy, retry-after, idempotency-replayed, mcp-session-id";
+const EXPOSED_HEADERS = "x-request-id, ratelimit, ratelimit-policy, retry-after, idempotency-replayed, mcp-session-id, www-authenticate";
 
 export interface SecurityPolicy {
   /** Default headers for the answer to this request. */

@@ -6,6 +6,8 @@ import { toAppError } from "../tools/failure.ts";
 import { registry } from "../tools/registry.ts";
 import type { ReplayStore } from "../domain/ports/replay.ts";
 import { authentication } from "./auth.ts";
+import { hostCheck } from "./host-check.ts";
+import { challengeOnUnauthorized, PRM_PATH, protectedResourceMetadata } from "./protected-resource.ts";
 import { MemoryReplayStore } from "./guards/stores/memory.ts";
 import { docsPage, docsScript } from "../openapi/docs-page.ts";
 import { consoleRoutes } from "../console/serve.ts";
@@ -60,8 +62,10 @@ export function createApp(opts: AppOptions) {
   const { deps } = opts;
   const auth = authentication(deps, opts.replay ?? new MemoryReplayStore());
   const preAuth = opts.preAuthGuards ?? [];
-  const toolSteps = [...preAuth, auth, ...(opts.guards ?? [])];
-  const mcpSteps = [...preAuth, auth, ...(opts.mcpGuards ?? opts.guards ?? [])];
+  const challenge = challengeOnUnauthorized(deps.config);
+  const toolSteps = [...preAuth, challenge, auth, ...(opts.guards ?? [])];
+  // The host check comes first: a rebound page learns nothing, not even whether a key works.
+  const mcpSteps = [hostCheck(deps.config), ...preAuth, challenge, auth, ...(opts.mcpGuards ?? opts.guards ?? [])];
 
   const observe: RequestObserver = opts.observe ?? ((_ctx, _route, handle) => handle());
   const serve = async (request: Request, clientAddress: string | null, handler: Handler, route: RouteInfo): Promise<Response> => {
@@ -152,6 +156,9 @@ export function createApp(opts: AppOptions) {
     "/api/openapi.json",
     publicRoute("GET /api/openapi.json", async (ctx) => json(200, withServer((openapi ??= openApiDocument(registry)), deps.config.publicUrl ?? ctx.url.origin))),
   );
+  // RFC 9728 metadata: the /mcp resource's (where a 401 from /mcp points) and the API's.
+  app.get(`${PRM_PATH}/mcp`, publicRoute(`GET ${PRM_PATH}/mcp`, async (ctx) => json(200, protectedResourceMetadata(deps.config, ctx.url, "/mcp"))));
+  app.get(PRM_PATH, publicRoute(`GET ${PRM_PATH}`, async (ctx) => json(200, protectedResourceMetadata(deps.config, ctx.url, ""))));
   app.get("/api/docs", publicRoute("GET /api/docs", async () => docsPage()));
   app.get("/api/docs/scalar.js", publicRoute("GET /api/docs/scalar.js", async () => docsScript()));
   // The web console: `/` points there; every /console path but its assets is the one page.

@@ -2,6 +2,8 @@ import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/
 import type { Deps } from "../domain/core/deps.ts";
 import { readBody } from "../http/body.ts";
 import { callerOf, type HttpContext } from "../http/pipeline.ts";
+import { errors } from "../domain/core/errors.ts";
+import { parseSelection, TOOLSET_NAMES } from "../tools/toolsets.ts";
 import { createMcpServer } from "./server.ts";
 
 /**
@@ -9,6 +11,17 @@ import { createMcpServer } from "./server.ts";
  * credential and gets its own server. GET (a standalone event stream) and DELETE (end of
  * a session) mean nothing without sessions, so they answer 405 as the transport spec allows.
  */
+/** Whether the body is a tools/call carrying a progress token (a batch never streams). */
+function wantsProgress(text: string): boolean {
+  if (!text.includes("progressToken")) return false;
+  try {
+    const message = JSON.parse(text) as { method?: unknown; params?: { _meta?: { progressToken?: unknown } } };
+    return message.method === "tools/call" && message.params?._meta?.progressToken !== undefined;
+  } catch {
+    return false;
+  }
+}
+
 export function mcpOverHttp(deps: Deps) {
   return async (ctx: HttpContext): Promise<Response> => {
     if (ctx.request.method !== "POST") {
@@ -18,19 +31,35 @@ export function mcpOverHttp(deps: Deps) {
       });
     }
     // The same body limit as REST (413 before buffering it all); the transport then reads the copy.
+    const selection = parseSelection(ctx.url.searchParams.get("toolsets"), ctx.url.searchParams.get("readonly"));
+    if ("unknown" in selection) {
+      throw errors.badRequest(`Unknown toolset ${selection.unknown.join(", ")}: the toolsets are ${TOOLSET_NAMES.join(", ")}, default and all`);
+    }
     const text = await readBody(ctx.request, deps.config.maxBodyBytes);
     if (isBatch(text)) return batchRefused();
     const request = new Request(ctx.request.url, { method: "POST", headers: ctx.request.headers, body: text });
     let n = 0;
-    const server = createMcpServer(deps, callerOf(ctx), () => (n++ === 0 ? ctx.requestId : `${ctx.requestId}.${n}`), undefined, ctx.clientAddress);
-    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    const server = createMcpServer(deps, callerOf(ctx), () => (n++ === 0 ? ctx.requestId : `${ctx.requestId}.${n}`), undefined, ctx.clientAddress, selection);
+    // A tool call that asked for progress gets an event stream, so its progress and log
+    // notifications can travel before the result; everything else is one JSON answer.
+    const stream = wantsProgress(text) && (ctx.request.headers.get("accept") ?? "").includes("text/event-stream");
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !stream });
     await server.connect(transport);
+    let response: Response;
     try {
-      return await transport.handleRequest(request);
-    } finally {
-      // With JSON responses the answer is complete once handleRequest returns.
+      response = await transport.handleRequest(request);
+    } catch (err) {
       void server.close();
+      throw err;
     }
+    // With JSON the answer is complete once handleRequest returns; a stream ends after the result.
+    if (!stream || !response.body) {
+      void server.close();
+      return response;
+    }
+    const closing = new TransformStream<Uint8Array, Uint8Array>({ flush: () => void server.close() });
+    void response.body.pipeTo(closing.writable).catch(() => void server.close());
+    return new Response(closing.readable, { status: response.status, headers: response.headers });
   };
 }
 

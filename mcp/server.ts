@@ -1,24 +1,49 @@
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { type CallToolRequest, type CallToolResult, ListToolsRequestSchema, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import {
+  type CallToolRequest,
+  type CallToolResult,
+  ListToolsRequestSchema,
+  type LoggingLevel,
+  SetLevelRequestSchema,
+  type Tool,
+} from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import type { Caller } from "../domain/access/caller.ts";
 import type { Deps } from "../domain/core/deps.ts";
 import { toolsFor } from "../tools/access.ts";
-import type { AnyTool } from "../tools/define.ts";
+import type { AnyTool, ToolContext } from "../tools/define.ts";
 import { toAppError } from "../tools/failure.ts";
 import { invokeTool } from "../tools/invoke.ts";
-import { inputJsonSchema, outputJsonSchema } from "../tools/json-schema.ts";
+import { mcpJsonSchema, mcpOutputSchemas } from "../tools/json-schema.ts";
+import { serveResources } from "./resources.ts";
+import { DEFAULT_SELECTION, selectTools, type ToolSelection } from "../tools/toolsets.ts";
 import { INSTRUCTIONS, registry, SERVER_INFO } from "../tools/registry.ts";
 
-export function describe(tool: AnyTool): Tool {
-  return {
+type LogLevel = LoggingLevel;
+const LOG_LEVELS: LogLevel[] = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"];
+
+const listings = new Map<string, Tool[]>();
+
+/**
+ * The tools/list entries of these tools, in the compact form of tools/json-schema.ts (a large
+ * resource described once per listing). Built once per distinct listing: a listing depends only
+ * on which tools it holds.
+ */
+export function describeTools(tools: readonly AnyTool[]): Tool[] {
+  const key = tools.map((t) => t.name).join(",");
+  const hit = listings.get(key);
+  if (hit) return hit;
+  const outputs = mcpOutputSchemas(tools);
+  const listed = tools.map((tool) => ({
     name: tool.name,
     title: tool.title,
     description: tool.description,
-    inputSchema: inputJsonSchema(tool) as Tool["inputSchema"],
-    outputSchema: outputJsonSchema(tool) as Tool["outputSchema"],
-    annotations: { title: tool.title, ...tool.annotations },
-  };
+    inputSchema: mcpJsonSchema(tool, "input") as Tool["inputSchema"],
+    outputSchema: outputs.get(tool.name) as Tool["outputSchema"],
+    annotations: { ...tool.annotations },
+  }));
+  listings.set(key, listed);
+  return listed;
 }
 
 /**
@@ -42,18 +67,64 @@ export function createMcpServer(
   requestId: () => string,
   tools: readonly AnyTool[] = registry,
   clientAddress: string | null = null,
+  selection: ToolSelection = DEFAULT_SELECTION,
 ): Server {
-  const listed = toolsFor(tools, caller).map(describe);
-  const server = new Server(SERVER_INFO, { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS });
+  const listed = describeTools(selectTools(toolsFor(tools, caller), selection));
+  const server = new Server(SERVER_INFO, {
+    capabilities: { tools: { listChanged: false }, resources: { listChanged: false }, completions: {}, logging: {} },
+    instructions: INSTRUCTIONS,
+  });
 
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listed }));
+  serveResources(server, { caller, deps, requestId: requestId(), clientAddress });
 
-  server.setRequestHandler(LooseCallToolRequest, async (raw): Promise<CallToolResult> => {
+  // Stateless: a level set here lasts for this HTTP request only (a later request is a new
+  // server), so it filters only the notifications of a batch that carries it; accepting it is
+  // what the spec asks, and tool-call notices are "info" or "warning", below most clients' filters.
+  let minimum = LOG_LEVELS.indexOf("info");
+  server.setRequestHandler(SetLevelRequestSchema, async (request) => {
+    minimum = LOG_LEVELS.indexOf(request.params.level);
+    return {};
+  });
+
+  server.setRequestHandler(LooseCallToolRequest, async (raw, extra): Promise<CallToolResult> => {
     const request = raw as CallToolRequest;
     const id = requestId();
+    const progressToken = request.params?._meta?.progressToken;
+    // Notifications travel on this request's own event stream (mcp/http.ts opens one when the
+    // call carries a progress token); otherwise there is nowhere to send them and they are dropped.
+    const notify = (method: string, params: Record<string, unknown>) => void extra.sendNotification({ method, params } as never).catch(() => undefined);
+    const log = (level: LogLevel, data: Record<string, unknown>) => {
+      if (LOG_LEVELS.indexOf(level) >= minimum) notify("notifications/message", { level, logger: "media-storage", data });
+    };
+    const progress = (done: number, message: string) => {
+      if (progressToken !== undefined) notify("notifications/progress", { progressToken, progress: done, total: 1, message });
+    };
+    const started = performance.now();
+    progress(0, `${request.params?.name} started`);
+    // A tool's own progress (bytes of an import) replaces the start/done pair; the spec wants
+    // each value above the last, so a repeated value is not sent.
+    let sentOwnProgress = false;
+    let last = 0;
+    const result = await callTool(request, id, (done, total, message) => {
+      if (progressToken === undefined || done <= last) return;
+      sentOwnProgress = true;
+      last = done;
+      notify("notifications/progress", { progressToken, progress: done, ...(total !== null ? { total } : {}), message });
+    });
+    const ms = Math.round(performance.now() - started);
+    log(result.isError ? "warning" : "info", { tool: request.params?.name, requestId: id, ms, ok: !result.isError });
+    if (!sentOwnProgress) progress(1, `${request.params?.name} ${result.isError ? "failed" : "done"}`);
+    return result;
+  });
+
+  async function callTool(request: CallToolRequest, id: string, onProgress: NonNullable<ToolContext["progress"]>): Promise<CallToolResult> {
     const tool = tools.find((t) => t.name === request.params.name);
     if (!tool) return failure("not_found", `Unknown tool '${request.params.name}'`, id);
-    const ctx = { caller, deps, requestId: id, clientAddress };
+    // Toolsets only save context (a tool outside them still runs if the credential allows it);
+    // read-only mode is a promise the client asked for, so it is kept on calls too.
+    if (selection.readOnly && !tool.annotations.readOnlyHint) return failure("forbidden", `${tool.name} changes data, and this session is read-only`, id);
+    const ctx: ToolContext = { caller, deps, requestId: id, clientAddress, progress: onProgress };
     try {
       // invokeTool refuses a tool the caller may not use (not listed) with the REST 403.
       const output = await invokeTool(tool, request.params.arguments ?? {}, ctx);
@@ -66,7 +137,7 @@ export function createMcpServer(
       const e = toAppError(err, deps.log, id);
       return failure(e.code, e.message, id, e.details);
     }
-  });
+  }
   return server;
 }
 

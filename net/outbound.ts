@@ -27,7 +27,7 @@ export class OutboundTimeout extends Error {
   override readonly name = "OutboundTimeout";
 }
 
-type Resolver = (host: string) => Promise<LookupAddress[]>;
+export type Resolver = (host: string) => Promise<LookupAddress[]>;
 
 const systemResolver: Resolver = (host) =>
   new Promise((resolve, reject) => dnsLookup(host, { all: true }, (err, addresses) => (err ? reject(err) : resolve(addresses))));
@@ -73,18 +73,17 @@ export interface OutboundResponse {
   body: string;
 }
 
-export function sendOutbound(raw: string, req: OutboundRequest): Promise<OutboundResponse> {
-  const url = checkOutboundUrl(raw, req.policy);
-  const resolve = req.resolve ?? systemResolver;
-  const limit = req.maxResponseBytes ?? 4096;
-  // Called by the HTTP client when it connects: resolve, refuse if any address is refused
-  // (a name with one private answer among public ones is refused whole), connect to what was checked.
-  const lookup = (host: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => {
+/**
+ * Called by the HTTP client when it connects: resolve, refuse if any address is refused (a
+ * name with one private answer among public ones is refused whole), connect to what was checked.
+ */
+function guardedLookup(policy: OutboundPolicy, resolve: Resolver) {
+  return (host: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => {
     resolve(host).then(
       (addresses) => {
         if (addresses.length === 0) return callback(new OutboundRefused(`${host} has no address`));
         for (const a of addresses) {
-          const why = addressRefusal(a.address, req.policy);
+          const why = addressRefusal(a.address, policy);
           if (why) return callback(new OutboundRefused(`Refused: ${host} resolves to ${a.address}: ${why}`));
         }
         if (options?.all) callback(null, addresses);
@@ -93,6 +92,39 @@ export function sendOutbound(raw: string, req: OutboundRequest): Promise<Outboun
       (err) => callback(err),
     );
   };
+}
+
+/** An answer whose body is read by the caller, as it arrives. */
+export interface OutboundStream {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: http.IncomingMessage;
+}
+
+/**
+ * A GET whose answer is handed over as soon as its headers arrive (the caller streams the body,
+ * and destroys it to stop). The same checks as sendOutbound: the URL first, every address at
+ * connect time. Redirects are not followed; a caller that follows one calls this again for the
+ * new URL, so every hop is checked. `signal` aborts the request and the body.
+ */
+export function openOutbound(raw: string, req: { headers: Record<string, string>; policy: OutboundPolicy; signal: AbortSignal; resolve?: Resolver }): Promise<OutboundStream> {
+  const url = checkOutboundUrl(raw, req.policy);
+  const client = url.protocol === "https:" ? https : http;
+  return new Promise((resolvePromise, reject) => {
+    const request = client.request(
+      url,
+      { method: "GET", headers: req.headers, lookup: guardedLookup(req.policy, req.resolve ?? systemResolver) as never, agent: false, signal: req.signal },
+      (res) => resolvePromise({ status: res.statusCode ?? 0, headers: res.headers, body: res }),
+    );
+    request.on("error", reject);
+    request.end();
+  });
+}
+
+export function sendOutbound(raw: string, req: OutboundRequest): Promise<OutboundResponse> {
+  const url = checkOutboundUrl(raw, req.policy);
+  const limit = req.maxResponseBytes ?? 4096;
+  const lookup = guardedLookup(req.policy, req.resolve ?? systemResolver);
   const client = url.protocol === "https:" ? https : http;
   return new Promise((resolvePromise, reject) => {
     let settled = false;

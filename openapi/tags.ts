@@ -13,6 +13,8 @@ export const AREA_DESCRIPTIONS: Record<string, string> = {
   "media-settings": "How the organization's media is processed (whether renders keep photos' GPS position).",
   presign:
     "Uploads and downloads go straight to storage through short-lived presigned URLs: presign, PUT the bytes with the returned headers, confirm. Large files go in parts (multipart).",
+  imports:
+    "Imports by URL: the service fetches a public http(s) file into a bucket as a job (addresses checked on every redirect, size, time and type limits, quota reserved), then confirms it like an upload.",
   search: "Full-text search over keys, file names, tags, categories and metadata, with facets by tag, category and kind.",
   tags: "Flat labels with slugs; an object's tags are set with `objects_set_tags`.",
   categories: "A tree of categories per organization; an object's categories are set with `objects_set_categories`.",

@@ -231,7 +231,7 @@ export class S3Storage implements ObjectStorage {
     };
   }
 
-  async put(key: string, body: Uint8Array | ReadableStream<Uint8Array>, opts: { contentType: string; cacheControl?: string }): Promise<{ etag: string | null }> {
+  async put(key: string, body: Uint8Array | ReadableStream<Uint8Array> | Blob, opts: { contentType: string; cacheControl?: string }): Promise<{ etag: string | null }> {
     if (body instanceof ReadableStream) {
       const out = await this.client.send(
         new PutObjectCommand({ Bucket: this.opts.bucket, Key: key, Body: body, ContentType: opts.contentType, CacheControl: opts.cacheControl }),
@@ -247,7 +247,7 @@ export class S3Storage implements ObjectStorage {
   }
 
   /** One request signed for a minute; network errors and 5xx are retried twice, like the SDK's default. */
-  private async signedFetch(method: "GET" | "PUT", key: string, headers: Record<string, string> = {}, body?: Uint8Array): Promise<Response> {
+  private async signedFetch(method: "GET" | "PUT", key: string, headers: Record<string, string> = {}, body?: Uint8Array | Blob): Promise<Response> {
     for (let attempt = 1; ; attempt++) {
       const url = this.internal.presign({ method, key, expiresIn: 60, headers });
       const deadline = this.headersDeadline(body);
@@ -266,9 +266,9 @@ export class S3Storage implements ObjectStorage {
    * A deadline for the answer's headers only: a GET's body may stream for as long as it takes.
    * A PUT's headers come after its body, so its deadline allows for sending that at 1 MiB/s.
    */
-  private headersDeadline(body?: Uint8Array): { signal: AbortSignal; clear: () => void } {
+  private headersDeadline(body?: Uint8Array | Blob): { signal: AbortSignal; clear: () => void } {
     const controller = new AbortController();
-    const ms = this.timeoutMs + Math.ceil((body?.byteLength ?? 0) / 1024);
+    const ms = this.timeoutMs + Math.ceil((body instanceof Blob ? body.size : (body?.byteLength ?? 0)) / 1024);
     const timer = setTimeout(() => controller.abort(Object.assign(new Error(`storage did not answer within ${ms} ms`), { name: "TimeoutError" })), ms);
     return { signal: controller.signal, clear: () => clearTimeout(timer) };
   }

@@ -15,6 +15,8 @@ export interface ToolContext {
   requestId: string;
   /** Where the request came from, for the audit log; null when unknown (in-process calls). */
   clientAddress?: string | null;
+  /** MCP only, when the client sent a progress token: reports how far a long call got. */
+  progress?: (done: number, total: number | null, message: string) => void;
   /** REST only: the HTTP request, for the few tools whose answer depends on its headers (content negotiation). */
   request?: Request;
 }

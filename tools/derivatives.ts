@@ -39,7 +39,7 @@ export const derivativeTools = [
     name: "media_thumbnail",
     title: "Get a media object's thumbnail",
     description:
-      "The object's thumbnail: a WebP at most 320 px on its long edge (an image's own picture, a video's poster frame, a PDF's first page, an audio waveform). Over REST the bytes, with ETag and caching headers; as a tool, its description and the image itself. Answers thumbnail_pending while it is being made (retry in a few seconds) and thumbnail_unavailable when there is none (3D and other files, or a file that could not be read; the reason is in the error).",
+      "The object's thumbnail, returned as image content you can look at: a WebP at most 320 px on its long edge (an image itself, a video's poster frame, a PDF's first page, an audio waveform). thumbnail_pending: being made, retry in a few seconds; thumbnail_unavailable: there is none (3D and other files, or unreadable; the error says why).",
     scope: "read",
     reach: "bucket",
     http: { method: "GET", path: "/media/{id}/thumbnail", produces: "image/*" },

@@ -36,7 +36,164 @@ export const inputJsonSchema = (tool: AnyTool, target: Target = "draft-2020-12")
 export const outputJsonSchema = (tool: AnyTool, target: Target = "draft-2020-12") =>
   toJsonSchema(tool.output, target, "output", `${tool.name}:out`);
 
+/**
+ * The schemas MCP's tools/list carries: the same shapes, written for a reader that pays per
+ * byte (an agent's context) and for the validators popular clients run. Differences from the
+ * draft-2020-12 form above, none of which loses a constraint the contract states:
+ * - no `pattern` next to a `format` (Zod adds its UUID and date-time regexes; the format says it);
+ * - no ±2^53-1 bounds (Zod's "safe integer" default; every JSON parser has them anyway);
+ * - no `propertyNames: {type: string}` (JSON keys are strings) and no empty `additionalProperties`
+ *   schema (the default); `type: [a, "null"]` is written `anyOf` (some clients reject type arrays);
+ * - "(UUID)" and "(ISO-8601 UTC)" dropped from descriptions where `format` says so;
+ * - `limit`, `offset`, `total` and `hasMore` undescribed: the instructions describe lists once;
+ * - a definition used more than once in a schema (a Label for tags and for categories) stays in
+ *   `$defs` and is referred to; one used once is written in place.
+ */
+export function mcpJsonSchema(tool: AnyTool, io: "input" | "output"): JsonSchema {
+  const key = `${tool.name}|mcp|${io}`;
+  const hit = cache.get(key);
+  if (hit) return hit;
+  const raw = z.toJSONSchema(io === "input" ? strictInput(tool) : tool.output, { target: "draft-2020-12", io, unrepresentable: "any" }) as JsonSchema;
+  delete raw.$schema;
+  const out = compact(raw, io) as JsonSchema;
+  cache.set(key, out);
+  return out;
+}
+
+/** Definitions smaller than this are written out wherever they occur: a pointer would cost as much. */
+const DESCRIBE_ONCE_MIN_BYTES = 400;
+
+/**
+ * The output schemas of a whole tools/list, each named resource large enough to matter
+ * described in full once: in the tool that answers exactly that resource (a `_get` first),
+ * else the first tool carrying it. Every other tool that answers or contains it says
+ * `{"type": "object", "description": "MediaObject (media_get's outputSchema)"}`, so the listing
+ * as a whole still states every field once. The listing decides, since a toolset may leave the
+ * describing tool out: then the next tool in the listing carries the full definition.
+ */
+export function mcpOutputSchemas(tools: readonly AnyTool[]): Map<string, JsonSchema> {
+  const raw = tools.map((t) => [t, mcpJsonSchema(t, "output")] as const);
+  const defsOf = (s: JsonSchema) => (s.$defs ?? {}) as Record<string, JsonSchema>;
+  const rootName = (s: JsonSchema) => (typeof s.$ref === "string" && s.$ref.startsWith(DEFS) ? s.$ref.slice(DEFS.length) : null);
+  const describer = new Map<string, string>();
+  const candidates = (name: string) => raw.filter(([, s]) => name in defsOf(s));
+  for (const [, s] of raw) {
+    for (const [name, body] of Object.entries(defsOf(s))) {
+      if (describer.has(name) || JSON.stringify(body).length < DESCRIBE_ONCE_MIN_BYTES) continue;
+      const all = candidates(name);
+      const answers = all.filter(([, c]) => rootName(c) === name);
+      const chosen = answers.find(([t]) => t.name.endsWith("_get")) ?? answers[0] ?? all[0]!;
+      describer.set(name, chosen[0].name);
+    }
+  }
+  const out = new Map<string, JsonSchema>();
+  for (const [tool, schema] of raw) {
+    const pointer = (name: string): JsonSchema | null => {
+      const by = describer.get(name);
+      return by && by !== tool.name ? { type: "object", description: `${name} (${by}'s outputSchema)` } : null;
+    };
+    const swap = (value: unknown): unknown => {
+      if (Array.isArray(value)) return value.map(swap);
+      if (!value || typeof value !== "object") return value;
+      const { $ref, ...rest } = value as Record<string, unknown>;
+      if (typeof $ref === "string" && $ref.startsWith(DEFS)) {
+        const p = pointer($ref.slice(DEFS.length));
+        if (p) return { ...p, ...rest };
+      }
+      return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, swap(v)]));
+    };
+    out.set(tool.name, shareDefinitions(swap(schema) as JsonSchema));
+  }
+  return out;
+}
+
+const SAFE = Number.MAX_SAFE_INTEGER;
+
+/** An id's description that only names its noun ("Bucket id"), or a short one on a `...At` time: the name says it. */
+const SAYS_ONLY_ITS_NAME = /^[A-Z][a-z]*( [a-z]+)* id( \(UUID\))?$/;
+const SHORT_TIME = /^[A-Z][a-z]*( [a-z]+){0,2}( \(ISO-8601 UTC\))?$/;
+
+/** The list convention's fields: described once, in the server's instructions (tools/registry.ts). */
+const PAGING = new Set(["limit", "offset", "total", "hasMore"]);
+
+function compact(value: unknown, io: "input" | "output", name = ""): unknown {
+  if (Array.isArray(value)) return value.map((v) => compact(v, io, name));
+  if (!value || typeof value !== "object") return value;
+  const o: Record<string, unknown> = Object.fromEntries(
+    Object.entries(value).map(([k, v]) => [
+      k,
+      k === "properties" && v && typeof v === "object"
+        ? Object.fromEntries(Object.entries(v).map(([p, s]) => [p, compact(s, io, p)]))
+        : compact(v, io, k === "anyOf" || k === "items" ? name : ""),
+    ]),
+  );
+  if (typeof o.description === "string") {
+    if (PAGING.has(name)) delete o.description;
+    else if (o.format === "uuid" && SAYS_ONLY_ITS_NAME.test(o.description)) delete o.description;
+    else if (o.format === "date-time" && name.endsWith("At") && SHORT_TIME.test(o.description)) delete o.description;
+  }
+  // An answer's objects are closed by construction; saying so again in every object costs bytes
+  // and would make a client that validates break when a field is added.
+  if (io === "output" && o.type === "object" && o.additionalProperties === false) delete o.additionalProperties;
+  if (typeof o.format === "string" && "pattern" in o) delete o.pattern;
+  if (o.minimum === -SAFE) delete o.minimum;
+  if (o.maximum === SAFE) delete o.maximum;
+  // propertyNames is little supported; a key length limit is said in words instead.
+  const names = o.propertyNames as Record<string, unknown> | undefined;
+  if (names) {
+    delete o.propertyNames;
+    if (typeof names.maxLength === "number") {
+      const limit = `Keys: ${names.minLength ?? 0}..${names.maxLength} characters.`;
+      o.description = typeof o.description === "string" ? `${o.description}. ${limit}` : limit;
+    }
+  }
+  const extra = o.additionalProperties;
+  if (extra && typeof extra === "object" && Object.keys(extra).length === 0) delete o.additionalProperties;
+  if (typeof o.description === "string" && (o.format === "uuid" || o.format === "date-time")) {
+    o.description = o.description.replace(/ \((UUID|ISO-8601 UTC)\)$/, "");
+  }
+  if (Array.isArray(o.type)) {
+    const { type, description, ...rest } = o as { type: string[]; description?: string };
+    return { ...(description ? { description } : {}), anyOf: type.map((t) => (t === "null" ? { type: "null" } : { type: t, ...rest })) };
+  }
+  return o;
+}
+
 const DEFS = "#/$defs/";
+
+function refCounts(value: unknown, into = new Map<string, number>()): Map<string, number> {
+  if (Array.isArray(value)) for (const v of value) refCounts(v, into);
+  else if (value && typeof value === "object") {
+    for (const [k, v] of Object.entries(value)) {
+      if (k === "$ref" && typeof v === "string" && v.startsWith(DEFS)) into.set(v.slice(DEFS.length), (into.get(v.slice(DEFS.length)) ?? 0) + 1);
+      else refCounts(v, into);
+    }
+  }
+  return into;
+}
+
+/** Writes in place each definition referred to once (repeatedly, as inlining can make counts fall); keeps the rest in $defs. */
+function shareDefinitions(schema: JsonSchema): JsonSchema {
+  let { $defs, ...root } = schema as JsonSchema & { $defs?: Record<string, JsonSchema> };
+  let defs = { ...($defs ?? {}) };
+  for (;;) {
+    const counts = refCounts([root, defs]);
+    const once = Object.keys(defs).find((name) => (counts.get(name) ?? 0) <= 1 && !refCounts(defs[name]).has(name));
+    if (once === undefined) break;
+    const body = defs[once]!;
+    const { [once]: _, ...others } = defs;
+    const replace = (value: unknown): unknown => {
+      if (Array.isArray(value)) return value.map(replace);
+      if (!value || typeof value !== "object") return value;
+      const { $ref, ...rest } = value as Record<string, unknown>;
+      if ($ref === DEFS + once) return { ...body, ...rest };
+      return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, replace(v)]));
+    };
+    root = replace(root) as JsonSchema;
+    defs = replace(others) as Record<string, JsonSchema>;
+  }
+  return { ...root, ...(Object.keys(defs).length > 0 ? { $defs: defs } : {}) };
+}
 
 /** Writes every `$defs` entry in place of its references, except one that refers to itself (a tree): that stays a reference. */
 function inlineDefinitions(schema: JsonSchema): JsonSchema {

@@ -75,7 +75,7 @@ export const mediaTools = [
   defineTool({
     name: "media_stream",
     title: "Stream a media object",
-    description: "Over REST: a 302 redirect to a short-lived storage URL, for players and <img> tags. As a tool: that URL.",
+    description: "A short-lived URL of the object's bytes, for a player, an <img> tag or a download (presign_download also names the file). Its REST route redirects there.",
     scope: "read",
     reach: "bucket",
     http: { method: "GET", path: "/media/{id}/stream", status: 302 },

@@ -7,6 +7,7 @@ import { derivativeTools } from "./derivatives.ts";
 import { identityTools } from "./identity.ts";
 import { mediaTools } from "./media.ts";
 import { presignTools } from "./presign.ts";
+import { importTools } from "./imports.ts";
 import { reconcileTools } from "./reconcile.ts";
 import { renderTools } from "./render.ts";
 import { searchTools } from "./search.ts";
@@ -32,6 +33,7 @@ export const registry: readonly AnyTool[] = [
   ...derivativeTools,
   ...renderTools,
   ...presignTools,
+  ...importTools,
   ...searchTools,
   ...tagTools,
   ...categoryTools,
@@ -53,5 +55,6 @@ export const SERVER_INFO = { name: "media-storage", version: pkg.version };
 
 /** What an agent reads first (MCP initialize): how the tools fit together. */
 export const INSTRUCTIONS = `Media storage: buckets of media objects (images, video, audio, PDFs, 3D, other files) with tags, categories, sets, storyboards and search.
-Bytes never travel through tool arguments. To upload: call presign_upload (or the multipart tools for large files), PUT the bytes to the returned url with the returned headers, then call presign_confirm. To download: presign_download returns a short-lived URL.
-Tools you do not see need scopes your credential lacks, or act on the whole organization while your key is restricted to one bucket.`;
+Bytes never travel through tool arguments. To upload: call presign_upload (or the multipart tools for large files), PUT the bytes to the returned url with the returned headers, then call presign_confirm. A file at a public URL: media_import (a job; media_import_get polls it). To download: presign_download returns a short-lived URL.
+Lists take limit (1..200, default 50) and offset, and answer { data, total, hasMore }.
+Tools you do not see need scopes your credential lacks, or act on the whole organization while your key is restricted to one bucket, or belong to a toolset this session did not ask for (/mcp?toolsets=all).`;

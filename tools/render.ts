@@ -44,7 +44,7 @@ export const renderTools = [
     name: "media_render",
     title: "Render a media object at another size or format",
     description:
-      "An image, a video's poster frame or a PDF's first page, resized and re-encoded on the fly: width and/or height (pixels), fit (cover crops to the box around gravity; contain letterboxes; inside fits within, never enlarging; fill stretches), format (auto picks WebP unless the client does not take it; webp, avif, jpeg, png), quality 1-100. Made once, then served from a cache beside the object's thumbnail. Over REST the bytes with an ETag; as a tool, the description and the image itself. Answers thumbnail_pending while the object is still being processed. For a URL that works without a credential (an <img> tag on a web page), use media_render_url.",
+      "An image, video poster frame or PDF first page resized on the fly, returned as image content you can look at: width/height (px), fit (cover crops around gravity; contain letterboxes; inside never enlarges; fill stretches), format (auto, webp, avif, jpeg, png), quality 1-100. Cached once made. thumbnail_pending while the object is being processed. For a URL without credential (a web page), media_render_url.",
     scope: "read",
     reach: "bucket",
     http: { method: "GET", path: "/media/{id}/render", produces: "image/*" },

@@ -7,6 +7,8 @@ import { abandonDerivatives, generateDerivatives } from "./derivatives/generate.
 import { generateSetVariants } from "./set-variants.ts";
 import { deliverWebhook } from "../domain/events/delivery.ts";
 import { webhookSender } from "./webhook-sender.ts";
+import { runImport } from "../domain/media/imports.ts";
+import { urlFetcher } from "./url-fetcher.ts";
 
 interface Handler<N extends JobName> {
   run(deps: Deps, data: JobPayloads[N], run: JobRun): Promise<void>;
@@ -32,6 +34,8 @@ const handlers: Handlers = {
   },
   // Never throws for a receiver's failure: each attempt records itself and schedules the next.
   "webhooks.deliver": { run: (deps, data) => deliverWebhook(deps, webhookSender(deps.config.webhooks), data) },
+  // Never throws for the remote side's failure (recorded on the import); ours are retried.
+  "media.import": { run: (deps, { importId }, run) => runImport(deps, urlFetcher(deps.config.imports), importId, run) },
   "buckets.purge": {
     run: async (deps, { bucketId }) => {
       await deps.storage.deletePrefix(bucketPrefix(bucketId));

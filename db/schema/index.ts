@@ -16,3 +16,4 @@ export * from "./service-credentials.ts";
 export * from "./facts.ts";
 export * from "./webhooks.ts";
 export * from "./audit.ts";
+export * from "./imports.ts";

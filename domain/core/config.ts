@@ -52,6 +52,13 @@ export interface Config {
   /** Browser origins allowed to call /api and /mcp; `"*"` for any; empty: no cross-origin access. */
   corsOrigins: "*" | string[];
   webhooks: WebhookConfig;
+  /**
+   * Host names (with an optional port) that /mcp answers to: a request naming another in `Host`
+   * or `Origin` is refused, so a web page cannot reach a local server through DNS rebinding.
+   * "*": any host (a server behind a proxy that checks hosts itself).
+   */
+  mcpAllowedHosts: "*" | string[];
+  imports: ImportConfig;
   /** Audit log entries older than this many days are deleted. */
   auditRetentionDays: number;
   /** Check every tool result against its output schema (tests turn this on). */
@@ -102,6 +109,18 @@ export interface WorkerConfig {
   maxInputBytes: number;
   /** Images with more pixels are refused before decoding (decompression bombs). */
   maxPixels: number;
+}
+
+/** Fetching a URL into a bucket (media_import). */
+export interface ImportConfig {
+  /** Let URLs reach loopback, private, link-local or unique-local addresses (development and tests). */
+  allowPrivate: boolean;
+  /** Largest file fetched, in bytes. */
+  maxBytes: number;
+  /** Longest a whole fetch may take. */
+  timeoutMs: number;
+  /** Redirects followed before giving up. */
+  maxRedirects: number;
 }
 
 /** Outbound webhooks (docs/events.md). */

@@ -16,6 +16,8 @@ export interface JobPayloads {
   "search.sync": { orgId: string; objectIds: string[] };
   /** One attempt at sending an event to a webhook endpoint (the first, or a retry). */
   "webhooks.deliver": { orgId: string; deliveryId: string; attempt: number };
+  /** Fetch a URL into a bucket (media_import). */
+  "media.import": { orgId: string; importId: string };
   /** Every stored byte of a deleted bucket. */
   "buckets.purge": { orgId: string; bucketId: string };
 }

@@ -548,3 +548,16 @@ async function collectUnconfirmed(deps: Deps, r: typeof uploadReservations.$infe
   await deps.storage.delete(path);
   deps.log.info("unconfirmed bytes deleted", { orgId: r.orgId, bucketId: r.bucketId, bytes: stored.size });
 }
+
+/**
+ * An import by URL (imports.ts) holds quota as a single-shot presign does: through the same
+ * reservation, so its declared size counts against the allocation until the import stores the
+ * object (confirm swaps it for the measured size) or fails (imports.ts releases it).
+ */
+export async function reserveForImport(
+  deps: Deps,
+  orgId: string,
+  r: { bucketId: string; key: string; size: number | undefined; contentType: string; tags: string[]; now: Date; lifetimeMs: number },
+): Promise<void> {
+  await reserveSingleShot(deps.db, orgId, r);
+}

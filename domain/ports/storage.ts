@@ -51,7 +51,8 @@ export interface ObjectStorage {
   /** null when there is no such object. */
   head(key: string): Promise<StoredObjectInfo | null>;
   get(key: string): Promise<{ body: ReadableStream<Uint8Array>; info: StoredObjectInfo } | null>;
-  put(key: string, body: Uint8Array | ReadableStream<Uint8Array>, opts: { contentType: string; cacheControl?: string }): Promise<{ etag: string | null }>;
+  /** A Blob (a file on disk) is sent with its length, read as it goes. */
+  put(key: string, body: Uint8Array | ReadableStream<Uint8Array> | Blob, opts: { contentType: string; cacheControl?: string }): Promise<{ etag: string | null }>;
   putTags(key: string, tagging: string): Promise<void>;
   delete(key: string): Promise<void>;
   /** Deletes every object under a prefix; returns how many. */

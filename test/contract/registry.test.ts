@@ -39,15 +39,15 @@ describe("one registry, four surfaces", () => {
     const app = createApp({ deps: server.services.deps });
     // "/api/*" answers unknown API paths (404, counted by the rate limit).
     // "/" and "/console..." serve the web console; "/api/render/:id" serves signed render URLs,
-    // which carry their permission instead of a credential.
-    const infra = new Set(["/mcp", "/api/openapi.json", "/api/docs", "/api/docs/scalar.js", "/healthz", "/api/payments/webhook", "/api/*", "/", "/console", "/console/*", "/api/render/:id"]);
+    // which carry their permission instead of a credential. The RFC 9728 metadata is public too.
+    const infra = new Set(["/mcp", "/api/openapi.json", "/api/docs", "/api/docs/scalar.js", "/healthz", "/api/payments/webhook", "/api/*", "/", "/console", "/console/*", "/api/render/:id", "/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp"]);
     const routes = app.routes.filter((r) => !infra.has(r.path)).map((r) => `${r.method} ${r.path}`).sort();
     const expected = registry.map((t) => `${t.http.method} /api${t.http.path.replace(/\{(\w+)\}/g, ":$1")}`).sort();
     expect(routes).toEqual(expected);
   });
 
-  test("MCP tools/list for an admin key is exactly the registry, with schemas and annotations", async () => {
-    const client = await mcpClient(server, org.adminKey.secret, "contract");
+  test("MCP tools/list for an admin key asking for every toolset is exactly the registry, with schemas and annotations", async () => {
+    const client = await mcpClient(server, org.adminKey.secret, "contract", "?toolsets=all");
     const { tools } = await client.listTools();
     await client.close();
     expect(tools.map((t) => t.name).sort()).toEqual(names());

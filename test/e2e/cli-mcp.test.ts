@@ -14,9 +14,9 @@ let org: TestOrg;
 withServerAndOrg({ ready: (made) => void ({ server, org } = made), cleanup: removeTempConfigHomes });
 
 /** `media mcp` as a desktop agent launches it: a child process speaking MCP on stdio. */
-async function bridge(key: string): Promise<Client> {
+async function bridge(key: string, flags: string[] = ["--toolsets", "all"]): Promise<Client> {
   const client = new Client({ name: "desktop-agent", version: "1" });
-  await client.connect(new StdioClientTransport({ command: process.execPath, args: [CLI, "mcp"], env: cliEnv({ url: server.url, key }), stderr: "pipe" }));
+  await client.connect(new StdioClientTransport({ command: process.execPath, args: [CLI, "mcp", ...flags], env: cliEnv({ url: server.url, key }), stderr: "pipe" }));
   return client;
 }
 
@@ -84,6 +84,21 @@ describe("media mcp (stdio relay to /mcp)", () => {
     } finally {
       await client.close();
     }
+  });
+
+  test("--toolsets and --read-only choose the tools as /mcp's query does", async () => {
+    const client = await bridge(org.adminKey.secret, ["--toolsets", "search,buckets", "--read-only"]);
+    try {
+      const { tools } = await client.listTools();
+      expect(tools.map((t) => t.name).sort()).toEqual(["buckets_get", "buckets_list", "search"]);
+      const refused = await client.callTool({ name: "buckets_create", arguments: { name: "read-only" } });
+      expect(errorOf(refused as never)).toMatchObject({ code: "forbidden", message: expect.stringContaining("read-only") });
+    } finally {
+      await client.close();
+    }
+    const unknown = await runCli(["mcp", "--toolsets", "nonsense"], { url: server.url, key: org.adminKey.secret, stdin: "" });
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain("unknown toolset nonsense");
   });
 
   test("a bad key stops the bridge at start with a clear message", async () => {

@@ -12,7 +12,7 @@ let org: TestOrg;
 
 withServerAndOrg({ ready: (made) => void ({ server, org } = made) });
 
-const connect = (secret: string | null) => mcpClient(server, secret, "e2e");
+const connect = (secret: string | null, query = "") => mcpClient(server, secret, "e2e", query);
 
 function errorOf(result: { content: unknown; isError?: boolean }) {
   expect(result.isError).toBe(true);
@@ -30,12 +30,43 @@ describe("MCP over Streamable HTTP", () => {
 
   test("tools/list is filtered by the key's scopes", async () => {
     const read = await org.keyClient(["read"]);
-    const client = await connect(read.secret);
+    const client = await connect(read.secret, "?toolsets=all");
     const { tools } = await client.listTools();
     const expected = registry.filter((t) => t.scope === "read" || t.scope === "any").map((t) => t.name).sort();
     expect(tools.map((t) => t.name).sort()).toEqual(expected);
     expect(tools.some((t) => t.name === "buckets_create")).toBe(false);
     await client.close();
+  });
+
+  test("toolsets: the default set, named sets, all, and read-only mode", async () => {
+    const names = async (query: string) => {
+      const client = await connect(org.adminKey.secret, query);
+      const { tools } = await client.listTools();
+      await client.close();
+      return tools.map((t) => t.name);
+    };
+    const byDefault = await names("");
+    expect(byDefault).toContain("media_get");
+    expect(byDefault).toContain("presign_upload");
+    expect(byDefault).not.toContain("webhooks_create");
+    expect(byDefault).not.toContain("billing_subscription_get");
+    expect((await names("?toolsets=media,search")).every((n) => n === "search" || n.startsWith("media_"))).toBe(true);
+    expect((await names("?toolsets=all")).length).toBe(registry.length);
+    expect(await names("?toolsets=webhooks&readonly=true")).toEqual(["webhooks_list", "webhooks_get", "webhooks_deliveries_list"]);
+
+    // Read-only is kept on calls too; a set only saves context, so a permitted tool outside it still runs.
+    const readOnly = await connect(org.adminKey.secret, "?toolsets=buckets&readonly=true");
+    expect(errorOf((await readOnly.callTool({ name: "buckets_create", arguments: { name: "ro" } })) as never).code).toBe("forbidden");
+    expect((await readOnly.callTool({ name: "me_get", arguments: {} })).isError).toBeFalsy();
+    await readOnly.close();
+
+    const unknown = await fetch(`${server.url}/mcp?toolsets=media,nonsense`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${org.adminKey.secret}`, "content-type": "application/json", accept: "application/json, text/event-stream" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
+    });
+    expect(unknown.status).toBe(400);
+    expect((await unknown.json()).error.message).toContain("Unknown toolset nonsense");
   });
 
   test("a call returns structuredContent matching the outputSchema", async () => {
@@ -86,6 +117,66 @@ describe("MCP over Streamable HTTP", () => {
       expect((await res.json()).error.code).toBe("unauthorized");
     }
     await expect(connect(null)).rejects.toThrow();
+  });
+
+  test("a 401 says 'Bearer' and points at the protected-resource metadata (RFC 6750, RFC 9728)", async () => {
+    const post = (auth?: string) =>
+      fetch(`${server.url}/mcp`, {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...(auth ? { authorization: auth } : {}) },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
+      });
+    const metadataUrl = `${server.url}/.well-known/oauth-protected-resource/mcp`;
+    const none = await post();
+    expect(none.headers.get("www-authenticate")).toBe(`Bearer resource_metadata="${metadataUrl}"`);
+    const bad = await post(`Bearer ${"0".repeat(64)}`);
+    expect(bad.headers.get("www-authenticate")).toBe(`Bearer error="invalid_token", resource_metadata="${metadataUrl}", error_description="Invalid API key"`);
+    // REST routes say the same, pointing at the API's own metadata.
+    const rest = await fetch(`${server.url}/api/buckets`, { headers: { authorization: "Bearer nonsense" } });
+    expect(rest.headers.get("www-authenticate")).toStartWith(`Bearer error="invalid_token", resource_metadata="${server.url}/.well-known/oauth-protected-resource"`);
+
+    const metadata = await fetch(metadataUrl);
+    expect(metadata.status).toBe(200);
+    expect(await metadata.json()).toEqual({
+      resource: `${server.url}/mcp`,
+      resource_name: "Media storage",
+      bearer_methods_supported: ["header"],
+      scopes_supported: ["read", "write", "delete", "admin"],
+      resource_documentation: `${server.url}/api/docs`,
+    });
+    expect((await (await fetch(`${server.url}/.well-known/oauth-protected-resource`)).json()).resource).toBe(server.url);
+  });
+
+  test("the SDK client with a refused key reports the service's refusal, not an OAuth problem", async () => {
+    const error = await connect("0".repeat(64)).then(
+      () => null,
+      (err: Error) => err,
+    );
+    expect(error?.message).toContain("Invalid API key");
+  });
+
+  test("DNS rebinding: Host and Origin must name this server", async () => {
+    const port = new URL(server.url).port;
+    const init = (host: string, origin: string | null) => ({
+      method: "POST",
+      headers: {
+        host,
+        ...(origin ? { origin } : {}),
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        authorization: `Bearer ${org.adminKey.secret}`,
+      },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }),
+    });
+    const evil = await fetch(`${server.url}/mcp`, init("evil.example.com", "http://evil.example.com"));
+    expect(evil.status).toBe(403);
+    expect((await evil.json()).error.message).toContain("evil.example.com");
+    const evilOrigin = await fetch(`${server.url}/mcp`, init(`localhost:${port}`, "http://evil.example.com"));
+    expect(evilOrigin.status).toBe(403);
+    for (const host of [`localhost:${port}`, `127.0.0.1:${port}`]) {
+      const ok = await fetch(`${server.url}/mcp`, init(host, `http://${host}`));
+      expect(ok.status).toBe(200);
+    }
   });
 
   test("GET /mcp is 405: the server is stateless", async () => {

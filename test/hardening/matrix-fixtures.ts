@@ -30,6 +30,8 @@ export interface BucketData {
   uploadId: string;
   /** A deleted object, in the trash. */
   trashedId: string;
+  /** An import by URL, settled (failed: its URL is refused), so no job changes it later. */
+  importId: string;
 }
 
 /** An organization with one of everything, built through the public API. */
@@ -82,6 +84,7 @@ async function seedBucket(org: TestOrg, marker: string, label: string, tagIds: s
   const mp = await ok(api.post("/api/presign/create-multipart", { bucketId: bucket.id, key: uploadKey, size: 1234 }), "multipart");
   const trashed = await upload(api, bucket.id, `trash/${marker}-${label}.txt`, `deleted ${marker}`, { contentType: "text/plain" });
   await ok(api.delete(`/api/media/${trashed.id}`), "delete");
+  const imported = await ok(api.post("/api/imports", { bucketId: bucket.id, key: `imports/${marker}-${label}.jpg`, url: "http://localhost:9/never.jpg", wait: true }), "import");
   return {
     bucketId: bucket.id,
     bucketName: bucket.name,
@@ -96,6 +99,7 @@ async function seedBucket(org: TestOrg, marker: string, label: string, tagIds: s
     uploadKey,
     uploadId: mp.uploadId,
     trashedId: trashed.id,
+    importId: imported.id,
   };
 }
 
@@ -158,7 +162,7 @@ export async function buildFixture(org: TestOrg): Promise<Fixture> {
 
 /** Every id and name of the fixture: none of them may appear in another organization's answers. */
 export function secretsOf(f: Fixture): string[] {
-  const perBucket = (b: BucketData) => [b.bucketId, b.objectId, b.object2Id, b.setId, b.generatedItemId, b.attachedItemId, b.storyboardId, ...b.clipIds, b.uploadId, b.trashedId];
+  const perBucket = (b: BucketData) => [b.bucketId, b.objectId, b.object2Id, b.setId, b.generatedItemId, b.attachedItemId, b.storyboardId, ...b.clipIds, b.uploadId, b.trashedId, b.importId];
   return [
     f.marker,
     f.org.orgId,

@@ -118,6 +118,13 @@ const table: Record<string, Entry> = {
   media_settings_update: { audit: "calls", scope: "admin", reach: "organization", input: () => ({ stripLocation: true }), restricted: [refused(() => ({ stripLocation: false }))] },
 
   presign_upload: { audit: "calls", scope: "write", input: (f) => ({ bucketId: f.main.bucketId, key: "probe.txt", size: 10 }), restricted: [refused((f) => ({ bucketId: f.other.bucketId, key: "probe.txt", size: 10 }))] },
+  media_import: {
+    audit: "calls",
+    scope: "write",
+    input: (f) => ({ bucketId: f.main.bucketId, key: "imports/probe.jpg", url: "http://localhost:9/probe.jpg", wait: true }),
+    restricted: [refused((f) => ({ bucketId: f.other.bucketId, key: "imports/probe.jpg", url: "http://localhost:9/probe.jpg", wait: true }))],
+  },
+  media_import_get: { audit: "refusals", scope: "read", input: (f) => ({ id: f.main.importId }), restricted: [refused((f) => ({ id: f.other.importId }))] },
   presign_create_multipart: {
     audit: "calls",
     scope: "write",

@@ -52,6 +52,8 @@ const table: Record<string, Case[]> = {
   media_settings_update: [own(() => ({ stripLocation: true }))],
 
   presign_upload: [foreign((a) => ({ bucketId: a.main.bucketId, key: "intruder.txt", size: 10 }))],
+  media_import: [foreign((a) => ({ bucketId: a.main.bucketId, key: "intruder.jpg", url: "http://localhost:9/intruder.jpg" }))],
+  media_import_get: [foreign((a) => ({ id: a.main.importId }))],
   presign_create_multipart: [foreign((a) => ({ bucketId: a.main.bucketId, key: "intruder.bin", size: 10 }))],
   presign_upload_part: [
     foreign((a) => ({ bucketId: a.main.bucketId, key: a.main.uploadKey, uploadId: a.main.uploadId, partNumber: 1 })),

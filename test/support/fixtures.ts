@@ -51,10 +51,10 @@ export function withTwoOrgs(hooks: Hooks<TwoOrgs>): void {
   });
 }
 
-/** An MCP SDK client on the server's /mcp, with this bearer secret (none: unauthenticated). */
-export async function mcpClient(server: TestServer, secret: string | null, name = "test"): Promise<Client> {
+/** An MCP SDK client on the server's /mcp (with `query`, e.g. "?toolsets=all"), with this bearer secret (none: unauthenticated). */
+export async function mcpClient(server: TestServer, secret: string | null, name = "test", query = ""): Promise<Client> {
   const client = new Client({ name, version: "1" });
   const headers: Record<string, string> = secret ? { authorization: `Bearer ${secret}` } : {};
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers } }));
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp${query}`), { requestInit: { headers } }));
   return client;
 }
