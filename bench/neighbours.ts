@@ -7,14 +7,15 @@
  * latency from each request's scheduled start). B's p99 under A's load is compared with B's
  * quiet p99 on the same server; the target is at most 2x.
  *
- * Two servers, one after the other, on the same seeded database: "unbounded" (no organization
- * cap, no per-organization concurrency caps, no statement timeouts: main before issue 21) and
- * "bounded" (the defaults). Each is a real `npm start` (PostgreSQL, Redis, inline BullMQ worker,
+ * Three servers, one after the other, on the same seeded database: "unbounded" (no organization
+ * cap, no per-organization concurrency caps, no statement timeouts: main before issue 21),
+ * "bounded-inprocess" (the limits, set renditions rendered in the worker process) and "bounded"
+ * (the defaults: renditions in a child process at WORKER_NICE 10). Each is a real `npm start` (PostgreSQL, Redis, inline BullMQ worker,
  * embedded storage node) in a process of its own.
  *
  * BENCH_N objects (default 100000), NEIGHBOURS_SECONDS per phase (default 30),
  * NEIGHBOURS_RATE requests per second per B route (default 4), NEIGHBOURS_CONFIGS
- * (default "unbounded,bounded"), BENCH_WRITE=1 writes bench/RESULTS.md.
+ * (default "unbounded,bounded-inprocess,bounded"), BENCH_WRITE=1 writes bench/RESULTS.md.
  */
 import { mkdirSync, rmSync } from "node:fs";
 import { cpus, loadavg, totalmem } from "node:os";
@@ -27,7 +28,7 @@ import { seededDatabase } from "./_seed.ts";
 const N = Number(process.env.BENCH_N ?? 100_000);
 const SECONDS = Number(process.env.NEIGHBOURS_SECONDS ?? 30);
 const RATE = Number(process.env.NEIGHBOURS_RATE ?? 4);
-const CONFIGS = (process.env.NEIGHBOURS_CONFIGS ?? "unbounded,bounded").split(",");
+const CONFIGS = (process.env.NEIGHBOURS_CONFIGS ?? "unbounded,bounded-inprocess,bounded").split(",");
 const JWT_SECRET = "bench-secret-bench-secret";
 const ADMIN_SECRET = "b".repeat(64);
 
@@ -40,6 +41,8 @@ const configs: Record<string, Record<string, string>> = {
     DB_STATEMENT_TIMEOUT_MS: "0",
     SEARCH_STATEMENT_TIMEOUT_MS: "0",
   },
+  // The limits, with set renditions rendered in the worker process itself.
+  "bounded-inprocess": { WORKER_NICE: "0" },
   bounded: {},
 };
 
