@@ -29,6 +29,8 @@ const N = Number(process.env.BENCH_N ?? 100_000);
 const SECONDS = Number(process.env.NEIGHBOURS_SECONDS ?? 30);
 const RATE = Number(process.env.NEIGHBOURS_RATE ?? 4);
 const CONFIGS = (process.env.NEIGHBOURS_CONFIGS ?? "unbounded,bounded-inprocess,bounded").split(",");
+/** Rounds over every configuration, interleaved: on a shared machine the load moves under a run. */
+const REPEAT = Number(process.env.NEIGHBOURS_REPEAT ?? 1);
 const JWT_SECRET = "bench-secret-bench-secret";
 const ADMIN_SECRET = "b".repeat(64);
 
@@ -216,14 +218,17 @@ async function runConfig(name: string): Promise<Outcome> {
   }
 }
 
-const outcomes: Outcome[] = [];
-for (const name of CONFIGS) {
-  console.error(`[neighbours] ${name}: quiet ${SECONDS} s, then under org A's load ${SECONDS} s (load average ${loadavg()[0]!.toFixed(1)})`);
-  const o = await runConfig(name);
-  outcomes.push(o);
-  console.error(JSON.stringify(o));
-  // Let the worker's leftovers and the machine settle between configurations.
-  await Bun.sleep(5000);
+const outcomes: (Outcome & { round: number })[] = [];
+const startLoad = loadavg().map((l) => l.toFixed(1)).join(" ");
+for (let round = 1; round <= REPEAT; round++) {
+  for (const name of CONFIGS) {
+    console.error(`[neighbours] round ${round}, ${name}: quiet ${SECONDS} s, then under org A's load ${SECONDS} s (load average ${loadavg()[0]!.toFixed(1)})`);
+    const o = await runConfig(name);
+    outcomes.push({ ...o, round });
+    console.error(JSON.stringify(o));
+    // Let the worker's leftovers and the machine settle between configurations.
+    await Bun.sleep(5000);
+  }
 }
 
 const f = (x: number) => x.toFixed(1);
@@ -231,23 +236,23 @@ const rows = outcomes.flatMap((o) =>
   (["presign", "get", "list"] as const).map((route) => {
     const q = o.quiet[route];
     const l = o.loaded[route];
-    return `| ${o.config} | ${route} | ${f(q.p50)} | ${f(q.p99)} | ${f(l.p50)} | ${f(l.p99)} | **${(l.p99 / q.p99).toFixed(1)}×** | ${q.errors + l.errors} |`;
+    return `| ${o.round} | ${o.config} | ${route} | ${f(q.p50)} | ${f(q.p99)} | ${f(l.p50)} | ${f(l.p99)} | **${(l.p99 / q.p99).toFixed(1)}×** | ${q.errors + l.errors} |`;
   }),
 );
 const statusLines = outcomes.map(
   (o) =>
-    `- ${o.config}: ${Object.entries(o.statuses)
+    `- round ${o.round}, ${o.config}: ${Object.entries(o.statuses)
       .map(([kind, s]) => `${kind} ${Object.entries(s).map(([code, n]) => `${n}×${code}`).join(" ")}`)
       .join("; ")}; server CPU ${f(o.serverCpu)} s over the loaded phase; load average (1 min) quiet ${o.load.quiet.map(f).join("→")}, loaded ${o.load.loaded.map(f).join("→")}`,
 );
 const section = `## neighbours — one organization's worst load against another's p99 (written by \`npm run bench -- neighbours\`)
 
-${new Date().toISOString().slice(0, 16)}Z; ${cpus().length} vCPU ${cpus()[0]?.model.trim() ?? ""}, ${Math.round(totalmem() / 2 ** 30)} GiB; load average at the start ${loadavg().map(f).join(" ")} (other work shares this machine).
+${new Date().toISOString().slice(0, 16)}Z; ${cpus().length} vCPU ${cpus()[0]?.model.trim() ?? ""}, ${Math.round(totalmem() / 2 ** 30)} GiB; load average (1, 5, 15 min) at the start ${startLoad}, at the end ${loadavg().map(f).join(" ")} (other work shares this machine).
 Org A: the seeded organization (${N.toLocaleString("en-US")} objects), 5 API keys, 8 search loops (\`co* OR fr* OR mi* OR w1* OR common OR frequent OR mid OR rare\`), 4 loops of uncached renders of a 24 MP JPEG, 2 loops of 1 MiB uploads, set generation (4 items of 10 MP) every second; a refused request waits 200 ms.
 Org B: presign, get and list, each at ${RATE} requests/s open loop for ${SECONDS} s; latency in ms from each request's scheduled start. Target: loaded p99 ≤ 2× quiet p99.
 
-| config | route | quiet p50 | quiet p99 | loaded p50 | loaded p99 | p99 ratio | B errors |
-|---|---|---|---|---|---|---|---|
+| round | config | route | quiet p50 | quiet p99 | loaded p50 | loaded p99 | p99 ratio | B errors |
+|---|---|---|---|---|---|---|---|---|
 ${rows.join("\n")}
 
 Org A's answers and the server's load:
