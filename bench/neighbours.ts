@@ -1,6 +1,6 @@
 /**
  * `npm run bench -- neighbours`: how much one organization's worst load slows another's
- * requests (issue 21). Org A (the seeded "Bench" organization, 100,000 objects) runs what its
+ * requests (2026 attack run). Org A (the seeded "Bench" organization, 100,000 objects) runs what its
  * limits allow, through several API keys at once: costly searches (4 prefixes, 8 alternatives:
  * the most the query bounds accept), uncached on-the-fly renders of a 24 MP picture, uploads,
  * and set generations. Org B meanwhile presigns, gets and lists at a fixed rate (open loop,
@@ -8,7 +8,7 @@
  * quiet p99 on the same server; the target is at most 2x.
  *
  * Three servers, one after the other, on the same seeded database: "unbounded" (no organization
- * cap, no per-organization concurrency caps, no statement timeouts: main before issue 21),
+ * cap, no per-organization concurrency caps, no statement timeouts: main before the attack run's fixes),
  * "bounded-inprocess" (the limits, set renditions rendered in the worker process) and "bounded"
  * (the defaults: renditions in a child process at WORKER_NICE 10). Each is a real `npm start` (PostgreSQL, Redis, inline BullMQ worker,
  * embedded storage node) in a process of its own.
@@ -35,7 +35,7 @@ const JWT_SECRET = "bench-secret-bench-secret";
 const ADMIN_SECRET = "b".repeat(64);
 
 const configs: Record<string, Record<string, string>> = {
-  // What main had before issue 21: a per-credential limit only, nothing per organization.
+  // What main had before the attack run's fixes: a per-credential limit only, nothing per organization.
   unbounded: {
     ORG_RATE_LIMIT_PER_MINUTE: "100000000",
     ORG_MAX_SEARCHES: "1000",

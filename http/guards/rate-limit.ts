@@ -65,7 +65,7 @@ export class RateLimiter {
 /**
  * After authentication: one bucket per credential (API key or JWT user), REST and MCP alike,
  * then one per organization (`orgLimiter`), so minting more keys does not multiply what one
- * organization may send (issue 21). Given the idempotency guard that follows, the credential's
+ * organization may send (2026 attack run). Given the idempotency guard that follows, the credential's
  * count makes its claim in the same round trip.
  *
  * The credential counts first: a request its own limit refuses never spends the organization's

@@ -17,7 +17,7 @@ const CHILD = join(import.meta.dir, "render-child.ts");
 const NICE = Bun.which("nice");
 
 /**
- * Set renditions rendered in a child process at niceness `nice` (issue 21: a tenant's renders
+ * Set renditions rendered in a child process at niceness `nice` (2026 attack run: a tenant's renders
  * on both cores made another tenant's storage PUT take 272 s on the embedded defaults). The
  * scheduler then gives the server's event loop, the storage node and PostgreSQL the CPU first,
  * and the renders take what is left; libvips' threads, started in the child, inherit its
