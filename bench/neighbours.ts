@@ -1,25 +1,27 @@
 /**
  * `npm run bench -- neighbours`: how much one organization's worst load slows another's
- * requests (issue 21). Org A (the seeded "Bench" organization, 100,000 objects) runs what its
+ * requests (2026 attack run). Org A (the seeded "Bench" organization, 100,000 objects) runs what its
  * limits allow, through several API keys at once: costly searches (4 prefixes, 8 alternatives:
  * the most the query bounds accept), uncached on-the-fly renders of a 24 MP picture, uploads,
  * and set generations. Org B meanwhile presigns, gets and lists at a fixed rate (open loop,
  * latency from each request's scheduled start). B's p99 under A's load is compared with B's
  * quiet p99 on the same server; the target is at most 2x.
  *
- * Two servers, one after the other, on the same seeded database: "unbounded" (no organization
- * cap, no per-organization concurrency caps, no statement timeouts: main before issue 21) and
- * "bounded" (the defaults). Each is a real `npm start` (PostgreSQL, Redis, inline BullMQ worker,
+ * Three servers, one after the other, on the same seeded database: "unbounded" (no organization
+ * cap, no per-organization concurrency caps, no statement timeouts: main before the attack run's fixes),
+ * "bounded-inprocess" (the limits, set renditions rendered in the worker process) and "bounded"
+ * (the defaults: renditions in a child process at WORKER_NICE 10). Each is a real `npm start` (PostgreSQL, Redis, inline BullMQ worker,
  * embedded storage node) in a process of its own.
  *
  * BENCH_N objects (default 100000), NEIGHBOURS_SECONDS per phase (default 30),
  * NEIGHBOURS_RATE requests per second per B route (default 4), NEIGHBOURS_CONFIGS
- * (default "unbounded,bounded"), BENCH_WRITE=1 writes bench/RESULTS.md.
+ * (default "unbounded,bounded-inprocess,bounded"), BENCH_WRITE=1 writes bench/RESULTS.md.
  */
 import { mkdirSync, rmSync } from "node:fs";
 import { cpus, loadavg, totalmem } from "node:os";
 import { join } from "node:path";
 import { SignJWT } from "jose";
+import postgres from "postgres";
 import sharp from "sharp";
 import { cpuSeconds, deleteRedisPrefix, REDIS_URL, runFixedRate, startTarget, writeSection, type Target } from "./_load.ts";
 import { seededDatabase } from "./_seed.ts";
@@ -27,12 +29,14 @@ import { seededDatabase } from "./_seed.ts";
 const N = Number(process.env.BENCH_N ?? 100_000);
 const SECONDS = Number(process.env.NEIGHBOURS_SECONDS ?? 30);
 const RATE = Number(process.env.NEIGHBOURS_RATE ?? 4);
-const CONFIGS = (process.env.NEIGHBOURS_CONFIGS ?? "unbounded,bounded").split(",");
+const CONFIGS = (process.env.NEIGHBOURS_CONFIGS ?? "unbounded,bounded-inprocess,bounded").split(",");
+/** Rounds over every configuration, interleaved: on a shared machine the load moves under a run. */
+const REPEAT = Number(process.env.NEIGHBOURS_REPEAT ?? 1);
 const JWT_SECRET = "bench-secret-bench-secret";
 const ADMIN_SECRET = "b".repeat(64);
 
 const configs: Record<string, Record<string, string>> = {
-  // What main had before issue 21: a per-credential limit only, nothing per organization.
+  // What main had before the attack run's fixes: a per-credential limit only, nothing per organization.
   unbounded: {
     ORG_RATE_LIMIT_PER_MINUTE: "100000000",
     ORG_MAX_SEARCHES: "1000",
@@ -40,6 +44,8 @@ const configs: Record<string, Record<string, string>> = {
     DB_STATEMENT_TIMEOUT_MS: "0",
     SEARCH_STATEMENT_TIMEOUT_MS: "0",
   },
+  // The limits, with set renditions rendered in the worker process itself.
+  "bounded-inprocess": { WORKER_NICE: "0" },
   bounded: {},
 };
 
@@ -175,6 +181,11 @@ async function runConfig(name: string): Promise<Outcome> {
     const noiseBucket = (await call(base, keys[0]!, "POST", "/api/buckets", { name: `noise-${Date.now()}` })).body.id as string;
     const big = await uploadTo(base, keys[0]!, noiseBucket, `big-${Date.now()}.jpg`, await bigPicture(), "image/jpeg");
     if (typeof big !== "string") throw new Error(`uploading the big picture failed: ${big}`);
+    // The hourly budget of set generations is counted from the job outbox, and the seeded
+    // organization is reused by every run: each run starts with the budget whole.
+    const admin = postgres(seeded.url, { max: 1, onnotice: () => {} });
+    await admin`delete from job_outbox where name = 'sets.generate' and payload->>'orgId' = ${seeded.orgId}`;
+    await admin.end();
     const set = (await call(base, keys[0]!, "POST", "/api/sets", { name: "noisy", baseObjectId: big })).body;
     for (let i = 0; i < 4; i++) await call(base, keys[0]!, "POST", `/api/sets/${set.id}/items`, { aspectRatio: "8:5", width: 4000, height: 2500, role: `r${i}` });
     // Org B: a new organization with a bucket of 60 small objects and one read/write key.
@@ -213,14 +224,17 @@ async function runConfig(name: string): Promise<Outcome> {
   }
 }
 
-const outcomes: Outcome[] = [];
-for (const name of CONFIGS) {
-  console.error(`[neighbours] ${name}: quiet ${SECONDS} s, then under org A's load ${SECONDS} s (load average ${loadavg()[0]!.toFixed(1)})`);
-  const o = await runConfig(name);
-  outcomes.push(o);
-  console.error(JSON.stringify(o));
-  // Let the worker's leftovers and the machine settle between configurations.
-  await Bun.sleep(5000);
+const outcomes: (Outcome & { round: number })[] = [];
+const startLoad = loadavg().map((l) => l.toFixed(1)).join(" ");
+for (let round = 1; round <= REPEAT; round++) {
+  for (const name of CONFIGS) {
+    console.error(`[neighbours] round ${round}, ${name}: quiet ${SECONDS} s, then under org A's load ${SECONDS} s (load average ${loadavg()[0]!.toFixed(1)})`);
+    const o = await runConfig(name);
+    outcomes.push({ ...o, round });
+    console.error(JSON.stringify(o));
+    // Let the worker's leftovers and the machine settle between configurations.
+    await Bun.sleep(5000);
+  }
 }
 
 const f = (x: number) => x.toFixed(1);
@@ -228,23 +242,23 @@ const rows = outcomes.flatMap((o) =>
   (["presign", "get", "list"] as const).map((route) => {
     const q = o.quiet[route];
     const l = o.loaded[route];
-    return `| ${o.config} | ${route} | ${f(q.p50)} | ${f(q.p99)} | ${f(l.p50)} | ${f(l.p99)} | **${(l.p99 / q.p99).toFixed(1)}×** | ${q.errors + l.errors} |`;
+    return `| ${o.round} | ${o.config} | ${route} | ${f(q.p50)} | ${f(q.p99)} | ${f(l.p50)} | ${f(l.p99)} | **${(l.p99 / q.p99).toFixed(1)}×** | ${q.errors + l.errors} |`;
   }),
 );
 const statusLines = outcomes.map(
   (o) =>
-    `- ${o.config}: ${Object.entries(o.statuses)
+    `- round ${o.round}, ${o.config}: ${Object.entries(o.statuses)
       .map(([kind, s]) => `${kind} ${Object.entries(s).map(([code, n]) => `${n}×${code}`).join(" ")}`)
       .join("; ")}; server CPU ${f(o.serverCpu)} s over the loaded phase; load average (1 min) quiet ${o.load.quiet.map(f).join("→")}, loaded ${o.load.loaded.map(f).join("→")}`,
 );
 const section = `## neighbours — one organization's worst load against another's p99 (written by \`npm run bench -- neighbours\`)
 
-${new Date().toISOString().slice(0, 16)}Z; ${cpus().length} vCPU ${cpus()[0]?.model.trim() ?? ""}, ${Math.round(totalmem() / 2 ** 30)} GiB; load average at the start ${loadavg().map(f).join(" ")} (other work shares this machine).
+${new Date().toISOString().slice(0, 16)}Z; ${cpus().length} vCPU ${cpus()[0]?.model.trim() ?? ""}, ${Math.round(totalmem() / 2 ** 30)} GiB; load average (1, 5, 15 min) at the start ${startLoad}, at the end ${loadavg().map(f).join(" ")} (other work shares this machine).
 Org A: the seeded organization (${N.toLocaleString("en-US")} objects), 5 API keys, 8 search loops (\`co* OR fr* OR mi* OR w1* OR common OR frequent OR mid OR rare\`), 4 loops of uncached renders of a 24 MP JPEG, 2 loops of 1 MiB uploads, set generation (4 items of 10 MP) every second; a refused request waits 200 ms.
 Org B: presign, get and list, each at ${RATE} requests/s open loop for ${SECONDS} s; latency in ms from each request's scheduled start. Target: loaded p99 ≤ 2× quiet p99.
 
-| config | route | quiet p50 | quiet p99 | loaded p50 | loaded p99 | p99 ratio | B errors |
-|---|---|---|---|---|---|---|---|
+| round | config | route | quiet p50 | quiet p99 | loaded p50 | loaded p99 | p99 ratio | B errors |
+|---|---|---|---|---|---|---|---|---|
 ${rows.join("\n")}
 
 Org A's answers and the server's load:

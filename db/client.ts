@@ -50,7 +50,7 @@ const FAIL_FAST = { connect_timeout: 5, backoff: (retries: number) => Math.min(0
 export async function openDatabase(opts: { url?: string; dataDir: string; poolSize?: number; instrument?: SqlInstrument; statementTimeoutMs?: number }): Promise<Database> {
   if (opts.url) {
     // statement_timeout as a startup parameter of every pooled connection: no statement of a
-    // request (or a lock it waits for) can hold a connection longer (issue 21: a slow search
+    // request (or a lock it waits for) can hold a connection longer (2026 attack run: a slow search
     // batch took every connection and another organization's list waited 13 s). A statement it
     // stops fails with 57014, answered 503 (tools/failure.ts). Migrations use their own
     // connection, without it. PGlite has no timers to enforce one; its guard is the query

@@ -65,7 +65,7 @@ export function mcpOverHttp(deps: Deps) {
 
 /**
  * MCP 2025-06-18 removed JSON-RPC batching. Accepting a batch let one POST run up to a hundred
- * tool calls while the rate limit and the month's API calls counted one (issue 21): a batch is
+ * tool calls while the rate limit and the month's API calls counted one (2026 attack run): a batch is
  * refused whole, before any element runs, with JSON-RPC's "Invalid Request" and HTTP 400.
  * Only the first non-blank character matters: a body that is not JSON at all is left to the
  * transport's parse error.

@@ -139,7 +139,7 @@ export function startBullWorker(
       // Stops taking jobs and lets the ones in hand finish (up to CLOSE_WAIT_MS; the shutdown
       // deadline may come first). Then BullMQ records them, but only if Redis answers now: a
       // lost or hung Redis (a partition keeps the socket "ready" while nothing answers) would
-      // make its close wait forever (issue 21: alive 90 s after SIGTERM). A finished job whose
+      // make its close wait forever (2026 attack run: alive 90 s after SIGTERM). A finished job whose
       // completion could not be recorded runs again once its lock lapses; processors are
       // idempotent.
       const closing = worker.close();

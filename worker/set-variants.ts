@@ -11,6 +11,7 @@ import { emitEvent } from "../domain/events/emit.ts";
 import { MediaError } from "./derivatives/errors.ts";
 import { readPdf } from "./derivatives/pdf.ts";
 import { type ImageInput, renderCover } from "./derivatives/render.ts";
+import { renderCoversNiced } from "./derivatives/niced.ts";
 import { downloadTo, withTempDir } from "./derivatives/source.ts";
 import { POSTER_EDGE, videoPoster } from "./derivatives/video.ts";
 
@@ -45,8 +46,16 @@ export async function generateSetVariants(deps: Deps, orgId: string, setId: stri
     const source = join(dir, "source");
     await downloadTo(deps.storage, objectPath(base.bucketId, base.key), source, { etag: base.etag, maxBytes: w.maxInputBytes });
     const image = await deterministic(() => sourceImage(deps, base.kind, source, largest));
+    // WORKER_NICE > 0: every rendition is made in a child process of lower priority first.
+    const niced = w.nice > 0 ? await renderCoversNiced(image, renderable, { maxPixels: w.maxPixels, dir, nice: w.nice }) : null;
     for (const item of renderable) {
-      const bytes = await deterministic(() => renderCover(image, { width: item.width, height: item.height }, { maxPixels: w.maxPixels, format: "webp" }));
+      const bytes = niced
+        ? await deterministic(async () => {
+            const r = niced.get(item.id)!;
+            if (r instanceof Error) throw r;
+            return r;
+          })
+        : await deterministic(() => renderCover(image, { width: item.width, height: item.height }, { maxPixels: w.maxPixels, format: "webp" }));
       if (bytes.byteLength > MAX_RENDITION_BYTES) {
         deps.log.warn("set rendition over the size limit; not stored", { setId, itemId: item.id, bytes: bytes.byteLength, limit: MAX_RENDITION_BYTES });
         continue;

@@ -15,7 +15,7 @@ import { type Page, page } from "../core/pagination.ts";
 export const MAX_SET_ITEMS = 100;
 export const MAX_RENDITION_SIDE = 16384;
 /**
- * CPU bounds of `generate` (issue 21: one 12000×12000 item ran 4.5 min on both cores and a
+ * CPU bounds of `generate` (2026 attack run: one 12000×12000 item ran 4.5 min on both cores and a
  * hundred of them fit in a set). One rendition is at most 40 megapixels (8000×5000, 6324²),
  * the generated items of one set at most 400 megapixels together, and one organization may
  * ask for at most 60 generations an hour. The worker refuses what slips past (an item added

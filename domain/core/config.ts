@@ -109,6 +109,8 @@ export interface WorkerConfig {
   maxInputBytes: number;
   /** Images with more pixels are refused before decoding (decompression bombs). */
   maxPixels: number;
+  /** Set renditions are rendered in a child process at this niceness (0: in-process). */
+  nice: number;
 }
 
 /** Fetching a URL into a bucket (media_import). */

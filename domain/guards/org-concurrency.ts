@@ -2,7 +2,7 @@ import { AppError } from "../core/errors.ts";
 
 /**
  * At most `limit` pieces of one kind of expensive work (a full-text search, a render) running at
- * once for one organization, in this process (issue 21: twenty searches of one organization held
+ * once for one organization, in this process (2026 attack run: twenty searches of one organization held
  * every connection of the pool, and another organization's list waited 13 s). The pool is per
  * process, so the cap is too: with `limit` below the pool's size, one organization cannot take
  * every connection, whatever its rate limit allows.

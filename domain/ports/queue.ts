@@ -19,7 +19,7 @@ export const isLastAttempt = (run: JobRun) => run.attempt >= run.attempts;
 /**
  * A job failure that running the job again cannot change (the picture cannot be decoded or
  * encoded, the output is over its limit): both queues settle the job as failed at once instead
- * of retrying it (issue 21: one 12000² rendition failed deterministically after 4.5 CPU-minutes,
+ * of retrying it (2026 attack run: one 12000² rendition failed deterministically after 4.5 CPU-minutes,
  * and was run three more times). BullMQ gets it as an UnrecoverableError.
  */
 export class PermanentJobFailure extends Error {

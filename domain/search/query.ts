@@ -16,7 +16,7 @@ export interface ParsedQuery {
 }
 
 /**
- * What one query may ask of the index (issue 21: a 32-way prefix query over 100k objects took
+ * What one query may ask of the index (2026 attack run: a 32-way prefix query over 100k objects took
  * 2.3 s, and twenty of them at once held every connection of the pool). Each word, phrase and
  * prefix is one index scan; a prefix scans every indexed word it begins, so a short one reads
  * a large part of the index. Past these a query is refused with 400, never cut silently.

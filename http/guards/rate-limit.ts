@@ -38,7 +38,8 @@ export class RateLimiter {
    * round trip, and only if it is allowed: the order (limit, then idempotency) is kept inside
    * one atomic step.
    */
-  async count(ctx: HttpContext, bucket: string, idempotency?: IdempotencyGuard): Promise<void> {
+  /** Resolves true when the store answered, false when it failed (the request goes on unlimited). */
+  async count(ctx: HttpContext, bucket: string, idempotency?: IdempotencyGuard): Promise<boolean> {
     const quiet = this.name !== DEFAULT_POLICY;
     if (!quiet) ctx.responseHeaders.set("ratelimit-policy", this.policyHeader);
     const nowUs = this.clock.now().getTime() * 1000;
@@ -51,21 +52,22 @@ export class RateLimiter {
     } else {
       decision = await this.failOpen.run(() => this.stores.rateLimit.take(bucket, nowUs, this.params), ctx.requestId);
     }
-    if (!decision) return;
-    if (quiet && decision.allowed) return;
+    if (!decision) return false;
+    if (quiet && decision.allowed) return true;
     if (quiet) ctx.responseHeaders.append("ratelimit-policy", this.policyHeader);
     ctx.responseHeaders.set("ratelimit", rateLimit(decision.remaining, decision.resetUs, this.name));
     if (!decision.allowed) {
       ctx.responseHeaders.set("retry-after", retryAfter(decision.retryAfterUs));
       throw new AppError("rate_limited", "Too many requests; retry after the number of seconds in Retry-After");
     }
+    return true;
   }
 }
 
 /**
  * After authentication: one bucket per credential (API key or JWT user), REST and MCP alike,
  * then one per organization (`orgLimiter`), so minting more keys does not multiply what one
- * organization may send (issue 21). Given the idempotency guard that follows, the credential's
+ * organization may send (2026 attack run). Given the idempotency guard that follows, the credential's
  * count makes its claim in the same round trip.
  *
  * The credential counts first: a request its own limit refuses never spends the organization's
@@ -76,8 +78,10 @@ export class RateLimiter {
 export function limitCallers(limiter: RateLimiter, idempotency?: IdempotencyGuard, orgLimiter?: RateLimiter): Middleware {
   return async (ctx, next) => {
     const caller = callerOf(ctx);
-    await limiter.count(ctx, `p:${caller.principal}`, idempotency);
-    if (orgLimiter) {
+    const answered = await limiter.count(ctx, `p:${caller.principal}`, idempotency);
+    // Both counts live in the same store: when it just failed (a hung Redis costs its command
+    // timeout), asking again would only double the wait.
+    if (orgLimiter && answered) {
       try {
         await orgLimiter.count(ctx, `o:${caller.orgId}`);
       } catch (err) {

@@ -115,7 +115,7 @@ describe("graceful shutdown", () => {
     expect(await next.child.proc.exited).toBe(0);
   }, 90_000);
 
-  // Issue 21, finding 8: with Redis gone the process stayed up 90 s after SIGTERM, port held.
+  // Attack run, finding 8: with Redis gone the process stayed up 90 s after SIGTERM, port held.
   for (const how of ["killed", "frozen"] as const)
   test.skipIf(!redisServerPath)(`SIGTERM while Redis is unreachable (${how}): the process exits well within the deadline and frees its port`, async () => {
     const redis = await privateRedis();

@@ -6,7 +6,7 @@ import { newOrg, startServer, type TestOrg, type TestServer } from "../support/s
 import { upload } from "../support/upload.ts";
 
 /**
- * ORG_MAX_SEARCHES and ORG_MAX_RENDERS (issue 21): an organization already running its share of
+ * ORG_MAX_SEARCHES and ORG_MAX_RENDERS (2026 attack run): an organization already running its share of
  * searches or renders waits briefly, then is refused with 429; another organization is served
  * meanwhile. The test takes the organization's slots itself, inside the server process, with
  * work that ends when the test says: no timing races.

@@ -5,7 +5,7 @@ import { newOrg, startServer, type TestServer } from "../support/server.ts";
 
 /**
  * ORG_RATE_LIMIT_PER_MINUTE: one organization's credentials together, above each credential's
- * own limit (issue 21: an admin minting 25 keys sent 6,000 requests in 77 s). On the run's
+ * own limit (2026 attack run: an admin minting 25 keys sent 6,000 requests in 77 s). On the run's
  * store (Redis or in-process), with a manual clock so nothing depends on timing.
  */
 const PER_KEY = 5;

@@ -80,7 +80,7 @@ describe("GET /api/search", () => {
     expect(negOnly.body.error.details[0].path).toBe("q");
   });
 
-  test("a query too costly to run is 400 on q with a message saying which bound it passes (issue 21)", async () => {
+  test("a query too costly to run is 400 on q with a message saying which bound it passes (2026 attack run)", async () => {
     const prefixes = await search(`q=${encodeURIComponent(Array.from({ length: 32 }, (_, i) => `s${i}*`).join(" OR "))}`);
     expect(prefixes.status).toBe(400);
     expect(prefixes.body.error.code).toBe("validation_error");

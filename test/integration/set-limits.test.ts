@@ -8,7 +8,7 @@ import { newOrg, startServer, type TestOrg, type TestServer } from "../support/s
 import { upload } from "../support/upload.ts";
 
 /**
- * The CPU bounds of set renditions (issue 21, finding 3): pixels per item and per set refused
+ * The CPU bounds of set renditions (attack run, finding 3): pixels per item and per set refused
  * at input, generations per organization and hour, and a rendition that fails deterministically
  * runs once instead of WORKER_ATTEMPTS times. The real processors run; the test only counts the
  * runs of `sets.generate`.

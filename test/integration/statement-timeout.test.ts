@@ -4,7 +4,7 @@ import { testEnv } from "../support/env.ts";
 import { newOrg, startServer, type TestOrg, type TestServer } from "../support/server.ts";
 
 /**
- * DB_STATEMENT_TIMEOUT_MS and SEARCH_STATEMENT_TIMEOUT_MS (issue 21): a statement that runs,
+ * DB_STATEMENT_TIMEOUT_MS and SEARCH_STATEMENT_TIMEOUT_MS (2026 attack run): a statement that runs,
  * or waits, past its deadline frees its connection and answers 503 `unavailable` with the
  * envelope, never 500 and never a hang. A lock held by another connection stands in for a slow
  * statement: statement_timeout counts the wait. PostgreSQL only: PGlite has no timers.
