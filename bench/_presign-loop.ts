@@ -37,19 +37,30 @@ async function once() {
   const [bucket] = await sql`select * from buckets where id = ${job.bucketId} and org_id = ${job.orgId} limit 1`;
   if (!bucket) throw new Error("no bucket");
   // The statement domain/uploads.ts reserveSingleShot sends.
+  const key = `loop/${id}.jpg`;
   const [reserved] = await sql`
       with durability as (select set_config('synchronous_commit', 'off', true)),
       reserved as (
         update org_usage set reserved_storage = reserved_storage + ${1000}, updated_at = now()
         where org_id = ${job.orgId} and used_storage + reserved_storage + ${1000} <= allocated_storage
         returning org_id
+      ),
+      ins as (
+        insert into upload_reservations (org_id, bucket_id, key, bytes, content_type, tags, expires_at, created_at)
+        select reserved.org_id, ${job.bucketId}, ${key}, ${1000}, ${"image/jpeg"},
+          array(select jsonb_array_elements_text(${"[]"}::text::jsonb)),
+          ${new Date(now + 3_900_000).toISOString()}::timestamptz, ${new Date(now).toISOString()}::timestamptz
+        from reserved, durability
+        returning id
       )
-      insert into upload_reservations (org_id, bucket_id, key, bytes, content_type, tags, expires_at, created_at)
-      select reserved.org_id, ${job.bucketId}, ${`loop/${id}.jpg`}, ${1000}, ${"image/jpeg"},
-        array(select jsonb_array_elements_text(${"[]"}::text::jsonb)),
-        ${new Date(now + 3_900_000).toISOString()}::timestamptz, ${new Date(now).toISOString()}::timestamptz
-      from reserved, durability
-      returning id`;
+      select ins.id, live.etag as live_etag,
+        case when live.id is null then (select o.etag from media_objects o where o.org_id = ${job.orgId} and o.deleted_at is not null
+          and o.bucket_id = ${job.bucketId} and o.key = ${key} and o.purge_queued_at is null order by o.deleted_at desc limit 1) end as trash_etag,
+        case when live.id is null then exists (select 1 from media_objects o where o.org_id = ${job.orgId} and o.deleted_at is not null
+          and o.bucket_id = ${job.bucketId} and o.key = ${key} and o.purge_queued_at is not null) else false end as purging,
+        exists (select 1 from upload_reservations u where u.bucket_id = ${job.bucketId} and u.key = ${key}) as pending
+      from ins
+      left join (select id, etag from media_objects where bucket_id = ${job.bucketId} and key = ${key} and deleted_at is null) live on true`;
   if (!reserved) throw new Error("quota");
 }
 
