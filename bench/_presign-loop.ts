@@ -37,19 +37,33 @@ async function once() {
   const [bucket] = await sql`select * from buckets where id = ${job.bucketId} and org_id = ${job.orgId} limit 1`;
   if (!bucket) throw new Error("no bucket");
   // The statement domain/uploads.ts reserveSingleShot sends.
+  const key = `loop/${id}.jpg`;
   const [reserved] = await sql`
       with durability as (select set_config('synchronous_commit', 'off', true)),
       reserved as (
         update org_usage set reserved_storage = reserved_storage + ${1000}, updated_at = now()
         where org_id = ${job.orgId} and used_storage + reserved_storage + ${1000} <= allocated_storage
         returning org_id
+      ),
+      ins as (
+        insert into upload_reservations (org_id, bucket_id, key, bytes, content_type, tags, expires_at, created_at)
+        select reserved.org_id, ${job.bucketId}, ${key}, ${1000}, ${"image/jpeg"},
+          array(select jsonb_array_elements_text(${"[]"}::text::jsonb)),
+          ${new Date(now + 3_900_000).toISOString()}::timestamptz, ${new Date(now).toISOString()}::timestamptz
+        from reserved, durability
+        returning id
       )
-      insert into upload_reservations (org_id, bucket_id, key, bytes, content_type, tags, expires_at, created_at)
-      select reserved.org_id, ${job.bucketId}, ${`loop/${id}.jpg`}, ${1000}, ${"image/jpeg"},
-        array(select jsonb_array_elements_text(${"[]"}::text::jsonb)),
-        ${new Date(now + 3_900_000).toISOString()}::timestamptz, ${new Date(now).toISOString()}::timestamptz
-      from reserved, durability
-      returning id`;
+      select ins.id, live.etag as live_etag,
+        trash.etag as trash_etag, coalesce(trash.purging, false) as purging,
+        exists (select 1 from upload_reservations u where u.bucket_id = ${job.bucketId} and u.key = ${key}) as pending
+      from ins
+      left join (select id, etag from media_objects where bucket_id = ${job.bucketId} and key = ${key} and deleted_at is null) live on true
+      -- Only without a live object: the latest deleted one's bytes are what the key holds, unless a purge is removing them.
+      left join lateral (
+        select (array_agg(o.etag order by o.deleted_at desc) filter (where o.purge_queued_at is null))[1] as etag,
+          bool_or(o.purge_queued_at is not null) as purging
+        from media_objects o where o.bucket_id = ${job.bucketId} and o.key = ${key} and o.deleted_at is not null
+      ) trash on live.id is null`;
   if (!reserved) throw new Error("quota");
 }
 

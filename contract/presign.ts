@@ -3,7 +3,13 @@ import { id, timestamp } from "./common.ts";
 
 /** What the presign tools answer. Uploads go straight to storage: send the signed headers unchanged. */
 
-const headers = z.record(z.string(), z.string()).describe("Send these headers unchanged with the PUT: they are signed");
+const headers = z
+  .record(z.string(), z.string())
+  .describe(
+    "Send every one of these headers unchanged with the PUT: they are signed, and storage refuses a PUT without them. " +
+      "Content-Type; Content-Length when a size was declared (the PUT must be exactly that long); If-None-Match or If-Match, " +
+      "so the URL works for one PUT; x-amz-tagging when tags were given",
+  );
 
 export const presignedUpload = z
   .object({

@@ -139,7 +139,9 @@ export class S3Storage implements ObjectStorage {
     const headers: Record<string, string> = { "Content-Type": opts.contentType };
     if (opts.contentLength !== undefined) headers["Content-Length"] = String(opts.contentLength);
     if (opts.condition && "ifNoneMatch" in opts.condition) headers["If-None-Match"] = "*";
-    else if (opts.condition) headers["If-Match"] = opts.condition.ifMatch;
+    // Unquoted: Ceph RGW compares If-Match byte for byte with its bare ETag (a quoted one is a
+    // 412 there); S3 and the embedded node take either form.
+    else if (opts.condition) headers["If-Match"] = opts.condition.ifMatch.replace(/^"(.*)"$/, "$1");
     if (opts.tagging) headers["x-amz-tagging"] = opts.tagging;
     return { url: this.presigner.presign({ method: "PUT", key, expiresIn: opts.expiresIn, headers, now: opts.now }), headers };
   }

@@ -8,7 +8,15 @@ import { defineTool } from "./define.ts";
 import { contentType, objectKey, uploadTags } from "./inputs.ts";
 
 const target = { bucketId: id("Bucket"), key: objectKey };
-const size = z.number().int().min(0).max(5 * 1024 ** 4).describe("Declared size in bytes: reserved against the quota until confirm measures the truth");
+const size = z
+  .number()
+  .int()
+  .min(0)
+  .max(5 * 1024 ** 4)
+  .describe(
+    "Declared size in bytes, optional: reserved against the quota, and for a single PUT signed as its Content-Length (the PUT must be exactly that long). " +
+      "Without it nothing is reserved: confirm measures the bytes and refuses them (403 quota_exceeded, bytes deleted) if they do not fit",
+  );
 /** What both ways of starting an upload take. */
 const uploadStart = z.object({ ...target, contentType: contentType.optional(), size: size.optional(), tags: uploadTags.optional() });
 const uploadId = z.string().min(1).max(1024).describe("From presign_create_multipart");
@@ -19,7 +27,7 @@ export const presignTools = [
     title: "Start an upload (presigned PUT)",
     description:
       "Step 1 of an upload. Returns a short-lived URL: PUT the file's bytes to it with exactly the returned headers (never put bytes in a tool argument), " +
-      "then call presign_confirm with the same bucketId and key. For files over ~100 MiB use the multipart tools. `size` reserves quota; `tags` become the object's tags.",
+      "then call presign_confirm with the same bucketId and key. The URL works for one PUT. For files over ~100 MiB use the multipart tools. `size` reserves quota and fixes the PUT's length; `tags` become the object's tags.",
     scope: "write",
     reach: "bucket",
     http: { method: "POST", path: "/presign/upload" },
@@ -64,7 +72,8 @@ export const presignTools = [
     title: "Complete a multipart upload",
     description:
       "Assembles the uploaded parts into the object. `parts` is optional: without it the parts uploaded so far are used in order. " +
-      "`tags` replace those given at the start. Then call presign_confirm.",
+      "`tags` replace those given at the start. A total above the declared size must fit the quota, or the upload is refused (403 quota_exceeded) and aborted. " +
+      "An upload already completed or aborted is 409 conflict. Then call presign_confirm.",
     scope: "write",
     reach: "bucket",
     http: { method: "POST", path: "/presign/complete-upload" },
@@ -80,7 +89,7 @@ export const presignTools = [
         .describe("Each part's number and the ETag its PUT returned"),
     }),
     output: completedUpload,
-    errors: ["not_found", "bad_request"],
+    errors: ["not_found", "bad_request", "conflict", "quota_exceeded"],
     handler: (input, { deps, caller }) => completeUpload(deps, caller, input),
   }),
   defineTool({
@@ -101,14 +110,15 @@ export const presignTools = [
     title: "Confirm an upload",
     description:
       "Last step of every upload: measures the stored object, records it as a media object (or updates the one at this key), " +
-      "applies the upload's tags, settles the quota and starts thumbnail generation. Safe to repeat. Returns the media object.",
+      "applies the upload's tags, settles the quota and starts thumbnail generation. Bytes beyond the declared size that do not fit the quota are refused (403 quota_exceeded) and deleted. " +
+      "Safe to repeat. Returns the media object.",
     scope: "write",
     reach: "bucket",
     http: { method: "POST", path: "/presign/confirm" },
     annotations: { idempotentHint: true },
     input: z.object(target),
     output: mediaObject,
-    errors: ["not_found"],
+    errors: ["not_found", "quota_exceeded"],
     handler: (input, { deps, caller }) => confirmUpload(deps, caller, input),
   }),
   defineTool({

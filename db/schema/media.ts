@@ -33,6 +33,9 @@ export const mediaObjects = pgTable(
     // Substring search on keys (GET /api/media?search=) stays indexed at a million objects.
     index("media_key_trgm_idx").using("gin", t.key.op("gin_trgm_ops")),
     index("media_deleted_idx").on(t.deletedAt).where(sql`${t.deletedAt} is not null`),
+    // What a presigned upload's write condition reads: the deleted objects at a key (their bytes
+    // may still be there). The trigram index answers key equality too, but slowly on common trigrams.
+    index("media_bucket_key_deleted_idx").on(t.bucketId, t.key).where(sql`${t.deletedAt} is not null`),
     // The trash: an organization's deleted objects, newest first.
     index("media_org_trash_idx").on(t.orgId, t.deletedAt).where(sql`${t.deletedAt} is not null`),
   ],

@@ -181,14 +181,16 @@ async function reserveSingleShot(
         returning id
       )
       select ins.id, live.etag as live_etag,
-        -- Only without a live object: the latest deleted one's bytes are what the key holds, and a purge may be removing them.
-        case when live.id is null then (select o.etag from media_objects o where o.org_id = ${orgId} and o.deleted_at is not null
-          and o.bucket_id = ${r.bucketId} and o.key = ${r.key} and o.purge_queued_at is null order by o.deleted_at desc limit 1) end as trash_etag,
-        case when live.id is null then exists (select 1 from media_objects o where o.org_id = ${orgId} and o.deleted_at is not null
-          and o.bucket_id = ${r.bucketId} and o.key = ${r.key} and o.purge_queued_at is not null) else false end as purging,
+        trash.etag as trash_etag, coalesce(trash.purging, false) as purging,
         exists (select 1 from upload_reservations u where u.bucket_id = ${r.bucketId} and u.key = ${r.key}) as pending
       from ins
-      left join (select id, etag from media_objects where bucket_id = ${r.bucketId} and key = ${r.key} and deleted_at is null) live on true`),
+      left join (select id, etag from media_objects where bucket_id = ${r.bucketId} and key = ${r.key} and deleted_at is null) live on true
+      -- Only without a live object: the latest deleted one's bytes are what the key holds, unless a purge is removing them.
+      left join lateral (
+        select (array_agg(o.etag order by o.deleted_at desc) filter (where o.purge_queued_at is null))[1] as etag,
+          bool_or(o.purge_queued_at is not null) as purging
+        from media_objects o where o.bucket_id = ${r.bucketId} and o.key = ${r.key} and o.deleted_at is not null
+      ) trash on live.id is null`),
   );
   const row = rows[0];
   if (!row) throw await quotaExceeded(db, orgId, bytes);

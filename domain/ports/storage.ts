@@ -26,7 +26,7 @@ export interface ListedObject {
   lastModified: Date | null;
 }
 
-/** A conditional write: S3's If-None-Match: * or If-Match: "<etag>" on PUT. */
+/** A conditional write: If-None-Match: * or If-Match: <etag> on PUT (S3, Ceph RGW, the embedded node). */
 export type WriteCondition = { ifNoneMatch: "*" } | { ifMatch: string };
 
 export interface ObjectStorage {

@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import sharp from "sharp";
 import { newOrg, startServer } from "../support/server.ts";
 import type { CheckResult } from "./s3-checks.ts";
@@ -32,6 +33,24 @@ export async function serviceFlow(store: { endpoint: string; accessKeyId: string
       objectId = confirmed.body.id;
       const tags = (confirmed.body.tags ?? []).map((t: { name: string }) => t.name).sort();
       return { ok: put.status === 200 && confirmed.status === 200 && confirmed.body.size === jpeg.byteLength && tags.join() === "beach day,summer", observed: `PUT ${put.status}, confirm ${confirmed.status}, ${confirmed.body.size} bytes, tags ${tags}` };
+    });
+    await step("service: an upload URL works once; a replacement (If-Match) and an unsized upload over the quota", async () => {
+      const up = await api.post("/api/presign/upload", { bucketId: bucket.id, key: "once.bin" });
+      const first = await fetch(up.body.url, { method: "PUT", headers: up.body.headers, body: new Uint8Array(69) });
+      const confirmed = await api.post("/api/presign/confirm", { bucketId: bucket.id, key: "once.bin" });
+      const again = await fetch(up.body.url, { method: "PUT", headers: up.body.headers, body: new Uint8Array(3000) });
+      const re = await api.post("/api/presign/upload", { bucketId: bucket.id, key: "once.bin", size: 70 });
+      const replaced = await fetch(re.body.url, { method: "PUT", headers: re.body.headers, body: new Uint8Array(70) });
+      const reconfirmed = await api.post("/api/presign/confirm", { bucketId: bucket.id, key: "once.bin" });
+      const usage = (await api.get("/api/usage")).body;
+      await server.services.deps.db.execute(sql`update org_usage set allocated_storage = used_storage + 10 where org_id = ${org.orgId}`);
+      const big = await api.post("/api/presign/upload", { bucketId: bucket.id, key: "big.bin" });
+      const bigPut = await fetch(big.body.url, { method: "PUT", headers: big.body.headers, body: new Uint8Array(5000) });
+      const refused = await api.post("/api/presign/confirm", { bucketId: bucket.id, key: "big.bin" });
+      const gone = await server.services.deps.storage.head(`${bucket.id}/big.bin`);
+      await server.services.deps.db.execute(sql`update org_usage set allocated_storage = ${usage.allocatedStorage} where org_id = ${org.orgId}`);
+      const ok = first.status === 200 && confirmed.status === 200 && again.status === 412 && replaced.status === 200 && reconfirmed.body.size === 70 && bigPut.status === 200 && refused.status === 403 && gone === null;
+      return { ok, observed: `PUT ${first.status}, confirm ${confirmed.status}, same URL again ${again.status}; replacement (${re.body.headers["If-Match"] ? "If-Match" : "no condition"}) ${replaced.status}, ${reconfirmed.body.size} bytes; unsized 5000 bytes over the quota: confirm ${refused.status}, bytes ${gone === null ? "deleted" : "kept"}` };
     });
     await step("service: the worker reads the object from storage and writes its thumbnail", async () => {
       let state = "";

@@ -1,0 +1,1 @@
+CREATE INDEX "media_bucket_key_deleted_idx" ON "media_objects" USING btree ("bucket_id","key") WHERE "media_objects"."deleted_at" is not null;
