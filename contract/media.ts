@@ -11,7 +11,7 @@ export type DerivativeState = (typeof DERIVATIVE_STATES)[number];
 
 export const thumbnailSummary = z
   .object({
-    state: z.enum(DERIVATIVE_STATES).describe("pending: being made; ready: GET /api/media/{id}/thumbnail serves it; failed or unsupported: there is none"),
+    state: z.enum(DERIVATIVE_STATES).describe("pending: being made; ready: media_thumbnail (GET /api/media/{id}/thumbnail) serves it; failed or unsupported: there is none"),
     width: z.number().int().nullable(),
     height: z.number().int().nullable(),
     contentType: z.string().nullable(),

@@ -222,11 +222,12 @@ export async function callMcp(client: Client, tool: AnyTool, input: Input): Prom
 /** `media mcp`, the CLI's stdio bridge, as a desktop agent launches it. */
 export async function connectStdioBridge(server: TestServer, secret: string): Promise<Client> {
   const client = new Client({ name: "matrix-stdio", version: "1" });
-  await client.connect(new StdioClientTransport({ command: process.execPath, args: [CLI, "mcp"], env: cliEnv({ url: server.url, key: secret }), stderr: "pipe" }));
+  await client.connect(new StdioClientTransport({ command: process.execPath, args: [CLI, "mcp", "--toolsets", "all"], env: cliEnv({ url: server.url, key: secret }), stderr: "pipe" }));
   return client;
 }
 
-export const connectMcp = (server: TestServer, secret: string): Promise<Client> => mcpClient(server, secret, "matrix");
+/** Every toolset: the matrices cover every tool. */
+export const connectMcp = (server: TestServer, secret: string): Promise<Client> => mcpClient(server, secret, "matrix", "?toolsets=all");
 
 // API-call counters move with every authenticated request, refused ones included: not state.
 const VOLATILE_COLUMNS = new Set(["api_calls"]);
