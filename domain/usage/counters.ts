@@ -29,17 +29,16 @@ export async function snapshotDay(tx: Db, orgId: string, at: Date, c: UsageCount
     .onConflictDoUpdate({ target: [usageDaily.orgId, usageDaily.day], set: state });
 }
 
-/** Adds egress or API calls to a day; a day's first row starts from the counters as they stand. */
-async function addToDay(tx: Db, orgId: string, day: string, add: { egressBytes?: number; apiCalls?: number }): Promise<void> {
-  const egress = add.egressBytes ?? 0;
-  const calls = add.apiCalls ?? 0;
+/**
+ * Adds API calls to a day; a day's first row starts from the counters as they stand. (Egress
+ * reaches the day through the rollup, egress-rollup.ts.)
+ */
+async function addCallsToDay(tx: Db, orgId: string, day: string, calls: number): Promise<void> {
   await tx.execute(sql`
-    insert into usage_daily (org_id, day, used_storage, allocated_storage, object_count, egress_bytes, api_calls)
-    select org_id, ${day}::date, used_storage, allocated_storage, object_count, ${egress}, ${calls}
+    insert into usage_daily (org_id, day, used_storage, allocated_storage, object_count, api_calls)
+    select org_id, ${day}::date, used_storage, allocated_storage, object_count, ${calls}
       from org_usage where org_id = ${orgId}
-    on conflict (org_id, day) do update
-      set egress_bytes = usage_daily.egress_bytes + excluded.egress_bytes,
-          api_calls = usage_daily.api_calls + excluded.api_calls`);
+    on conflict (org_id, day) do update set api_calls = usage_daily.api_calls + excluded.api_calls`);
 }
 
 /**
@@ -130,5 +129,5 @@ export async function addApiCalls(tx: Db, orgId: string, day: string, calls: num
     insert into usage_monthly (org_id, month, api_calls)
     select org_id, ${`${day.slice(0, 7)}-01`}::date, ${calls} from org_usage where org_id = ${orgId}
     on conflict (org_id, month) do update set api_calls = usage_monthly.api_calls + excluded.api_calls`);
-  await addToDay(tx, orgId, day, { apiCalls: calls });
+  await addCallsToDay(tx, orgId, day, calls);
 }
