@@ -1,7 +1,9 @@
 import { and, eq, sql } from "drizzle-orm";
-import type { Db } from "../../db/client.ts";
+import { type Db, rowsOf } from "../../db/client.ts";
+import type { Caller } from "../access/caller.ts";
+import { assertBucketAllowed } from "../access/visibility.ts";
 import { buckets, orgUsage, usageDaily } from "../../db/schema/index.ts";
-import { AppError } from "../core/errors.ts";
+import { AppError, errors } from "../core/errors.ts";
 import { recordUsageEvent } from "./events.ts";
 import { announceThresholds } from "./thresholds.ts";
 
@@ -120,6 +122,37 @@ export async function recordEgress(
   e: { kind: "download" | "stream" | "render"; bytes: number; at: Date; objectId: string; bucketId: string; key: string },
 ): Promise<void> {
   await recordUsageEvent(db, orgId, { type: e.kind, at: e.at, objectId: e.objectId, bucketId: e.bucketId, key: e.key, bytes: e.bytes, rollupPending: true });
+}
+
+/**
+ * The live object a download or stream URL is for, and its egress recorded, in one statement:
+ * the lookup and the appended event share a round trip (a download URL is otherwise cheap, so
+ * the round trip was a fifth of its cost). Same answers as resolveLiveObject: 404 unless the
+ * object is live in the caller's organization, 403 outside a restricted key's bucket; the
+ * event is written only when the URL will be issued.
+ */
+export async function resolveForEgress(
+  db: Db,
+  caller: Pick<Caller, "orgId" | "bucketId">,
+  objectId: string,
+  kind: "download" | "stream",
+  at: Date,
+): Promise<{ id: string; bucketId: string; key: string; size: number }> {
+  const [row] = rowsOf<{ id: string; bucket_id: string; key: string; size: string | number }>(
+    await db.execute(sql`
+      with o as (
+        select id, bucket_id, key, size from media_objects
+         where id = ${objectId} and org_id = ${caller.orgId} and deleted_at is null
+      ), counted as (
+        insert into usage_events (org_id, type, at, object_id, bucket_id, key, bytes, rollup_pending)
+        select ${caller.orgId}::uuid, ${kind}::text, ${at.toISOString()}::timestamptz, id, bucket_id, key, size, true from o
+         where ${caller.bucketId}::uuid is null or bucket_id = ${caller.bucketId}::uuid
+      )
+      select id, bucket_id, key, size from o`),
+  );
+  if (!row) throw errors.notFound("Media object");
+  assertBucketAllowed(caller, row.bucket_id, "The media object");
+  return { id: row.id, bucketId: row.bucket_id, key: row.key, size: Number(row.size) };
 }
 
 /** API calls counted in memory (usage-meter.ts), flushed per organization and day. */
