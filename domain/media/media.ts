@@ -22,7 +22,7 @@ import { fileNameOf } from "./kind.ts";
 import { type MediaRow, toMediaView } from "./view.ts";
 import { type Page, page } from "../core/pagination.ts";
 import { derivativePrefix, objectPath } from "./storage-keys.ts";
-import { recordEgress } from "../usage/counters.ts";
+import { resolveForEgress } from "../usage/counters.ts";
 import { announceUpdated } from "../events/object-events.ts";
 
 export { RETENTION_DAYS } from "./retention.ts";
@@ -153,10 +153,9 @@ export async function updateMetadata(
 
 /** A presigned GET for a live object; its size is counted as (estimated) egress. */
 export async function presignDownload(deps: Deps, caller: Caller, input: { objectId: string; expiresIn: number }): Promise<PresignedDownload> {
-  const row = await resolveLiveObject(deps.db, caller, input.objectId);
   const now = deps.clock.now();
+  const row = await resolveForEgress(deps.db, caller, input.objectId, "download", now);
   const url = deps.storage.presignGet(objectPath(row.bucketId, row.key), { expiresIn: input.expiresIn, downloadName: fileNameOf(row.key), now });
-  await recordEgress(deps.db, caller.orgId, { kind: "download", bytes: row.size, at: now, objectId: row.id, bucketId: row.bucketId, key: row.key });
   deps.meters?.egressIssued("download", row.size);
   return {
     url,
@@ -181,10 +180,9 @@ export function playsInPlace(contentType: string): boolean {
 
 /** Like a download, but for playing in place: no attachment disposition (but for active types, see playsInPlace). */
 export async function streamUrl(deps: Deps, caller: Caller, id: string, expiresIn = 3600): Promise<PresignedDownload> {
-  const row = await resolveLiveObject(deps.db, caller, id);
   const now = deps.clock.now();
+  const row = await resolveForEgress(deps.db, caller, id, "stream", now);
   const url = deps.storage.presignGet(objectPath(row.bucketId, row.key), { expiresIn, now, ...(playsInPlace(row.contentType) ? {} : { downloadName: fileNameOf(row.key) }) });
-  await recordEgress(deps.db, caller.orgId, { kind: "stream", bytes: row.size, at: now, objectId: row.id, bucketId: row.bucketId, key: row.key });
   deps.meters?.egressIssued("stream", row.size);
   return { url, method: "GET", objectId: row.id, key: row.key, expiresIn, expiresAt: new Date(now.getTime() + expiresIn * 1000).toISOString() };
 }

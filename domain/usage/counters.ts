@@ -1,7 +1,9 @@
 import { and, eq, sql } from "drizzle-orm";
-import type { Db } from "../../db/client.ts";
+import { type Db, rowsOf } from "../../db/client.ts";
+import type { Caller } from "../access/caller.ts";
+import { assertBucketAllowed } from "../access/visibility.ts";
 import { buckets, orgUsage, usageDaily } from "../../db/schema/index.ts";
-import { AppError } from "../core/errors.ts";
+import { AppError, errors } from "../core/errors.ts";
 import { recordUsageEvent } from "./events.ts";
 import { announceThresholds } from "./thresholds.ts";
 
@@ -29,17 +31,16 @@ export async function snapshotDay(tx: Db, orgId: string, at: Date, c: UsageCount
     .onConflictDoUpdate({ target: [usageDaily.orgId, usageDaily.day], set: state });
 }
 
-/** Adds egress or API calls to a day; a day's first row starts from the counters as they stand. */
-async function addToDay(tx: Db, orgId: string, day: string, add: { egressBytes?: number; apiCalls?: number }): Promise<void> {
-  const egress = add.egressBytes ?? 0;
-  const calls = add.apiCalls ?? 0;
+/**
+ * Adds API calls to a day; a day's first row starts from the counters as they stand. (Egress
+ * reaches the day through the rollup, egress-rollup.ts.)
+ */
+async function addCallsToDay(tx: Db, orgId: string, day: string, calls: number): Promise<void> {
   await tx.execute(sql`
-    insert into usage_daily (org_id, day, used_storage, allocated_storage, object_count, egress_bytes, api_calls)
-    select org_id, ${day}::date, used_storage, allocated_storage, object_count, ${egress}, ${calls}
+    insert into usage_daily (org_id, day, used_storage, allocated_storage, object_count, api_calls)
+    select org_id, ${day}::date, used_storage, allocated_storage, object_count, ${calls}
       from org_usage where org_id = ${orgId}
-    on conflict (org_id, day) do update
-      set egress_bytes = usage_daily.egress_bytes + excluded.egress_bytes,
-          api_calls = usage_daily.api_calls + excluded.api_calls`);
+    on conflict (org_id, day) do update set api_calls = usage_daily.api_calls + excluded.api_calls`);
 }
 
 /**
@@ -123,6 +124,37 @@ export async function recordEgress(
   await recordUsageEvent(db, orgId, { type: e.kind, at: e.at, objectId: e.objectId, bucketId: e.bucketId, key: e.key, bytes: e.bytes, rollupPending: true });
 }
 
+/**
+ * The live object a download or stream URL is for, and its egress recorded, in one statement:
+ * the lookup and the appended event share a round trip (a download URL is otherwise cheap, so
+ * the round trip was a fifth of its cost). Same answers as resolveLiveObject: 404 unless the
+ * object is live in the caller's organization, 403 outside a restricted key's bucket; the
+ * event is written only when the URL will be issued.
+ */
+export async function resolveForEgress(
+  db: Db,
+  caller: Pick<Caller, "orgId" | "bucketId">,
+  objectId: string,
+  kind: "download" | "stream",
+  at: Date,
+): Promise<{ id: string; bucketId: string; key: string; size: number; contentType: string }> {
+  const [row] = rowsOf<{ id: string; bucket_id: string; key: string; size: string | number; content_type: string }>(
+    await db.execute(sql`
+      with o as (
+        select id, bucket_id, key, size, content_type from media_objects
+         where id = ${objectId} and org_id = ${caller.orgId} and deleted_at is null
+      ), counted as (
+        insert into usage_events (org_id, type, at, object_id, bucket_id, key, bytes, rollup_pending)
+        select ${caller.orgId}::uuid, ${kind}::text, ${at.toISOString()}::timestamptz, id, bucket_id, key, size, true from o
+         where ${caller.bucketId}::uuid is null or bucket_id = ${caller.bucketId}::uuid
+      )
+      select id, bucket_id, key, size, content_type from o`),
+  );
+  if (!row) throw errors.notFound("Media object");
+  assertBucketAllowed(caller, row.bucket_id, "The media object");
+  return { id: row.id, bucketId: row.bucket_id, key: row.key, size: Number(row.size), contentType: row.content_type };
+}
+
 /** API calls counted in memory (usage-meter.ts), flushed per organization and day. */
 export async function addApiCalls(tx: Db, orgId: string, day: string, calls: number): Promise<void> {
   // Through org_usage, so counts of an organization deleted meanwhile are dropped, not an error.
@@ -130,5 +162,5 @@ export async function addApiCalls(tx: Db, orgId: string, day: string, calls: num
     insert into usage_monthly (org_id, month, api_calls)
     select org_id, ${`${day.slice(0, 7)}-01`}::date, ${calls} from org_usage where org_id = ${orgId}
     on conflict (org_id, month) do update set api_calls = usage_monthly.api_calls + excluded.api_calls`);
-  await addToDay(tx, orgId, day, { apiCalls: calls });
+  await addCallsToDay(tx, orgId, day, calls);
 }

@@ -122,6 +122,22 @@ describe("usage summary", () => {
     expect(history.data).toEqual([expect.objectContaining({ date: today(), egressBytes: base + 40 * 1000, usedStorage: 1000, objectCount: 1 })]);
   });
 
+  test("a refused download counts no egress: unknown object 404, another bucket's object 403 for a restricted key", async () => {
+    const { org, bucket } = await orgWithBucket();
+    const other = (await org.admin.post("/api/buckets", { name: "other" })).body as { id: string };
+    const obj = await upload(org.admin, bucket.id, "mine.bin", bytesOf(500));
+    const restricted = await org.keyClient(["read"], { bucketId: other.id });
+    expect((await restricted.post("/api/presign/download", { objectId: obj.id })).status).toBe(403);
+    expect((await restricted.get(`/api/media/${obj.id}/stream`)).status).toBe(403);
+    expect((await org.admin.post("/api/presign/download", { objectId: crypto.randomUUID() })).status).toBe(404);
+    expect((await usageOf(org)).egressThisMonth).toBe(0);
+    expect((await eventsOf(org)).data.filter((e) => e.type === "download" || e.type === "stream")).toEqual([]);
+    // The same key in the object's bucket is served and counted once.
+    const inBucket = await org.keyClient(["read"], { bucketId: bucket.id });
+    expect((await inBucket.post("/api/presign/download", { objectId: obj.id })).status).toBe(200);
+    expect((await usageOf(org)).egressThisMonth).toBe(500);
+  });
+
   // PGlite has one connection: a held transaction would block every other query, locked rows or not.
   test.skipIf(testEnv.mode === "embedded")("a download does not wait for the organization's usage rows", async () => {
     const { org, bucket } = await orgWithBucket();
