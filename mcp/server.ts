@@ -76,7 +76,8 @@ export function createMcpServer(
   });
 
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listed }));
-  serveResources(server, { caller, deps, requestId: requestId(), clientAddress });
+  // Each resource request takes its request id when it runs, as a tool call does.
+  serveResources(server, () => ({ caller, deps, requestId: requestId(), clientAddress }));
 
   // Stateless: a level set here lasts for this HTTP request only (a later request is a new
   // server), so it filters only the notifications of a batch that carries it; accepting it is
