@@ -55,3 +55,20 @@ export function challengeOnUnauthorized(config: Pick<Config, "publicUrl">): Midd
     }
   };
 }
+
+/**
+ * MCP clients that find no authorization server fall back to the 2025-03-26 default endpoints
+ * at the server's root and start with dynamic client registration (`POST /register`). There is
+ * none here; the answer says so in OAuth's own error shape (RFC 7591), so a client that tried
+ * OAuth after a 401 shows the person why: the key was refused, and OAuth will not help.
+ */
+export const NO_OAUTH_MESSAGE =
+  "This service issues no OAuth clients or tokens: it takes an API key, sent as Authorization: Bearer <secret>. " +
+  "A 401 from it means the key sent was missing, unknown, expired, rotated or deleted: check the key.";
+
+export function noClientRegistration(): Response {
+  return new Response(JSON.stringify({ error: "invalid_request", error_description: NO_OAUTH_MESSAGE }), {
+    status: 404,
+    headers: { "content-type": "application/json; charset=utf-8" },
+  });
+}

@@ -7,7 +7,7 @@ import { registry } from "../tools/registry.ts";
 import type { ReplayStore } from "../domain/ports/replay.ts";
 import { authentication } from "./auth.ts";
 import { hostCheck } from "./host-check.ts";
-import { challengeOnUnauthorized, PRM_PATH, protectedResourceMetadata } from "./protected-resource.ts";
+import { challengeOnUnauthorized, noClientRegistration, PRM_PATH, protectedResourceMetadata } from "./protected-resource.ts";
 import { MemoryReplayStore } from "./guards/stores/memory.ts";
 import { docsPage, docsScript } from "../openapi/docs-page.ts";
 import { consoleRoutes } from "../console/serve.ts";
@@ -159,6 +159,7 @@ export function createApp(opts: AppOptions) {
   // RFC 9728 metadata: the /mcp resource's (where a 401 from /mcp points) and the API's.
   app.get(`${PRM_PATH}/mcp`, publicRoute(`GET ${PRM_PATH}/mcp`, async (ctx) => json(200, protectedResourceMetadata(deps.config, ctx.url, "/mcp"))));
   app.get(PRM_PATH, publicRoute(`GET ${PRM_PATH}`, async (ctx) => json(200, protectedResourceMetadata(deps.config, ctx.url, ""))));
+  app.post("/register", publicRoute("POST /register", async () => noClientRegistration()), { parse: "none" });
   app.get("/api/docs", publicRoute("GET /api/docs", async () => docsPage()));
   app.get("/api/docs/scalar.js", publicRoute("GET /api/docs/scalar.js", async () => docsScript()));
   // The web console: `/` points there; every /console path but its assets is the one page.

@@ -82,16 +82,18 @@ async function bucketByName(name: string, ctx: ToolContext): Promise<{ id: strin
   }
 }
 
-export function serveResources(server: Server, ctx: ToolContext): void {
+export function serveResources(server: Server, contextOf: () => ToolContext): void {
   server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({ resourceTemplates: [...TEMPLATES] }));
 
   server.setRequestHandler(ListResourcesRequestSchema, async (request) => {
+    const ctx = contextOf();
     const offset = offsetOf(request.params?.cursor);
     const page = await call<Page<MediaObject>>("media_list", { limit: PAGE, offset }, ctx);
     return { resources: page.data.map(asResource), ...(page.hasMore ? { nextCursor: cursorOf(offset + PAGE) } : {}) };
   });
 
   server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
+    const ctx = contextOf();
     const uri = request.params.uri;
     let m = /^media:\/\/objects\/([0-9a-f-]{36})$/i.exec(uri);
     if (m) return readObject(uri, await call<MediaObject>("media_get", { id: m[1] }, ctx), ctx);
@@ -113,6 +115,7 @@ export function serveResources(server: Server, ctx: ToolContext): void {
   });
 
   server.setRequestHandler(CompleteRequestSchema, async (request) => {
+    const ctx = contextOf();
     const { ref, argument } = request.params;
     const prefix = argument.value;
     const done = (values: string[]) => {

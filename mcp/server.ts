@@ -76,7 +76,8 @@ export function createMcpServer(
   });
 
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listed }));
-  serveResources(server, { caller, deps, requestId: requestId(), clientAddress });
+  // Each resource request takes its request id when it runs, as a tool call does.
+  serveResources(server, () => ({ caller, deps, requestId: requestId(), clientAddress }));
 
   // Stateless: a level set here lasts for this HTTP request only (a later request is a new
   // server), so it filters only the notifications of a batch that carries it; accepting it is
@@ -93,7 +94,12 @@ export function createMcpServer(
     const progressToken = request.params?._meta?.progressToken;
     // Notifications travel on this request's own event stream (mcp/http.ts opens one when the
     // call carries a progress token); otherwise there is nowhere to send them and they are dropped.
-    const notify = (method: string, params: Record<string, unknown>) => void extra.sendNotification({ method, params } as never).catch(() => undefined);
+    // Sent one after another, and all before the result: a notification that overtook the
+    // result would reach a client that has already forgotten the progress token.
+    let sending: Promise<void> = Promise.resolve();
+    const notify = (method: string, params: Record<string, unknown>) => {
+      sending = sending.then(() => extra.sendNotification({ method, params } as never)).catch(() => undefined);
+    };
     const log = (level: LogLevel, data: Record<string, unknown>) => {
       if (LOG_LEVELS.indexOf(level) >= minimum) notify("notifications/message", { level, logger: "media-storage", data });
     };
@@ -115,6 +121,7 @@ export function createMcpServer(
     const ms = Math.round(performance.now() - started);
     log(result.isError ? "warning" : "info", { tool: request.params?.name, requestId: id, ms, ok: !result.isError });
     if (!sentOwnProgress) progress(1, `${request.params?.name} ${result.isError ? "failed" : "done"}`);
+    await sending;
     return result;
   });
 

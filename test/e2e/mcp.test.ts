@@ -145,6 +145,11 @@ describe("MCP over Streamable HTTP", () => {
       resource_documentation: `${server.url}/api/docs`,
     });
     expect((await (await fetch(`${server.url}/.well-known/oauth-protected-resource`)).json()).resource).toBe(server.url);
+
+    // A client that tries OAuth anyway falls back to registering at /register: told why not, in OAuth's shape.
+    const registration = await fetch(`${server.url}/register`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+    expect(registration.status).toBe(404);
+    expect(await registration.json()).toEqual({ error: "invalid_request", error_description: expect.stringContaining("A 401 from it means the key sent was missing, unknown, expired") });
   });
 
   test("the SDK client with a refused key reports the service's refusal, not an OAuth problem", async () => {
