@@ -12,14 +12,17 @@ export const id = (what: string) => z.uuid().describe(`${what} id (UUID)`);
  * A date (2026-11-22) or date-time input, in years 0001 to 9999 after any offset: JavaScript
  * parses years 0000 and 275760, which PostgreSQL refuses (a 500 before this check).
  */
-export const isoDateInput = z.string().refine((v) => {
-  if (!/^\d{4}-\d{2}-\d{2}(T[\d:.]+(Z|[+-]\d{2}:\d{2}))?$/.test(v)) return false;
+export const isoDateInput = z.string().refine((v) => /^\d{4}-\d{2}-\d{2}(T[\d:.]+(Z|[+-]\d{2}:\d{2}))?$/.test(v) && storableYear(v), "an ISO date (2026-11-22) or date-time (2026-11-22T10:00:00Z), in years 0001 to 9999");
+export const timestamp = (what: string) => z.iso.datetime().describe(`${what} (ISO-8601 UTC)`);
+/** A timestamp a caller sends: ISO-8601 UTC in years 0001 to 9999, for the same reason as isoDateInput. */
+export const timestampInput = (what: string) => timestamp(what).refine(storableYear, "a date-time in years 0001 to 9999");
+
+function storableYear(v: string): boolean {
   const t = Date.parse(v);
   if (Number.isNaN(t)) return false;
   const year = new Date(t).getUTCFullYear();
   return year >= 1 && year <= 9999;
-}, "an ISO date (2026-11-22) or date-time (2026-11-22T10:00:00Z), in years 0001 to 9999");
-export const timestamp = (what: string) => z.iso.datetime().describe(`${what} (ISO-8601 UTC)`);
+}
 
 /** `admin` implies every other scope. */
 export const SCOPES = ["read", "write", "delete", "admin"] as const;

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { AUDIT_OUTCOMES, auditPage } from "../contract/audit.ts";
 import { listAudit } from "../domain/audit/audit.ts";
 import { defineTool } from "./define.ts";
-import { DEFAULT_LIMIT, id, MAX_LIMIT, timestamp } from "../contract/common.ts";
+import { DEFAULT_LIMIT, id, MAX_LIMIT, timestampInput } from "../contract/common.ts";
 
 export const auditTools = [
   defineTool({
@@ -20,8 +20,8 @@ export const auditTools = [
       userId: id("User").optional().describe("Only calls made by this user (with a key of theirs or a dashboard JWT)"),
       targetId: id("Target").optional().describe("Only calls that named or created this id"),
       outcome: z.enum(AUDIT_OUTCOMES).optional(),
-      from: timestamp("Entries at or after this time").optional(),
-      to: timestamp("Entries at or before this time").optional(),
+      from: timestampInput("Entries at or after this time").optional(),
+      to: timestampInput("Entries at or before this time").optional(),
       limit: z.number().int().min(1).max(MAX_LIMIT).default(DEFAULT_LIMIT).describe(`Page size, 1..${MAX_LIMIT}`),
       cursor: z.string().min(1).max(200).optional().describe("nextCursor of the previous page"),
     }),
