@@ -47,6 +47,8 @@ const configs: Record<string, Record<string, string>> = {
   // The limits, with set renditions rendered in the worker process itself.
   "bounded-inprocess": { WORKER_NICE: "0" },
   bounded: {},
+  // The defaults with one search and one render at a time per organization (a 2-core host).
+  "bounded-1": { ORG_MAX_SEARCHES: "1", ORG_MAX_RENDERS: "1" },
 };
 
 const seeded = await seededDatabase(N);
