@@ -196,7 +196,7 @@ describe("finding 1: uploads are bounded by what was reserved", () => {
     expect((await org.admin.post(`/api/sets/${set.id}/items`, { aspectRatio: "4:3", width: 1200, height: 900, role: "big" })).status).toBe(201);
     const u = await usage(org.orgId);
     await deps().db.update(orgUsage).set({ allocatedStorage: u.usedStorage + 100 }).where(eq(orgUsage.orgId, org.orgId));
-    await expect(generateSetVariants(deps(), org.orgId, set.id)).rejects.toThrow(/quota|allocat/i);
+    await expect(generateSetVariants(deps(), org.orgId, set.id, { attempt: 1, attempts: 3 })).rejects.toThrow(/quota|allocat/i);
     const after = await usage(org.orgId);
     expect(after.usedStorage).toBe(u.usedStorage);
     expect(after.usedStorage + after.reservedStorage).toBeLessThanOrEqual(after.allocatedStorage);
