@@ -16,6 +16,7 @@ import { toAppError } from "../tools/failure.ts";
 import { invokeTool } from "../tools/invoke.ts";
 import { mcpJsonSchema, mcpOutputSchemas } from "../tools/json-schema.ts";
 import { serveResources } from "./resources.ts";
+import { errorLine, summarize } from "./summary.ts";
 import { DEFAULT_SELECTION, selectTools, type ToolSelection } from "../tools/toolsets.ts";
 import { INSTRUCTIONS, registry, SERVER_INFO } from "../tools/registry.ts";
 
@@ -134,11 +135,15 @@ export function createMcpServer(
     const ctx: ToolContext = { caller, deps, requestId: id, clientAddress, progress: onProgress };
     try {
       // invokeTool refuses a tool the caller may not use (not listed) with the REST 403.
-      const output = await invokeTool(tool, request.params.arguments ?? {}, ctx);
+      const input = request.params.arguments ?? {};
+      const output = (await invokeTool(tool, input, ctx)) as Record<string, unknown>;
       const extra = tool.mcpContent ? await tool.mcpContent(output as never, ctx) : [];
+      // A short line first, for the agent's eye and for hosts that show one block; then the
+      // whole answer as JSON, which the spec asks for beside structuredContent and which is all
+      // that hosts handing only `content` to the model can give it (docs/mcp.md#tool-results).
       return {
-        structuredContent: output as Record<string, unknown>,
-        content: [{ type: "text", text: JSON.stringify(output) }, ...extra],
+        structuredContent: output,
+        content: [{ type: "text", text: summarize(tool, input, output) }, { type: "text", text: JSON.stringify(output) }, ...extra],
       };
     } catch (err) {
       const e = toAppError(err, deps.log, id);
@@ -148,8 +153,8 @@ export function createMcpServer(
   return server;
 }
 
-/** Domain errors reach the agent as tool errors carrying the REST envelope's code and message. */
+/** Domain errors reach the agent as tool errors: a line with the code and message, then the REST envelope. */
 export function failure(code: string, message: string, requestId: string, details?: unknown): CallToolResult {
   const error = { code, message, ...(details !== undefined ? { details } : {}), requestId };
-  return { isError: true, content: [{ type: "text", text: JSON.stringify({ error }) }] };
+  return { isError: true, content: [{ type: "text", text: errorLine(code, message) }, { type: "text", text: JSON.stringify({ error }) }] };
 }

@@ -59,6 +59,11 @@ export interface ToolDefinition<I extends z.ZodObject = z.ZodObject, O extends z
   handler: (input: z.output<I>, ctx: ToolContext) => Promise<z.input<O>>;
   /** REST only: answer something other than JSON (a redirect, a byte stream). */
   restResponse?: (output: z.output<O>, request: Request, ctx: ToolContext) => Response | Promise<Response>;
+  /**
+   * MCP only: the one-line text a result leads with, where the generic line (mcp/summary.ts,
+   * from the output's shape) would say nothing useful.
+   */
+  mcpSummary?: (output: z.output<O>, input: z.output<I>) => string;
   /** MCP only: content blocks to send besides the structured output. */
   mcpContent?: (output: z.output<O>, ctx: ToolContext) => McpContent[] | Promise<McpContent[]>;
 }

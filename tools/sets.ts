@@ -130,5 +130,16 @@ export const setTools = [
       }
       return awaitGeneration(deps, queued, { orgId: caller.orgId, deadline: Date.now() + MAX_GENERATION_WAIT_MS, ...(progress ? { onProgress: progress } : {}) });
     },
+    // The counts by outcome are the answer; the generic line would give the status alone.
+    mcpSummary: (g) => {
+      if (!g.renditions) return `Generation of set ${g.setId} queued: ${g.items} items (job ${g.jobId}); poll sets_get`;
+      const count = (state: string) => g.renditions!.filter((r) => r.state === state).length;
+      const failed = g.renditions.filter((r) => r.state === "failed").map((r) => `${r.role || r.itemId}: ${r.error}`);
+      return (
+        `Generation of set ${g.setId} ${g.status}: ${count("made")} made, ${count("failed")} failed, ${count("pending")} pending of ${g.items}` +
+        (failed.length ? `; ${failed.slice(0, 3).join("; ")}` : "") +
+        (g.status === "timed_out" ? "; poll sets_get" : "")
+      );
+    },
   }),
 ];

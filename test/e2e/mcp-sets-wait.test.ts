@@ -3,6 +3,7 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { awaitGeneration } from "../../domain/collections/sets.ts";
 import { mcpClient, withServerAndOrg } from "../support/fixtures.ts";
+import { textBlocks } from "../support/mcp-results.ts";
 import { png } from "../support/media-files.ts";
 import { insertObject, newBucket } from "../support/objects.ts";
 import type { TestOrg, TestServer } from "../support/server.ts";
@@ -58,6 +59,7 @@ describe("sets_generate with wait", () => {
     expect(result.isError).toBeFalsy();
     const done = result.structuredContent as Generation;
     expect(done).toMatchObject({ setId, status: "settled", items: 3 });
+    expect(textBlocks(result.content)[0]).toBe(`Generation of set ${setId} settled: 3 made, 0 failed, 0 pending of 3`);
     expect(done.renditions!.map((r) => [r.role, r.state, r.error])).toEqual([
       ["square", "made", null],
       ["hero", "made", null],

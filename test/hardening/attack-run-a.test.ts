@@ -14,6 +14,7 @@ import { png } from "../support/media-files.ts";
 import { insertObject, newBucket } from "../support/objects.ts";
 import { newOrg, signJwt, startServer, type TestOrg, type TestServer } from "../support/server.ts";
 import { bytesOf, upload } from "../support/upload.ts";
+import { toolError } from "../support/mcp-results.ts";
 
 let server: TestServer;
 const clock = new ManualClock();
@@ -232,7 +233,7 @@ describe("finding 4: input that reached a 5xx is a 4xx", () => {
     });
     const body = await mcp.json();
     expect(body.result.isError).toBe(true);
-    expect(JSON.parse(body.result.content[0].text).error.code).toBe("validation_error");
+    expect(toolError(body.result.content).code).toBe("validation_error");
   });
 
   test("dates out of the database's range are 400", async () => {
