@@ -69,6 +69,7 @@ export function createMcpServer(
   tools: readonly AnyTool[] = registry,
   clientAddress: string | null = null,
   selection: ToolSelection = DEFAULT_SELECTION,
+  holdOpen?: (seconds: number) => void,
 ): Server {
   const listed = describeTools(selectTools(toolsFor(tools, caller), selection));
   const server = new Server(SERVER_INFO, {
@@ -132,7 +133,7 @@ export function createMcpServer(
     // Toolsets only save context (a tool outside them still runs if the credential allows it);
     // read-only mode is a promise the client asked for, so it is kept on calls too.
     if (selection.readOnly && !tool.annotations.readOnlyHint) return failure("forbidden", `${tool.name} changes data, and this session is read-only`, id);
-    const ctx: ToolContext = { caller, deps, requestId: id, clientAddress, progress: onProgress };
+    const ctx: ToolContext = { caller, deps, requestId: id, clientAddress, progress: onProgress, ...(holdOpen ? { holdOpen } : {}) };
     try {
       // invokeTool refuses a tool the caller may not use (not listed) with the REST 403.
       const input = request.params.arguments ?? {};

@@ -9,7 +9,7 @@ import type { AnyTool } from "../tools/define.ts";
  * anything useful about gives its own (`mcpSummary` on its definition).
  */
 export function summarize(tool: AnyTool, input: Record<string, unknown>, output: Record<string, unknown>): string {
-  if (tool.mcpSummary) return tool.mcpSummary(output as never, input as never);
+  if (tool.mcpSummary) return truncate(tool.mcpSummary(output as never, input as never));
   const list = listField(tool, output);
   if (list) return listLine(list.noun, list.items, output, input);
   if (output.deleted === true && typeof output.id === "string") return join([`Deleted ${output.id}`, ...extras(output, ["id", "deleted"])]);

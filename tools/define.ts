@@ -15,6 +15,11 @@ export interface ToolContext {
   requestId: string;
   /** Where the request came from, for the audit log; null when unknown (in-process calls). */
   clientAddress?: string | null;
+  /**
+   * Over HTTP: lets a call that waits on purpose (wait: true) stay silent up to `seconds`
+   * without the server closing the connection as idle.
+   */
+  holdOpen?: (seconds: number) => void;
   /** MCP only, when the client sent a progress token: reports how far a long call got. */
   progress?: (done: number, total: number | null, message: string) => void;
   /** REST only: the HTTP request, for the few tools whose answer depends on its headers (content negotiation). */

@@ -34,7 +34,9 @@ function importLine(i: MediaImport): string {
 
 /** Polls the import until it settles or the wait ends, reporting progress to the caller that asked for it. */
 async function settle(deps: Deps, caller: Caller, started: MediaImport, ctx: ToolContext): Promise<MediaImport> {
-  const until = Date.now() + Math.min(MAX_WAIT_MS, deps.config.imports.timeoutMs + 10_000);
+  const wait = Math.min(MAX_WAIT_MS, deps.config.imports.timeoutMs + 10_000);
+  const until = Date.now() + wait;
+  ctx.holdOpen?.(Math.ceil(wait / 1000) + 10);
   let current = started;
   while (current.state !== "stored" && current.state !== "failed" && Date.now() < until) {
     await Bun.sleep(200);

@@ -122,22 +122,25 @@ export const setTools = [
     }),
     output: setGeneration,
     errors: ["not_found", "conflict"],
-    handler: async (input, { deps, caller, progress }) => {
+    handler: async (input, { deps, caller, progress, holdOpen }) => {
       const queued = await generateSet(deps, caller, input.id);
       if (!input.wait) {
         const { itemIds: _, ...generation } = queued;
         return generation;
       }
+      holdOpen?.(Math.ceil(MAX_GENERATION_WAIT_MS / 1000) + 10);
       return awaitGeneration(deps, queued, { orgId: caller.orgId, deadline: Date.now() + MAX_GENERATION_WAIT_MS, ...(progress ? { onProgress: progress } : {}) });
     },
     // The counts by outcome are the answer; the generic line would give the status alone.
     mcpSummary: (g) => {
       if (!g.renditions) return `Generation of set ${g.setId} queued: ${g.items} items (job ${g.jobId}); poll sets_get`;
       const count = (state: string) => g.renditions!.filter((r) => r.state === state).length;
-      const failed = g.renditions.filter((r) => r.state === "failed").map((r) => `${r.role || r.itemId}: ${r.error}`);
+      // One failure often fails every item alike (an undecodable base): each reason once, with its items.
+      const reasons = new Map<string, string[]>();
+      for (const r of g.renditions) if (r.state === "failed") reasons.set(r.error ?? "", [...(reasons.get(r.error ?? "") ?? []), r.role || r.itemId]);
       return (
         `Generation of set ${g.setId} ${g.status}: ${count("made")} made, ${count("failed")} failed, ${count("pending")} pending of ${g.items}` +
-        (failed.length ? `; ${failed.slice(0, 3).join("; ")}` : "") +
+        [...reasons].map(([why, roles]) => `; ${roles.join(", ")}: ${why}`).join("") +
         (g.status === "timed_out" ? "; poll sets_get" : "")
       );
     },

@@ -84,6 +84,8 @@ describe("sets_generate with wait", () => {
     expect(done.status).toBe("settled");
     expect(done.renditions!.map((r) => r.state)).toEqual(["failed", "failed", "failed"]);
     expect(done.renditions!.every((r) => r.objectId === null && (r.error ?? "").length > 0)).toBe(true);
+    // The summary gives the one reason once, with the items it failed.
+    expect(textBlocks(result.content)[0]).toStartWith(`Generation of set ${setId} settled: 0 made, 3 failed, 0 pending of 3; square, hero, story: `);
   });
 
   test("REST: POST /api/sets/{id}/generate with wait answers the settled items; without it, queued at once", async () => {
