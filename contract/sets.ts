@@ -44,12 +44,32 @@ export const setSummaryList = listOf(setSummary);
 export const mediaSet = z.object({ ...setSummaryFields, items: z.array(setItem).describe("In the order they were added") }).meta({ id: "MediaSet" });
 export type MediaSet = z.output<typeof mediaSet>;
 
+/** How a generated item's rendition ended, as a call with `wait` reports it. */
+export const SET_RENDITION_STATES = ["made", "failed", "pending"] as const;
+
+export const setRendition = z
+  .object({
+    itemId: id("Set item"),
+    role: z.string(),
+    width: z.number().int(),
+    height: z.number().int(),
+    state: z.enum(SET_RENDITION_STATES).describe("made: objectId is the new rendition; failed: error says why; pending: not settled when the wait ended"),
+    objectId: id("Media object").nullable(),
+    error: z.string().nullable(),
+  })
+  .meta({ id: "SetRendition" });
+export type SetRendition = z.output<typeof setRendition>;
+
+/** queued: answered at once; settled: every item made or failed (wait); timed_out: the wait ended first. */
+export const SET_GENERATION_STATUSES = ["queued", "settled", "timed_out"] as const;
+
 export const setGeneration = z
   .object({
     setId: id("Set"),
     jobId: id("Job"),
-    status: z.literal("queued"),
+    status: z.enum(SET_GENERATION_STATUSES).describe("queued without wait; with wait, settled or timed_out (then poll sets_get)"),
     items: z.number().int().describe("Generated items the job will render"),
+    renditions: z.array(setRendition).optional().describe("With wait: each generated item's outcome"),
   })
   .meta({ id: "SetGeneration" });
 export type SetGeneration = z.output<typeof setGeneration>;

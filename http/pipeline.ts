@@ -10,6 +10,11 @@ export interface HttpContext {
   clientAddress: string | null;
   /** Added to whatever response the request ends with, errors included (X-Request-Id, RateLimit). */
   responseHeaders: Headers;
+  /**
+   * Lets this request stay silent for up to `seconds` (a call that waits on purpose): the
+   * server otherwise closes a connection idle for 30 seconds, and the waiting client with it.
+   */
+  holdOpen?: (seconds: number) => void;
 }
 
 /** Which route a request took: the tool of a REST route, or /mcp, or a route without a tool. */

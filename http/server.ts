@@ -53,6 +53,9 @@ function pathOf(url: string): string {
   return end < 0 ? url.slice(start) : url.slice(start, end);
 }
 
+/** What serving a request needs of Bun's server: the client's address, and a longer idle timeout for a waiting call. */
+type BunServer = { requestIP(r: Request): { address: string } | null; timeout?: (r: Request, seconds: number) => void };
+
 /**
  * The HTTP server: every registry tool at its /api route, MCP at /mcp, the OpenAPI
  * document and docs UI. Elysia routes; the tool pipeline does the rest, so REST and MCP
@@ -68,15 +71,16 @@ export function createApp(opts: AppOptions) {
   const mcpSteps = [hostCheck(deps.config), ...preAuth, challenge, auth, ...(opts.mcpGuards ?? opts.guards ?? [])];
 
   const observe: RequestObserver = opts.observe ?? ((_ctx, _route, handle) => handle());
-  const serve = async (request: Request, clientAddress: string | null, handler: Handler, route: RouteInfo): Promise<Response> => {
+  const serve = async (request: Request, server: BunServer | null, handler: Handler, route: RouteInfo): Promise<Response> => {
     const started = performance.now();
     const ctx: HttpContext = {
       request,
       url: new URL(request.url),
       requestId: crypto.randomUUID(),
       caller: null,
-      clientAddress,
+      clientAddress: server?.requestIP(request)?.address ?? null,
       responseHeaders: new Headers(),
+      ...(server?.timeout ? { holdOpen: (seconds: number) => server.timeout!(request, seconds) } : {}),
     };
     const response = await observe(ctx, route, async () => {
       let response: Response;
@@ -126,7 +130,6 @@ export function createApp(opts: AppOptions) {
     if (oversized) return oversized;
     return security.preflight(request, path) ?? undefined;
   });
-  const address = (server: { requestIP(r: Request): { address: string } | null } | null, r: Request) => server?.requestIP(r)?.address ?? null;
 
   for (const tool of registry) {
     const path = routerPath(tool.http.path);
@@ -135,19 +138,19 @@ export function createApp(opts: AppOptions) {
       tool.http.method,
       path,
       ({ request, params, server }) =>
-        serve(request, address(server, request), compose(toolSteps, runToolOverHttp(tool, deps, params as Record<string, string>)), route),
+        serve(request, server, compose(toolSteps, runToolOverHttp(tool, deps, params as Record<string, string>)), route),
       { parse: "none" },
     );
   }
 
   const mcp = compose(mcpSteps, mcpOverHttp(deps));
   const mcpRoute: RouteInfo = { kind: "mcp", tool: null, template: "POST /mcp" };
-  app.all("/mcp", ({ request, server }) => serve(request, address(server, request), mcp, mcpRoute), { parse: "none" });
+  app.all("/mcp", ({ request, server }) => serve(request, server, mcp, mcpRoute), { parse: "none" });
 
   const publicRoute = (template: string, handler: Handler) => {
     const run = compose(opts.publicGuards ?? [], handler);
     const route: RouteInfo = { kind: "public", tool: null, template };
-    return ({ request, server }: { request: Request; server: Parameters<typeof address>[0] }) => serve(request, address(server, request), run, route);
+    return ({ request, server }: { request: Request; server: BunServer | null }) => serve(request, server, run, route);
   };
   // Built once; its `servers` entry is PUBLIC_URL, else the origin this request came to, so
   // the docs page's samples and generated clients point at this service either way.

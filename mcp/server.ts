@@ -16,6 +16,7 @@ import { toAppError } from "../tools/failure.ts";
 import { invokeTool } from "../tools/invoke.ts";
 import { mcpJsonSchema, mcpOutputSchemas } from "../tools/json-schema.ts";
 import { serveResources } from "./resources.ts";
+import { errorLine, summarize } from "./summary.ts";
 import { DEFAULT_SELECTION, selectTools, type ToolSelection } from "../tools/toolsets.ts";
 import { INSTRUCTIONS, registry, SERVER_INFO } from "../tools/registry.ts";
 
@@ -68,6 +69,7 @@ export function createMcpServer(
   tools: readonly AnyTool[] = registry,
   clientAddress: string | null = null,
   selection: ToolSelection = DEFAULT_SELECTION,
+  holdOpen?: (seconds: number) => void,
 ): Server {
   const listed = describeTools(selectTools(toolsFor(tools, caller), selection));
   const server = new Server(SERVER_INFO, {
@@ -131,14 +133,18 @@ export function createMcpServer(
     // Toolsets only save context (a tool outside them still runs if the credential allows it);
     // read-only mode is a promise the client asked for, so it is kept on calls too.
     if (selection.readOnly && !tool.annotations.readOnlyHint) return failure("forbidden", `${tool.name} changes data, and this session is read-only`, id);
-    const ctx: ToolContext = { caller, deps, requestId: id, clientAddress, progress: onProgress };
+    const ctx: ToolContext = { caller, deps, requestId: id, clientAddress, progress: onProgress, ...(holdOpen ? { holdOpen } : {}) };
     try {
       // invokeTool refuses a tool the caller may not use (not listed) with the REST 403.
-      const output = await invokeTool(tool, request.params.arguments ?? {}, ctx);
+      const input = request.params.arguments ?? {};
+      const output = (await invokeTool(tool, input, ctx)) as Record<string, unknown>;
       const extra = tool.mcpContent ? await tool.mcpContent(output as never, ctx) : [];
+      // A short line first, for the agent's eye and for hosts that show one block; then the
+      // whole answer as JSON, which the spec asks for beside structuredContent and which is all
+      // that hosts handing only `content` to the model can give it (docs/mcp.md#tool-results).
       return {
-        structuredContent: output as Record<string, unknown>,
-        content: [{ type: "text", text: JSON.stringify(output) }, ...extra],
+        structuredContent: output,
+        content: [{ type: "text", text: summarize(tool, input, output) }, { type: "text", text: JSON.stringify(output) }, ...extra],
       };
     } catch (err) {
       const e = toAppError(err, deps.log, id);
@@ -148,8 +154,8 @@ export function createMcpServer(
   return server;
 }
 
-/** Domain errors reach the agent as tool errors carrying the REST envelope's code and message. */
+/** Domain errors reach the agent as tool errors: a line with the code and message, then the REST envelope. */
 export function failure(code: string, message: string, requestId: string, details?: unknown): CallToolResult {
   const error = { code, message, ...(details !== undefined ? { details } : {}), requestId };
-  return { isError: true, content: [{ type: "text", text: JSON.stringify({ error }) }] };
+  return { isError: true, content: [{ type: "text", text: errorLine(code, message) }, { type: "text", text: JSON.stringify({ error }) }] };
 }

@@ -15,6 +15,11 @@ export interface ToolContext {
   requestId: string;
   /** Where the request came from, for the audit log; null when unknown (in-process calls). */
   clientAddress?: string | null;
+  /**
+   * Over HTTP: lets a call that waits on purpose (wait: true) stay silent up to `seconds`
+   * without the server closing the connection as idle.
+   */
+  holdOpen?: (seconds: number) => void;
   /** MCP only, when the client sent a progress token: reports how far a long call got. */
   progress?: (done: number, total: number | null, message: string) => void;
   /** REST only: the HTTP request, for the few tools whose answer depends on its headers (content negotiation). */
@@ -59,6 +64,11 @@ export interface ToolDefinition<I extends z.ZodObject = z.ZodObject, O extends z
   handler: (input: z.output<I>, ctx: ToolContext) => Promise<z.input<O>>;
   /** REST only: answer something other than JSON (a redirect, a byte stream). */
   restResponse?: (output: z.output<O>, request: Request, ctx: ToolContext) => Response | Promise<Response>;
+  /**
+   * MCP only: the one-line text a result leads with, where the generic line (mcp/summary.ts,
+   * from the output's shape) would say nothing useful.
+   */
+  mcpSummary?: (output: z.output<O>, input: z.output<I>) => string;
   /** MCP only: content blocks to send besides the structured output. */
   mcpContent?: (output: z.output<O>, ctx: ToolContext) => McpContent[] | Promise<McpContent[]>;
 }

@@ -17,6 +17,10 @@ export const identityTools = [
     input: z.object({}),
     output: meOutput,
     handler: (_input, { deps, caller }) => me(deps, caller),
+    // Every field is nested: the generic line would be the noun alone.
+    mcpSummary: (m) =>
+      `${m.credential.type} ${m.credential.accessKeyId ?? m.user.email ?? m.user.id} in organization ${JSON.stringify(m.organization.name)}; ` +
+      `scopes ${m.credential.scopes.join(", ") || "none"}${m.credential.bucketId ? `; restricted to bucket ${m.credential.bucketId}` : ""}`,
   }),
   defineTool({
     name: "api_keys_list",

@@ -25,9 +25,18 @@ function checkUrl(url: string, deps: Deps): void {
   }
 }
 
+/** The state is what an agent follows; the generic line would name the import's id, not the object's. */
+function importLine(i: MediaImport): string {
+  const bytes = i.totalBytes !== null ? `${i.bytesReceived} of ${i.totalBytes} bytes` : `${i.bytesReceived} bytes`;
+  const outcome = i.state === "stored" ? `; objectId ${i.objectId}` : i.state === "failed" && i.error ? `; error ${i.error.code}: ${i.error.message}` : "";
+  return `Import ${i.id} ${i.state}: ${JSON.stringify(i.key)}, ${bytes}${outcome}`;
+}
+
 /** Polls the import until it settles or the wait ends, reporting progress to the caller that asked for it. */
 async function settle(deps: Deps, caller: Caller, started: MediaImport, ctx: ToolContext): Promise<MediaImport> {
-  const until = Date.now() + Math.min(MAX_WAIT_MS, deps.config.imports.timeoutMs + 10_000);
+  const wait = Math.min(MAX_WAIT_MS, deps.config.imports.timeoutMs + 10_000);
+  const until = Date.now() + wait;
+  ctx.holdOpen?.(Math.ceil(wait / 1000) + 10);
   let current = started;
   while (current.state !== "stored" && current.state !== "failed" && Date.now() < until) {
     await Bun.sleep(200);
@@ -64,6 +73,7 @@ export const importTools = [
       const started = await startImport(ctx.deps, ctx.caller, input);
       return wait ? settle(ctx.deps, ctx.caller, started, ctx) : started;
     },
+    mcpSummary: importLine,
   }),
   defineTool({
     name: "media_import_get",
@@ -76,5 +86,6 @@ export const importTools = [
     output: mediaImport,
     errors: ["not_found"],
     handler: (input, { deps, caller }) => getImport(deps, caller, input.id),
+    mcpSummary: importLine,
   }),
 ];

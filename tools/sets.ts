@@ -4,11 +4,13 @@ import { mediaSet, setGeneration, setItem, setSummaryList } from "../contract/se
 import {
   ASPECT_RATIO,
   addSetItem,
+  awaitGeneration,
   createSet,
   deleteSet,
   generateSet,
   getSet,
   listSets,
+  MAX_GENERATION_WAIT_MS,
   MAX_RENDITION_SIDE,
   MAX_SET_ITEMS,
   removeSetItem,
@@ -107,15 +109,40 @@ export const setTools = [
     name: "sets_generate",
     title: "Generate a set's renditions",
     description:
-      "Queues rendering of every generated item (those added without objectId) from the base object and answers 202 at once; " +
+      "Queues rendering of every generated item (those added without objectId) from the base object and answers at once (status queued); " +
       "calling it again re-renders and replaces those renditions. Attached items are left alone. " +
-      "Poll sets_get: an item's objectId is set when its rendition is ready. 409 when the base object was deleted.",
+      "Poll sets_get (an item's objectId is set when its rendition is ready), or pass wait: true to get each item's outcome (renditions: made or failed) once all are settled, " +
+      "with progress notifications (items settled of the total) when you send a progress token. 409 when the base object was deleted.",
     scope: "write",
     reach: "bucket",
     http: { method: "POST", path: "/sets/{id}/generate", status: 202 },
-    input: z.object({ id: id("Set") }),
+    input: z.object({
+      id: id("Set"),
+      wait: z.boolean().optional().describe(`Answer once every item is made or failed (up to ${MAX_GENERATION_WAIT_MS / 60_000} minutes; status timed_out past that)`),
+    }),
     output: setGeneration,
     errors: ["not_found", "conflict"],
-    handler: (input, { deps, caller }) => generateSet(deps, caller, input.id),
+    handler: async (input, { deps, caller, progress, holdOpen }) => {
+      const queued = await generateSet(deps, caller, input.id);
+      if (!input.wait) {
+        const { itemIds: _, ...generation } = queued;
+        return generation;
+      }
+      holdOpen?.(Math.ceil(MAX_GENERATION_WAIT_MS / 1000) + 10);
+      return awaitGeneration(deps, queued, { orgId: caller.orgId, deadline: Date.now() + MAX_GENERATION_WAIT_MS, ...(progress ? { onProgress: progress } : {}) });
+    },
+    // The counts by outcome are the answer; the generic line would give the status alone.
+    mcpSummary: (g) => {
+      if (!g.renditions) return `Generation of set ${g.setId} queued: ${g.items} items (job ${g.jobId}); poll sets_get`;
+      const count = (state: string) => g.renditions!.filter((r) => r.state === state).length;
+      // One failure often fails every item alike (an undecodable base): each reason once, with its items.
+      const reasons = new Map<string, string[]>();
+      for (const r of g.renditions) if (r.state === "failed") reasons.set(r.error ?? "", [...(reasons.get(r.error ?? "") ?? []), r.role || r.itemId]);
+      return (
+        `Generation of set ${g.setId} ${g.status}: ${count("made")} made, ${count("failed")} failed, ${count("pending")} pending of ${g.items}` +
+        [...reasons].map(([why, roles]) => `; ${roles.join(", ")}: ${why}`).join("") +
+        (g.status === "timed_out" ? "; poll sets_get" : "")
+      );
+    },
   }),
 ];

@@ -4,7 +4,7 @@ import { purgeObject } from "../domain/media/media.ts";
 import type { JobRun, Processors } from "../domain/ports/queue.ts";
 import { bucketDerivativesPrefix, bucketPrefix } from "../domain/media/storage-keys.ts";
 import { abandonDerivatives, generateDerivatives } from "./derivatives/generate.ts";
-import { generateSetVariants } from "./set-variants.ts";
+import { abandonSetVariants, generateSetVariants } from "./set-variants.ts";
 import { deliverWebhook } from "../domain/events/delivery.ts";
 import { webhookSender } from "./webhook-sender.ts";
 import { runImport } from "../domain/media/imports.ts";
@@ -26,7 +26,10 @@ const handlers: Handlers = {
     abandoned: (deps, { objectId }, reason) => abandonDerivatives(deps, objectId, reason),
   },
   "media.purge": { run: (deps, { objectId }) => purgeObject(deps, objectId) },
-  "sets.generate": { run: (deps, { orgId, setId }) => generateSetVariants(deps, orgId, setId) },
+  "sets.generate": {
+    run: (deps, { orgId, setId }, run) => generateSetVariants(deps, orgId, setId, run),
+    abandoned: (deps, { orgId, setId }, reason) => abandonSetVariants(deps, orgId, setId, reason),
+  },
   "search.sync": {
     run: async (deps, { objectIds }) => {
       await deps.search.sync?.(objectIds);

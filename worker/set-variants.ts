@@ -2,8 +2,8 @@ import { join } from "node:path";
 import { and, eq, isNull } from "drizzle-orm";
 import { mediaObjects, mediaSets } from "../db/schema/index.ts";
 import type { Deps } from "../domain/core/deps.ts";
-import { itemsToGenerate, MAX_RENDITION_BYTES, MAX_RENDITION_PIXELS, recordGeneratedItem, renditionKey } from "../domain/collections/sets.ts";
-import { PermanentJobFailure } from "../domain/ports/queue.ts";
+import { itemsToGenerate, MAX_RENDITION_BYTES, MAX_RENDITION_PIXELS, recordGeneratedItem, recordItemsFailed, renditionKey } from "../domain/collections/sets.ts";
+import { isLastAttempt, type JobRun, PermanentJobFailure } from "../domain/ports/queue.ts";
 import { objectPath } from "../domain/media/storage-keys.ts";
 import { recordStoredObject, reserveUploadQuota } from "../domain/media/uploads.ts";
 import { AppError } from "../domain/core/errors.ts";
@@ -23,21 +23,44 @@ import { POSTER_EDGE, videoPoster } from "./derivatives/video.ts";
  * same key, so regenerating replaces its rendition and never duplicates it; running the job
  * twice gives the result of running it once.
  */
-export async function generateSetVariants(deps: Deps, orgId: string, setId: string): Promise<void> {
+export async function generateSetVariants(deps: Deps, orgId: string, setId: string, run: JobRun): Promise<void> {
+  try {
+    await renderSet(deps, orgId, setId);
+  } catch (err) {
+    // The items this run could not settle are failed once no run is left to make them; a
+    // caller waiting on the generation is answered then, not at its timeout.
+    if (err instanceof PermanentJobFailure) await recordItemsFailed(deps.db, orgId, setId, err.message, deps.clock.now());
+    else if (isLastAttempt(run)) await recordItemsFailed(deps.db, orgId, setId, "The renditions could not be made", deps.clock.now());
+    throw err;
+  }
+}
+
+/** The queue gave up on the job (its worker died in it too often): its unsettled items failed. */
+export async function abandonSetVariants(deps: Deps, orgId: string, setId: string, reason: string): Promise<void> {
+  await recordItemsFailed(deps.db, orgId, setId, `The renditions could not be made: ${reason}`, deps.clock.now());
+}
+
+async function renderSet(deps: Deps, orgId: string, setId: string): Promise<void> {
   const [set] = await deps.db.select().from(mediaSets).where(and(eq(mediaSets.id, setId), eq(mediaSets.orgId, orgId)));
   if (!set) return;
   const [base] = await deps.db
     .select()
     .from(mediaObjects)
     .where(and(eq(mediaObjects.id, set.baseObjectId), eq(mediaObjects.orgId, orgId), isNull(mediaObjects.deletedAt)));
-  if (!base) return deps.log.info("set base object deleted; nothing rendered", { setId });
+  if (!base) {
+    await recordItemsFailed(deps.db, orgId, setId, "The base object was deleted", deps.clock.now());
+    return deps.log.info("set base object deleted; nothing rendered", { setId });
+  }
   const items = await itemsToGenerate(deps.db, orgId, setId);
   if (items.length === 0) return;
   const w = deps.config.worker;
   if (base.size > w.maxInputBytes) throw new PermanentJobFailure("The base object is too large to render renditions from");
   // Items over the pixel limit (added before it existed) are refused here too: never rendered.
   const oversized = items.filter((i) => i.width * i.height > MAX_RENDITION_PIXELS);
-  if (oversized.length) deps.log.warn("set items over the rendition pixel limit; not rendered", { setId, itemIds: oversized.map((i) => i.id), limit: MAX_RENDITION_PIXELS });
+  if (oversized.length) {
+    deps.log.warn("set items over the rendition pixel limit; not rendered", { setId, itemIds: oversized.map((i) => i.id), limit: MAX_RENDITION_PIXELS });
+    await recordItemsFailed(deps.db, orgId, setId, `Over the rendition limit of ${MAX_RENDITION_PIXELS / 1e6} megapixels`, deps.clock.now(), oversized.map((i) => i.id));
+  }
   const renderable = items.filter((i) => !oversized.includes(i));
   if (renderable.length === 0) return;
   const largest = Math.max(...renderable.flatMap((i) => [i.width, i.height]));
@@ -58,6 +81,7 @@ export async function generateSetVariants(deps: Deps, orgId: string, setId: stri
         : await deterministic(() => renderCover(image, { width: item.width, height: item.height }, { maxPixels: w.maxPixels, format: "webp" }));
       if (bytes.byteLength > MAX_RENDITION_BYTES) {
         deps.log.warn("set rendition over the size limit; not stored", { setId, itemId: item.id, bytes: bytes.byteLength, limit: MAX_RENDITION_BYTES });
+        await recordItemsFailed(deps.db, orgId, setId, `The rendition is over ${MAX_RENDITION_BYTES} bytes`, deps.clock.now(), [item.id]);
         continue;
       }
       const key = renditionKey(base.key, item);
@@ -69,7 +93,7 @@ export async function generateSetVariants(deps: Deps, orgId: string, setId: stri
       await deps.storage.put(objectPath(base.bucketId, key), bytes, { contentType: "image/webp" });
       const objectId = await recordStoredObject(deps, orgId, base.bucketId, key);
       // An item removed (or given an object) meanwhile keeps what it has; the rendition stays an object.
-      if (await recordGeneratedItem(deps.db, orgId, item.id, objectId)) made.push(objectId);
+      if (await recordGeneratedItem(deps.db, orgId, item.id, objectId, deps.clock.now())) made.push(objectId);
       else deps.log.debug("set item changed while rendering", { itemId: item.id });
     }
   });

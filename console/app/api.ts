@@ -166,7 +166,9 @@ async function sendOverMcp(tool: ToolRoute, input: Record<string, unknown>, secr
   if (message.error) throw new ApiError(response.status, "mcp_error", message.error.message);
   const result = message.result;
   if (result?.isError) {
-    const text = result.content?.find((c) => c.type === "text")?.text ?? "";
+    // The first text block is a summary line; the error envelope is the JSON one after it.
+    const texts = (result.content ?? []).filter((c) => c.type === "text").map((c) => c.text ?? "");
+    const text = texts.find((t) => t.startsWith("{")) ?? texts[0] ?? "";
     try {
       const e = (JSON.parse(text) as { error: { code: string; message: string; details?: unknown; requestId?: string } }).error;
       throw new ApiError(400, e.code, e.message, e.details, e.requestId);

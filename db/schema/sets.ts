@@ -40,6 +40,12 @@ export const mediaSetItems = pgTable(
     height: integer("height").notNull(),
     role: text("role").notNull(),
     createdAt: createdAt(),
+    // How the last `generate` ended for this item: cleared when one is asked for, set by the
+    // worker when it made the rendition (renderError null) or gave up on it (renderError says why).
+    // A caller waiting for a generation reads these; objectId alone cannot tell a fresh
+    // rendition from the previous one, nor a failure from work not yet done.
+    renderedAt: timestamp("rendered_at", { withTimezone: true }),
+    renderError: text("render_error"),
   },
   (t) => [index("media_set_items_set_idx").on(t.setId, t.createdAt), index("media_set_items_object_idx").on(t.objectId)],
 );

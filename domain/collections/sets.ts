@@ -1,7 +1,7 @@
-import { and, asc, count, eq, isNull, or, sql } from "drizzle-orm";
+import { and, asc, count, eq, inArray, isNull, or, sql } from "drizzle-orm";
 import { type Db, rowsOf } from "../../db/client.ts";
 import type { Deleted } from "../../contract/common.ts";
-import type { MediaSet, SetGeneration, SetItem, SetItemSource, SetSummary } from "../../contract/sets.ts";
+import type { MediaSet, SetGeneration, SetItem, SetItemSource, SetRendition, SetSummary } from "../../contract/sets.ts";
 import { mediaObjects, mediaSetItems, mediaSets } from "../../db/schema/index.ts";
 import type { Caller } from "../access/caller.ts";
 import { deleteOwned, findOwned, type Owned, visiblePage } from "../access/owned-rows.ts";
@@ -223,7 +223,7 @@ export async function removeSetItem(deps: Deps, caller: Caller, setId: string, i
 const renderable = or(eq(mediaSetItems.source, "generated"), isNull(mediaSetItems.objectId));
 
 /** 202: the work runs in the worker. 409 when the base object was deleted. */
-export async function generateSet(deps: Deps, caller: Caller, setId: string): Promise<SetGeneration> {
+export async function generateSet(deps: Deps, caller: Caller, setId: string): Promise<QueuedGeneration> {
   const accepted = await deps.db.transaction(async (tx) => {
     const set = await resolveSet(tx, caller, setId, true);
     const [base] = await tx
@@ -234,22 +234,81 @@ export async function generateSet(deps: Deps, caller: Caller, setId: string): Pr
     if (!RENDERABLE_KINDS.has(base.kind)) {
       throw errors.conflict(`Renditions are cut from images, videos (their poster frame) and PDFs (their first page), not from ${base.kind} files`);
     }
-    const [{ n } = { n: 0 }] = await tx
-      .select({ n: count() })
-      .from(mediaSetItems)
-      .where(and(eq(mediaSetItems.setId, set.id), eq(mediaSetItems.orgId, caller.orgId), renderable));
     const now = deps.clock.now();
     await checkGenerationRate(tx, caller.orgId);
+    // The items' last outcome is cleared, so that a caller waiting on this generation sees
+    // only what this job (or a later one) records.
+    const items = await tx
+      .update(mediaSetItems)
+      .set({ renderedAt: null, renderError: null })
+      .where(and(eq(mediaSetItems.setId, set.id), eq(mediaSetItems.orgId, caller.orgId), renderable))
+      .returning({ id: mediaSetItems.id });
     await tx
       .update(mediaSets)
       .set({ generateRequestedAt: now, updatedAt: now })
       .where(and(eq(mediaSets.id, set.id), eq(mediaSets.orgId, set.orgId)));
     const jobId = await enqueueJob(tx, "sets.generate", { orgId: caller.orgId, setId: set.id });
-    return { setId: set.id, jobId, status: "queued" as const, items: n };
+    return { setId: set.id, jobId, status: "queued" as const, items: items.length, itemIds: items.map((i) => i.id) };
   });
   deps.jobs.kick();
   return accepted;
 }
+
+/** What generateSet answers, plus the items it queued (for awaitGeneration). */
+export type QueuedGeneration = SetGeneration & { itemIds: string[] };
+
+/** How long a call may wait for a generation (domain/collections/sets.ts#awaitGeneration). */
+export const MAX_GENERATION_WAIT_MS = 120_000;
+
+/**
+ * Waits until every item `generateSet` queued is settled (made or failed) or `deadline`
+ * (epoch ms) passes, then answers the generation with each item's outcome: `settled`, or
+ * `timed_out` with the items not settled yet as pending. `onProgress` hears items settled of
+ * the total whenever that number grows. An item removed meanwhile counts as failed.
+ */
+export async function awaitGeneration(
+  deps: Deps,
+  queued: QueuedGeneration,
+  opts: { orgId: string; deadline: number; onProgress?: (done: number, total: number, message: string) => void; pollMs?: number },
+): Promise<SetGeneration> {
+  const { itemIds, ...generation } = queued;
+  let renditions: SetRendition[] = [];
+  let reported = -1;
+  for (;;) {
+    const rows = itemIds.length
+      ? await deps.db
+          .select()
+          .from(mediaSetItems)
+          .where(and(inArray(mediaSetItems.id, itemIds), eq(mediaSetItems.setId, queued.setId), eq(mediaSetItems.orgId, opts.orgId)))
+          .orderBy(asc(mediaSetItems.createdAt), asc(mediaSetItems.id))
+      : [];
+    const found = new Set(rows.map((r) => r.id));
+    renditions = [
+      ...rows.map(renditionView),
+      ...itemIds
+        .filter((i) => !found.has(i))
+        .map((itemId): SetRendition => ({ itemId, role: "", width: 0, height: 0, state: "failed", objectId: null, error: "The item was removed from the set" })),
+    ];
+    const done = renditions.filter((r) => r.state !== "pending").length;
+    if (done > reported) {
+      reported = done;
+      opts.onProgress?.(done, itemIds.length, `${done} of ${itemIds.length} renditions settled`);
+    }
+    if (done === itemIds.length) return { ...generation, status: "settled", renditions };
+    if (Date.now() >= opts.deadline) return { ...generation, status: "timed_out", renditions };
+    await Bun.sleep(Math.min(opts.pollMs ?? 250, Math.max(0, opts.deadline - Date.now())));
+  }
+}
+
+const renditionView = (i: ItemRow): SetRendition => ({
+  itemId: i.id,
+  role: i.role,
+  width: i.width,
+  height: i.height,
+  state: i.renderedAt === null ? "pending" : i.renderError === null ? "made" : "failed",
+  objectId: i.renderedAt !== null && i.renderError === null ? i.objectId : null,
+  error: i.renderedAt === null ? null : i.renderError,
+});
 
 /**
  * At most MAX_GENERATIONS_PER_HOUR `sets.generate` jobs per organization in the last hour,
@@ -296,11 +355,32 @@ export async function itemsToGenerate(db: Db, orgId: string, setId: string): Pro
  * Records a rendered object on an item (which is "generated" from then on); false when the
  * item is gone (removed meanwhile) or has an attached object again.
  */
-export async function recordGeneratedItem(db: Db, orgId: string, itemId: string, objectId: string): Promise<boolean> {
+export async function recordGeneratedItem(db: Db, orgId: string, itemId: string, objectId: string, at: Date): Promise<boolean> {
   const updated = await db
     .update(mediaSetItems)
-    .set({ objectId, source: "generated" })
+    .set({ objectId, source: "generated", renderedAt: at, renderError: null })
     .where(and(eq(mediaSetItems.id, itemId), eq(mediaSetItems.orgId, orgId), renderable))
     .returning({ id: mediaSetItems.id });
   return updated.length > 0;
+}
+
+/**
+ * Records that the worker gave up on these items (all the set's unsettled renderable items
+ * when `itemIds` is omitted), so that a caller waiting on the generation is answered. An item
+ * already settled by this generation keeps its outcome.
+ */
+export async function recordItemsFailed(db: Db, orgId: string, setId: string, error: string, at: Date, itemIds?: string[]): Promise<void> {
+  if (itemIds && itemIds.length === 0) return;
+  await db
+    .update(mediaSetItems)
+    .set({ renderedAt: at, renderError: error })
+    .where(
+      and(
+        eq(mediaSetItems.setId, setId),
+        eq(mediaSetItems.orgId, orgId),
+        renderable,
+        isNull(mediaSetItems.renderedAt),
+        ...(itemIds ? [inArray(mediaSetItems.id, itemIds)] : []),
+      ),
+    );
 }

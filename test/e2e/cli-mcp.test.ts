@@ -5,6 +5,7 @@ import { registry } from "../../tools/registry.ts";
 import { CLI, cliEnv, removeTempConfigHomes, runCli } from "../support/cli.ts";
 import { withServerAndOrg } from "../support/fixtures.ts";
 import type { TestOrg, TestServer } from "../support/server.ts";
+import { textBlocks, toolError } from "../support/mcp-results.ts";
 
 setDefaultTimeout(60_000);
 
@@ -22,7 +23,7 @@ async function bridge(key: string, flags: string[] = ["--toolsets", "all"]): Pro
 
 function errorOf(result: { content: unknown; isError?: boolean }) {
   expect(result.isError).toBe(true);
-  return JSON.parse((result.content as { text: string }[])[0]!.text).error as { code: string; message: string; details?: unknown };
+  return toolError(result.content);
 }
 
 describe("media mcp (stdio relay to /mcp)", () => {
@@ -72,6 +73,8 @@ describe("media mcp (stdio relay to /mcp)", () => {
       // path parameters come from the arguments
       const got = await client.callTool({ name: "buckets_get", arguments: { id: bucket.id } });
       expect(got.structuredContent).toEqual(bucket as never);
+      // relayed unchanged: the summary line, then the JSON
+      expect(textBlocks(got.content)).toEqual([`Bucket "via-bridge"; id ${bucket.id}`, JSON.stringify(got.structuredContent)]);
 
       expect(errorOf((await client.callTool({ name: "buckets_get", arguments: { id: crypto.randomUUID() } })) as never)).toMatchObject({
         code: "not_found",

@@ -3,6 +3,7 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { insertObject, newBucket } from "../support/objects.ts";
 import { mcpClient, withServerAndOrg } from "../support/fixtures.ts";
 import type { TestOrg, TestServer } from "../support/server.ts";
+import { toolError } from "../support/mcp-results.ts";
 
 let server: TestServer;
 let org: TestOrg;
@@ -67,7 +68,7 @@ describe("organizing over MCP", () => {
     expect(reordered.clips.map((c) => c.id)).toEqual([...ids].reverse());
     const bad = await client.callTool({ name: "storyboards_reorder_clips", arguments: { id: sb.id, clipIds: [ids[0], ids[0], ids[1]] } });
     expect(bad.isError).toBe(true);
-    const error = JSON.parse((bad.content as { text: string }[])[0]!.text).error;
+    const error = toolError(bad.content);
     expect(error.code).toBe("validation_error");
     expect(error.details).toContainEqual({ path: "clipIds.1", message: "Duplicate of clipIds.0" });
   });

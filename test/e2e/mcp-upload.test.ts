@@ -2,6 +2,7 @@ import { expect, test } from "bun:test";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { mcpClient, withServerAndOrg } from "../support/fixtures.ts";
 import type { TestOrg, TestServer } from "../support/server.ts";
+import { toolError } from "../support/mcp-results.ts";
 
 let server: TestServer;
 let org: TestOrg;
@@ -48,5 +49,5 @@ test("a tool refusing over quota carries the code", async () => {
   const bucket = await call("buckets_create", { name: "agent-quota" });
   const result = await client.callTool({ name: "presign_upload", arguments: { bucketId: bucket.id, key: "huge.bin", size: 5 * 1024 ** 4 } });
   expect(result.isError).toBe(true);
-  expect(JSON.parse((result.content as { text: string }[])[0]!.text).error.code).toBe("quota_exceeded");
+  expect(toolError(result.content).code).toBe("quota_exceeded");
 });

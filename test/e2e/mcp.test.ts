@@ -6,6 +6,7 @@ import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { registry } from "../../tools/registry.ts";
 import { mcpClient, withServerAndOrg } from "../support/fixtures.ts";
 import type { TestOrg, TestServer } from "../support/server.ts";
+import { resultJson, textBlocks, toolError } from "../support/mcp-results.ts";
 
 let server: TestServer;
 let org: TestOrg;
@@ -16,8 +17,7 @@ const connect = (secret: string | null, query = "") => mcpClient(server, secret,
 
 function errorOf(result: { content: unknown; isError?: boolean }) {
   expect(result.isError).toBe(true);
-  const [first] = result.content as { type: string; text: string }[];
-  return JSON.parse(first!.text).error as { code: string; message: string; details?: unknown };
+  return toolError(result.content);
 }
 
 describe("MCP over Streamable HTTP", () => {
@@ -76,6 +76,12 @@ describe("MCP over Streamable HTTP", () => {
     expect(created.structuredContent).toMatchObject({ name: "from-mcp" });
     const listed = await client.callTool({ name: "buckets_list", arguments: {} });
     expect((listed.structuredContent as { data: { name: string }[] }).data.map((b) => b.name)).toContain("from-mcp");
+    // The text: a summary line first, then the whole answer as JSON for clients that read only text.
+    const bucket = created.structuredContent as { id: string };
+    expect(textBlocks(created.content)).toEqual([`Bucket "from-mcp"; id ${bucket.id}`, JSON.stringify(created.structuredContent)]);
+    const total = (listed.structuredContent as { total: number }).total;
+    expect(textBlocks(listed.content)[0]).toMatch(new RegExp(`^\\d+ buckets? \\(of ${total}\\)(: .*from-mcp.*)?`));
+    expect(resultJson(listed.content)).toEqual(listed.structuredContent);
     // and REST sees the same state
     const rest = await org.admin.get("/api/buckets");
     expect(rest.body.data.map((b: { name: string }) => b.name)).toContain("from-mcp");
@@ -95,6 +101,7 @@ describe("MCP over Streamable HTTP", () => {
     const client = await connect(org.adminKey.secret);
     const result = await client.callTool({ name: "buckets_get", arguments: { id: crypto.randomUUID() } });
     expect(errorOf(result as never)).toMatchObject({ code: "not_found", message: "Bucket not found" });
+    expect(textBlocks(result.content)[0]).toBe("Error not_found: Bucket not found");
     await client.close();
   });
 

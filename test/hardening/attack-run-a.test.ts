@@ -14,6 +14,7 @@ import { png } from "../support/media-files.ts";
 import { insertObject, newBucket } from "../support/objects.ts";
 import { newOrg, signJwt, startServer, type TestOrg, type TestServer } from "../support/server.ts";
 import { bytesOf, upload } from "../support/upload.ts";
+import { toolError } from "../support/mcp-results.ts";
 
 let server: TestServer;
 const clock = new ManualClock();
@@ -196,7 +197,7 @@ describe("finding 1: uploads are bounded by what was reserved", () => {
     expect((await org.admin.post(`/api/sets/${set.id}/items`, { aspectRatio: "4:3", width: 1200, height: 900, role: "big" })).status).toBe(201);
     const u = await usage(org.orgId);
     await deps().db.update(orgUsage).set({ allocatedStorage: u.usedStorage + 100 }).where(eq(orgUsage.orgId, org.orgId));
-    await expect(generateSetVariants(deps(), org.orgId, set.id)).rejects.toThrow(/quota|allocat/i);
+    await expect(generateSetVariants(deps(), org.orgId, set.id, { attempt: 1, attempts: 3 })).rejects.toThrow(/quota|allocat/i);
     const after = await usage(org.orgId);
     expect(after.usedStorage).toBe(u.usedStorage);
     expect(after.usedStorage + after.reservedStorage).toBeLessThanOrEqual(after.allocatedStorage);
@@ -232,7 +233,7 @@ describe("finding 4: input that reached a 5xx is a 4xx", () => {
     });
     const body = await mcp.json();
     expect(body.result.isError).toBe(true);
-    expect(JSON.parse(body.result.content[0].text).error.code).toBe("validation_error");
+    expect(toolError(body.result.content).code).toBe("validation_error");
   });
 
   test("dates out of the database's range are 400", async () => {

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { signatureFor, TEST_PLANS, WEBHOOK_SECRET } from "../support/billing.ts";
 import { insertObject, newBucket } from "../support/objects.ts";
 import { newOrg, startServer, type TestOrg, type TestServer } from "../support/server.ts";
+import { toolError } from "../support/mcp-results.ts";
 
 let server: TestServer;
 let org: TestOrg;
@@ -44,7 +45,7 @@ describe("NUL characters are a 400 naming the field, not a failed query", () => 
   test("over MCP too, as a tool error", async () => {
     const res = await mcp(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "tags_create", arguments: { name: "x\u0000" } } }));
     expect(res.body.result.isError).toBe(true);
-    expect(JSON.parse(res.body.result.content[0].text).error.code).toBe("validation_error");
+    expect(toolError(res.body.result.content).code).toBe("validation_error");
   });
 });
 

@@ -33,6 +33,7 @@ import {
   toHttpCall,
   toolInput,
 } from "./fuzz-gen.ts";
+import { resultJson } from "../support/mcp-results.ts";
 
 const SEED = Number(process.env.FUZZ_SEED ?? Math.floor(Math.random() * 2 ** 31));
 const RUNS = Number(process.env.FUZZ_RUNS ?? 25);
@@ -280,7 +281,7 @@ function jsonRpcProblem(text: string, tool: AnyTool | null = null): string | nul
   if (!msg.result.isError) return null;
   let err: { error?: { code?: string; message?: string } };
   try {
-    err = JSON.parse(msg.result.content?.[0]?.text ?? "");
+    err = resultJson(msg.result.content);
   } catch {
     return "isError result without the error JSON";
   }

@@ -12,6 +12,7 @@ import type { Api, ApiResponse } from "../support/http.ts";
 import { mcpClient } from "../support/fixtures.ts";
 import type { TestOrg, TestServer } from "../support/server.ts";
 import { upload } from "../support/upload.ts";
+import { toolError } from "../support/mcp-results.ts";
 
 /** One of everything that lives in a bucket: what a bucket-restricted key may or may not reach. */
 export interface BucketData {
@@ -214,8 +215,7 @@ export interface McpOutcome {
 
 export async function callMcp(client: Client, tool: AnyTool, input: Input): Promise<McpOutcome> {
   const result = await client.callTool({ name: tool.name, arguments: input });
-  const [first] = result.content as { type: string; text?: string }[];
-  if (result.isError) return { error: JSON.parse(first!.text!).error, body: result.content };
+  if (result.isError) return { error: toolError(result.content), body: result.content };
   return { error: null, body: result.structuredContent ?? result.content };
 }
 

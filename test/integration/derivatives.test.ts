@@ -13,6 +13,7 @@ import { dimensions, mp3, mp4, orientedJpeg, pdf, png, wav } from "../support/me
 import { mcpClient } from "../support/fixtures.ts";
 import { newOrg, startServer, type TestOrg, type TestServer } from "../support/server.ts";
 import { upload } from "../support/upload.ts";
+import { toolError } from "../support/mcp-results.ts";
 
 let server: TestServer;
 let org: TestOrg;
@@ -243,7 +244,7 @@ describe("MCP", () => {
       const model = await upload(org.admin, bucket.id, "mcp/ship.stl", "solid x", { contentType: "model/stl" });
       const refused = await client.callTool({ name: "media_thumbnail", arguments: { id: model.id } });
       expect(refused.isError).toBe(true);
-      expect(JSON.parse((refused.content as { text: string }[])[0]!.text).error.code).toBe("thumbnail_unavailable");
+      expect(toolError(refused.content).code).toBe("thumbnail_unavailable");
     } finally {
       await client.close();
     }
