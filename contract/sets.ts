@@ -18,6 +18,7 @@ export const setItem = z
     width: z.number().int(),
     height: z.number().int(),
     role: z.string(),
+    renderError: z.string().nullable().describe("Why the last generation of this item failed; null when it was made, is still pending, or the item is attached"),
     createdAt: timestamp("Creation time"),
   })
   .meta({ id: "SetItem" });

@@ -55,6 +55,8 @@ const itemView = (i: ItemRow, objectDeleted: boolean): SetItem => ({
   width: i.width,
   height: i.height,
   role: i.role,
+  // A failure is news only once the generation it belongs to has settled (generate clears both).
+  renderError: i.renderedAt === null ? null : i.renderError,
   createdAt: i.createdAt.toISOString(),
 });
 

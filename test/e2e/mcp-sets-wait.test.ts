@@ -86,6 +86,9 @@ describe("sets_generate with wait", () => {
     expect(done.renditions!.every((r) => r.objectId === null && (r.error ?? "").length > 0)).toBe(true);
     // The summary gives the one reason once, with the items it failed.
     expect(textBlocks(result.content)[0]).toStartWith(`Generation of set ${setId} settled: 0 made, 3 failed, 0 pending of 3; square, hero, story: `);
+    // An agent that polls instead of waiting sees the same reasons on the set's items.
+    const set = (await org.admin.get(`/api/sets/${setId}`)).body as { items: { renderError: string | null }[] };
+    expect(set.items.map((i) => i.renderError)).toEqual(done.renditions!.map((r) => r.error));
   });
 
   test("REST: POST /api/sets/{id}/generate with wait answers the settled items; without it, queued at once", async () => {

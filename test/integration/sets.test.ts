@@ -72,6 +72,7 @@ describe("sets", () => {
       width: 256,
       height: 256,
       role: "thumbnail",
+      renderError: null,
       createdAt: expect.any(String),
     });
     const rendition = await insertObject(server, org, bucket.id);

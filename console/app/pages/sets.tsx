@@ -14,6 +14,7 @@ interface SetItem {
   width: number;
   height: number;
   role: string;
+  renderError: string | null;
 }
 interface MediaSet {
   id: string;
@@ -85,7 +86,7 @@ export function SetPage({ params }: { params: string[] }) {
   const id = params[0]!;
   const set = useLoad(() => call<MediaSet>("sets_get", { id }), [id]);
   const s = set.data;
-  const waiting = s?.items?.some((i) => i.source === "generated" && i.objectId === null) && s.generateRequestedAt !== null;
+  const waiting = s?.items?.some((i) => i.source === "generated" && i.objectId === null && i.renderError === null) && s.generateRequestedAt !== null;
   // While renditions are being made, look again every two seconds: they appear as they finish.
   useEffect(() => {
     if (!waiting) return;
@@ -141,10 +142,11 @@ export function SetPage({ params }: { params: string[] }) {
           <ul class="rendition-grid">
             {s.items!.map((i) => (
               <li key={i.id} class="rendition">
-                {i.objectId ? <ObjectThumb id={i.objectId} deleted={i.objectDeleted} caption={false} /> : <span class="tile-pic placeholder">{s.generateRequestedAt ? "rendering…" : "not generated"}</span>}
+                {i.objectId ? <ObjectThumb id={i.objectId} deleted={i.objectDeleted} caption={false} /> : <span class="tile-pic placeholder">{i.renderError ? "failed" : s.generateRequestedAt ? "rendering…" : "not generated"}</span>}
                 <div>
                   <strong>{i.role}</strong> {i.aspectRatio} · {i.width}×{i.height}
                   <div class="muted small-text">{i.source}</div>
+                  {i.renderError && <div class="error-note small-text">Not rendered: {i.renderError}</div>}
                 </div>
                 {can("sets_remove_item") && (
                   <ConfirmButton
