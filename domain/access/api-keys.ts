@@ -68,16 +68,15 @@ export async function boundedExpiry(deps: Deps, caller: Caller, days: number, no
   ]);
 }
 
-export async function createApiKey(
-  deps: Deps,
-  caller: Caller,
-  input: { name: string; scopes: Scope[]; bucketId?: string | undefined; expiresInDays: number },
-): Promise<ApiKeyWithSecret> {
-  // "Cannot grant what you do not have": scopes and bucket reach never widen.
+/**
+ * "Cannot grant what you do not have", for any credential a caller creates (API keys, service
+ * credentials): its scopes and bucket reach never widen the caller's.
+ */
+export async function assertMayGrant(deps: Deps, caller: Caller, input: { scopes: Scope[]; bucketId?: string | undefined }, what: "keys" | "credentials"): Promise<void> {
   const missing = [...effectiveScopes(input.scopes)].filter((s) => !hasScope(caller, s));
   if (missing.length > 0) throw errors.forbidden(`Cannot grant scopes this credential lacks: ${missing.join(", ")}`);
   if (caller.bucketId && !input.bucketId) {
-    throw errors.forbidden("A bucket-restricted key can only create keys restricted to its bucket; pass its bucketId");
+    throw errors.forbidden(`A bucket-restricted key can only create ${what} restricted to its bucket; pass its bucketId`);
   }
   if (input.bucketId) {
     const [bucket] = await deps.db
@@ -87,6 +86,14 @@ export async function createApiKey(
     if (!bucket) throw errors.notFound("Bucket");
     assertBucketAllowed(caller, bucket.id);
   }
+}
+
+export async function createApiKey(
+  deps: Deps,
+  caller: Caller,
+  input: { name: string; scopes: Scope[]; bucketId?: string | undefined; expiresInDays: number },
+): Promise<ApiKeyWithSecret> {
+  await assertMayGrant(deps, caller, input, "keys");
   const secret = newSecret();
   const now = deps.clock.now();
   const expiresAt = await boundedExpiry(deps, caller, input.expiresInDays, now);

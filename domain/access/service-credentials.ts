@@ -1,16 +1,14 @@
 import { randomBytes } from "node:crypto";
-import { and, eq } from "drizzle-orm";
+import { eq } from "drizzle-orm";
 import type { Deleted } from "../../contract/common.ts";
 import type { ServiceCredential, ServiceCredentialWithSecret } from "../../contract/service-credentials.ts";
-import { buckets, serviceCredentials } from "../../db/schema/index.ts";
+import { serviceCredentials } from "../../db/schema/index.ts";
 import type { Deps } from "../core/deps.ts";
-import { errors } from "../core/errors.ts";
 import { type Page, page } from "../core/pagination.ts";
-import { type Caller, effectiveScopes, hasScope, type Scope } from "./caller.ts";
+import type { Caller, Scope } from "./caller.ts";
 import { deleteOwned, type Owned, visiblePage } from "./owned-rows.ts";
-import { assertBucketAllowed } from "./visibility.ts";
 import { newSecret } from "./secrets.ts";
-import { boundedExpiry } from "./api-keys.ts";
+import { assertMayGrant, boundedExpiry } from "./api-keys.ts";
 
 /**
  * Service credentials: for services that sign their requests (docs/signed-requests.md) rather
@@ -66,19 +64,7 @@ export async function createServiceCredential(
   caller: Caller,
   input: { name: string; scopes: Scope[]; bucketId?: string | undefined; expiresInDays: number },
 ): Promise<ServiceCredentialWithSecret> {
-  const missing = [...effectiveScopes(input.scopes)].filter((s) => !hasScope(caller, s));
-  if (missing.length > 0) throw errors.forbidden(`Cannot grant scopes this credential lacks: ${missing.join(", ")}`);
-  if (caller.bucketId && !input.bucketId) {
-    throw errors.forbidden("A bucket-restricted key can only create credentials restricted to its bucket; pass its bucketId");
-  }
-  if (input.bucketId) {
-    const [bucket] = await deps.db
-      .select({ id: buckets.id })
-      .from(buckets)
-      .where(and(eq(buckets.id, input.bucketId), eq(buckets.orgId, caller.orgId)));
-    if (!bucket) throw errors.notFound("Bucket");
-    assertBucketAllowed(caller, bucket.id);
-  }
+  await assertMayGrant(deps, caller, input, "credentials");
   const secret = newSecret();
   const now = deps.clock.now();
   const expiresAt = await boundedExpiry(deps, caller, input.expiresInDays, now);
