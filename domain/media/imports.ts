@@ -13,7 +13,7 @@ import { isFetchFailure, type UrlFetcher } from "../ports/url-fetcher.ts";
 import { releaseReservation, reserveStorage } from "../usage/counters.ts";
 import { contentTypeFor } from "./kind.ts";
 import { objectPath } from "./storage-keys.ts";
-import { recordStoredObject, reserveForImport } from "./uploads.ts";
+import { recordStoredObject, reserveUploadQuota } from "./uploads.ts";
 
 /**
  * Import by URL: the service fetches a public file into a bucket, for agents that can call
@@ -61,13 +61,12 @@ export async function startImport(deps: Deps, caller: Caller, input: ImportReque
     throw errors.validation([{ path: "size", message: `Imports are limited to ${limits.maxBytes} bytes` }]);
   }
   const now = deps.clock.now();
-  await reserveForImport(deps, caller.orgId, {
+  await reserveUploadQuota(deps, caller.orgId, {
     bucketId: bucket.id,
     key: input.key,
     size: input.size,
     contentType: input.contentType ?? contentTypeFor(input.key),
     tags: input.tags ?? [],
-    now,
     lifetimeMs: limits.timeoutMs + RESERVATION_GRACE_MS,
   });
   try {

@@ -203,14 +203,15 @@ const truthy = (v: unknown): boolean => v === true || v === "t" || v === 1;
 /**
  * Reserves `size` bytes of the organization's allocation for bytes about to be stored at
  * `<bucketId>/<key>` by something other than a client's presigned PUT (a set rendition, an
- * import by URL), or refuses with 403 quota_exceeded. recordStoredObject swaps the hold for
- * the measured size; a hold never recorded expires after `lifetimeMs` and the sweeper
- * releases it (and deletes bytes stored at the key but never recorded).
+ * import by URL), or refuses with 403 quota_exceeded. Without a size nothing is held, as for
+ * a presign without one: recording measures. recordStoredObject swaps the hold for the
+ * measured size and applies `tags`; a hold never recorded expires after `lifetimeMs` and the
+ * sweeper releases it (and deletes bytes stored at the key but never recorded).
  */
 export async function reserveUploadQuota(
   deps: Deps,
   orgId: string,
-  r: { bucketId: string; key: string; size: number; contentType?: string; lifetimeMs?: number },
+  r: { bucketId: string; key: string; size: number | undefined; contentType?: string; tags?: string[]; lifetimeMs?: number },
 ): Promise<void> {
   const now = deps.clock.now();
   await deps.db.transaction((tx) =>
@@ -219,7 +220,7 @@ export async function reserveUploadQuota(
       key: r.key,
       size: r.size,
       contentType: r.contentType ?? contentTypeFor(r.key),
-      tags: [],
+      tags: r.tags ?? [],
       now,
       lifetimeMs: r.lifetimeMs ?? SINGLE_SHOT_GRACE_MS,
     }),
@@ -549,17 +550,4 @@ async function collectUnconfirmed(deps: Deps, r: typeof uploadReservations.$infe
   if (await stillOpen()) return;
   await deps.storage.delete(path);
   deps.log.info("unconfirmed bytes deleted", { orgId: r.orgId, bucketId: r.bucketId, bytes: stored.size });
-}
-
-/**
- * An import by URL (imports.ts) holds quota as a single-shot presign does: through the same
- * reservation, so its declared size counts against the allocation until the import stores the
- * object (confirm swaps it for the measured size) or fails (imports.ts releases it).
- */
-export async function reserveForImport(
-  deps: Deps,
-  orgId: string,
-  r: { bucketId: string; key: string; size: number | undefined; contentType: string; tags: string[]; now: Date; lifetimeMs: number },
-): Promise<void> {
-  await reserveSingleShot(deps.db, orgId, r);
 }
