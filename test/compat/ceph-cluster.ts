@@ -114,7 +114,9 @@ rgw data = ${dir}/rgw
     const osdId = await ceph("osd", "new", osdUuid);
     await run(["ceph-osd", "-c", conf, "-i", osdId, "--mkfs", "--osd-uuid", osdUuid]);
     daemon(["ceph-osd", "-i", osdId]);
-    await until("the OSD coming up", 60_000, async () => (JSON.parse(await ceph("osd", "stat", "--format=json")).num_up_osds === 1 ? true : null));
+    // A readiness wait, not a check: a fresh BlueStore OSD reports itself up to the monitor
+    // after its first heartbeats, which took over 60 s once in a full run on an idle machine.
+    await until("the OSD coming up", 180_000, async () => (JSON.parse(await ceph("osd", "stat", "--format=json")).num_up_osds === 1 ? true : null));
     daemon(["radosgw", "-n", "client.rgw.a"]);
     const endpoint = `http://127.0.0.1:${rgwPort}`;
     await until("the gateway answering", 60_000, async () => ((await fetch(endpoint)).ok ? true : null));

@@ -19,7 +19,7 @@ describe.skipIf(!runs)("S3 compatibility with Ceph's RADOS Gateway", () => {
       .map((r) => `${r.store}: ${r.name}: ${r.observed}`);
     if (failed.length > 0) console.log(reportTable(report));
     expect(failed).toEqual([]);
-  }, 240_000);
+  }, 360_000);
 });
 
 if (!cephInstalled()) console.log("S3 compatibility with Ceph not run: radosgw, ceph-mon and ceph-osd are not installed");
