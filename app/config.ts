@@ -59,6 +59,12 @@ const envSchema = z.object({
   ORG_MAX_SEARCHES: z.coerce.number().int().min(1).default(3),
   ORG_MAX_RENDERS: z.coerce.number().int().min(1).default(2),
   ORG_CONCURRENCY_WAIT_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
+  /**
+   * Milliseconds of full-text search one organization may run per second, per process (0: no
+   * budget), and the burst a quiet organization may spend at once.
+   */
+  ORG_SEARCH_MS_PER_SECOND: z.coerce.number().int().min(0).default(250),
+  ORG_SEARCH_BURST_MS: z.coerce.number().int().min(1).default(2500),
   /** Requests per minute of one organization, all its credentials together; unset: 4 × RATE_LIMIT_PER_MINUTE. */
   ORG_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).optional(),
   MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(1024 * 1024),
@@ -195,7 +201,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     jwtSecret: e.JWT_SECRET ?? null,
     initialAdminKey: e.INITIAL_ADMIN_KEY ?? null,
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
-    orgConcurrency: { searches: e.ORG_MAX_SEARCHES, renders: e.ORG_MAX_RENDERS, waitMs: e.ORG_CONCURRENCY_WAIT_MS },
+    orgConcurrency: {
+      searches: e.ORG_MAX_SEARCHES,
+      renders: e.ORG_MAX_RENDERS,
+      waitMs: e.ORG_CONCURRENCY_WAIT_MS,
+      searchBudget: e.ORG_SEARCH_MS_PER_SECOND > 0 ? { msPerSecond: e.ORG_SEARCH_MS_PER_SECOND, burstMs: e.ORG_SEARCH_BURST_MS } : null,
+    },
     orgRateLimitPerMinute: e.ORG_RATE_LIMIT_PER_MINUTE ?? 4 * e.RATE_LIMIT_PER_MINUTE,
     maxBodyBytes: e.MAX_BODY_BYTES,
     stripe: { secretKey: e.STRIPE_SECRET_KEY ?? null, webhookSecret: e.STRIPE_WEBHOOK_SECRET ?? null, apiUrl: e.STRIPE_API_URL ?? null },

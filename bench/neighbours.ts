@@ -32,6 +32,8 @@ const RATE = Number(process.env.NEIGHBOURS_RATE ?? 4);
 const CONFIGS = (process.env.NEIGHBOURS_CONFIGS ?? "unbounded,bounded-inprocess,bounded").split(",");
 /** Rounds over every configuration, interleaved: on a shared machine the load moves under a run. */
 const REPEAT = Number(process.env.NEIGHBOURS_REPEAT ?? 1);
+/** Which of org A's loads run (to tell which one slows B): search, render, upload, generate. */
+const LOADS = new Set((process.env.NEIGHBOURS_LOADS ?? "search,render,upload,generate").split(","));
 const JWT_SECRET = "bench-secret-bench-secret";
 const ADMIN_SECRET = "b".repeat(64);
 
@@ -49,7 +51,46 @@ const configs: Record<string, Record<string, string>> = {
   bounded: {},
   // The defaults with one search and one render at a time per organization (a 2-core host).
   "bounded-1": { ORG_MAX_SEARCHES: "1", ORG_MAX_RENDERS: "1" },
+  // The defaults in the production layout (packaging/compose.yaml): the storage node, the API
+  // and the worker each in a process of its own, on the same machine.
+  apart: {},
 };
+/** Configurations that run the storage node and the worker apart from the API (see `apart`). */
+const APART = new Set(["apart"]);
+
+/** The storage node in a process of its own (storage/local-s3/main.ts); resolves once it answers. */
+async function storageNode(dataDir: string): Promise<{ env: Record<string, string>; stop: () => Promise<void> }> {
+  const port = 20_000 + Math.floor(Math.random() * 20_000);
+  const creds = { S3_ACCESS_KEY_ID: "neighbours", S3_SECRET_ACCESS_KEY: "neighbours-secret-neighbours-secret" };
+  const proc = Bun.spawn([process.execPath, join(import.meta.dir, "../storage/local-s3/main.ts")], {
+    env: { ...process.env, ...creds, STORAGE_PORT: String(port), DATA_DIR: join(dataDir, "storage") },
+    stdout: "ignore",
+    stderr: "ignore",
+  });
+  for (let i = 0; i < 100; i++) {
+    if (await fetch(`http://127.0.0.1:${port}/`).then(() => true, () => false)) break;
+    await Bun.sleep(100);
+  }
+  return {
+    env: { ...creds, S3_ENDPOINT: `http://127.0.0.1:${port}` },
+    stop: async () => {
+      proc.kill("SIGTERM");
+      await proc.exited;
+    },
+  };
+}
+
+/** A worker process (worker/main.ts) on the same database, queue and storage as the API. */
+function workerProcess(env: Record<string, string>): { pid: number; stop: () => Promise<void> } {
+  const proc = Bun.spawn([process.execPath, join(import.meta.dir, "../worker/main.ts")], { env: { ...process.env, ...env }, stdout: "ignore", stderr: "inherit" });
+  return {
+    pid: proc.pid,
+    stop: async () => {
+      proc.kill("SIGTERM");
+      await proc.exited;
+    },
+  };
+}
 
 const seeded = await seededDatabase(N);
 const jwtFor = (orgId: string, sub = crypto.randomUUID()) =>
@@ -130,8 +171,8 @@ async function noisy(base: string, a: { keys: string[]; bucketId: string; bigId:
   const mib = new Uint8Array(1024 * 1024).fill(3);
   let n = 0;
   await Promise.all([
-    ...Array.from({ length: 8 }, () => loop("search", async () => (await call(base, key(), "GET", `/api/search?q=${q}&limit=50`)).status)),
-    ...Array.from({ length: 4 }, () =>
+    ...Array.from({ length: LOADS.has("search") ? 8 : 0 }, () => loop("search", async () => (await call(base, key(), "GET", `/api/search?q=${q}&limit=50`)).status)),
+    ...Array.from({ length: LOADS.has("render") ? 4 : 0 }, () =>
       loop("render", async () => {
         const width = 200 + Math.floor(Math.random() * 3800);
         const res = await fetch(`${base}/api/media/${a.bigId}/render?width=${width}&format=webp`, { headers: { authorization: `Bearer ${key()}` } });
@@ -139,17 +180,17 @@ async function noisy(base: string, a: { keys: string[]; bucketId: string; bigId:
         return res.status;
       }),
     ),
-    ...Array.from({ length: 2 }, () =>
+    ...Array.from({ length: LOADS.has("upload") ? 2 : 0 }, () =>
       loop("upload", async () => {
         const r = await uploadTo(base, key(), a.bucketId, `noise/${Date.now()}-${n++}.bin`, mib, "application/octet-stream");
         return typeof r === "string" ? 200 : r;
       }),
     ),
-    loop("generate", async () => {
+    ...(LOADS.has("generate") ? [0] : []).map(() => loop("generate", async () => {
       const status = (await call(base, key(), "POST", `/api/sets/${a.setId}/generate`)).status;
       await Bun.sleep(1000);
       return status;
-    }),
+    })),
   ]);
   return statuses;
 }
@@ -168,12 +209,16 @@ async function runConfig(name: string): Promise<Outcome> {
   const dataDir = join(import.meta.dir, ".work", prefix);
   mkdirSync(dataDir, { recursive: true });
   let app: Target | null = null;
+  const apart: { stop: () => Promise<void> }[] = [];
   try {
-    app = await startTarget({
-      mode: "app",
-      secret: ADMIN_SECRET,
-      env: { DATABASE_URL: seeded.url, REDIS_URL, REDIS_PREFIX: prefix, JWT_SECRET, LOG_LEVEL: "error", DATA_DIR: dataDir, STORAGE_PORT: "0", ...configs[name] },
-    });
+    let env: Record<string, string> = { DATABASE_URL: seeded.url, REDIS_URL, REDIS_PREFIX: prefix, JWT_SECRET, LOG_LEVEL: "error", DATA_DIR: dataDir, STORAGE_PORT: "0", ...configs[name] };
+    if (APART.has(name)) {
+      const node = await storageNode(dataDir);
+      apart.push(node);
+      env = { ...env, ...node.env, WORKER_INLINE: "false" };
+      apart.push(workerProcess(env));
+    }
+    app = await startTarget({ mode: "app", secret: ADMIN_SECRET, env });
     const base = app.url;
     // Org A: the seeded organization, its bucket of 100,000 objects, five API keys.
     const aJwt = await jwtFor(seeded.orgId);
@@ -221,6 +266,7 @@ async function runConfig(name: string): Promise<Outcome> {
     return { config: name, quiet, loaded, load: { quiet: quietLoad, loaded: loadedLoad }, statuses, serverCpu };
   } finally {
     await app?.stop();
+    for (const p of apart) await p.stop();
     rmSync(dataDir, { recursive: true, force: true });
     await deleteRedisPrefix(prefix);
   }
@@ -232,7 +278,7 @@ for (let round = 1; round <= REPEAT; round++) {
   for (const name of CONFIGS) {
     console.error(`[neighbours] round ${round}, ${name}: quiet ${SECONDS} s, then under org A's load ${SECONDS} s (load average ${loadavg()[0]!.toFixed(1)})`);
     const o = await runConfig(name);
-    outcomes.push({ ...o, round });
+    outcomes.push({ ...o, config: LOADS.size < 4 ? `${name} (A: ${[...LOADS].join("+")})` : name, round });
     console.error(JSON.stringify(o));
     // Let the worker's leftovers and the machine settle between configurations.
     await Bun.sleep(5000);

@@ -41,7 +41,7 @@ export interface Config {
   initialAdminKey: string | null;
   rateLimitPerMinute: number;
   /** Expensive work one organization may run at once in one process, and how long more waits for a slot. */
-  orgConcurrency: { searches: number; renders: number; waitMs: number };
+  orgConcurrency: { searches: number; renders: number; waitMs: number; searchBudget: TimeBudget | null };
   /** Requests per minute of one organization, all its credentials together. */
   orgRateLimitPerMinute: number;
   maxBodyBytes: number;
@@ -150,4 +150,15 @@ export interface RenderConfig {
   cacheBytesPerOrg: number;
   /** Longest lifetime of a signed render URL, in seconds. */
   maxUrlSeconds: number;
+}
+
+/**
+ * Milliseconds of one kind of expensive work an organization may spend per second of real time,
+ * with a burst allowance (domain/guards/org-concurrency.ts).
+ */
+export interface TimeBudget {
+  /** Refill rate: milliseconds of work per second of real time (1000 = one full core). */
+  msPerSecond: number;
+  /** Bucket size: how much work a quiet organization may spend at once before the rate binds. */
+  burstMs: number;
 }

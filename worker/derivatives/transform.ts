@@ -9,6 +9,7 @@ import { MAX_PDF_BYTES, readPdf } from "./pdf.ts";
 import { decodeError, renderSource } from "./render.ts";
 import { downloadTo, readSmall, withTempDir } from "./source.ts";
 import { videoPoster } from "./video.ts";
+import type { NicedRenderer } from "./render-pool.ts";
 
 const GRAVITY: Record<string, string | number> = {
   center: "centre",
@@ -42,10 +43,15 @@ function exifWithoutLocation(block: Buffer | undefined): Record<string, Record<s
   return { IFD0: ifd0, IFD2: ifd2 };
 }
 
-/** Renders with sharp (libvips), the library the thumbnails come from; posters and pages as the worker makes them. */
-export function mediaImages(storage: ObjectStorage, worker: Pick<WorkerConfig, "maxInputBytes" | "maxPixels" | "toolTimeoutMs">): ImageTransformer {
+/**
+ * Renders with sharp (libvips), the library the thumbnails come from; posters and pages as the
+ * worker makes them. With a `renderer` (WORKER_NICE > 0), the resizing and encoding happen in
+ * its lower-priority child process instead of this one.
+ */
+export function mediaImages(storage: ObjectStorage, worker: Pick<WorkerConfig, "maxInputBytes" | "maxPixels" | "toolTimeoutMs">, renderer: NicedRenderer | null = null): ImageTransformer {
   return {
     ...sharpTransformer,
+    ...(renderer ? { transform: (source: Buffer, t: ImageTransform, limits: { maxPixels: number }) => renderer.transform(source, t, limits) } : {}),
     async sourcePicture(source, edge) {
       if (source.size > worker.maxInputBytes) throw new MediaError("The file is too large to render pictures from");
       const limits = { maxPixels: worker.maxPixels };
