@@ -30,7 +30,7 @@ import { meters, observeProcessors, observeSearch, sqlInstrument, storageInstrum
 import { startOpsServer } from "./ops-server.ts";
 import { jobTraceparent, startTracing } from "./tracing.ts";
 import { mediaImages } from "../worker/derivatives/transform.ts";
-import { NicedRenderer } from "../worker/derivatives/render-pool.ts";
+import { nicedHost } from "../worker/derivatives/render-pool.ts";
 import { flushRenderEgress } from "../domain/derivatives/render-egress.ts";
 
 /**
@@ -115,9 +115,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     const oc = config.orgConcurrency;
     const concurrency = { search: new OrgConcurrency("searches", oc.searches, oc.waitMs, oc.searchBudget), render: new OrgConcurrency("renders", oc.renders, oc.waitMs) };
     // On-the-fly renders at the worker's lower priority, in a child process started on the first one.
-    const renderer = config.worker.nice > 0 ? new NicedRenderer(config.worker.nice, config.worker.toolTimeoutMs) : null;
-    if (renderer) closers.push(() => renderer.close());
-    const images = mediaImages(storage, config.worker, renderer);
+    const images = mediaImages(storage, config.worker, config.worker.nice > 0 ? nicedHost(config.worker.nice, config.worker.toolTimeoutMs) : null);
     const deps: Deps = { db: database.db, clock: overrides.clock ?? systemClock, log, config, jobs, storage, search, payments, credentials, concurrency, meters: meters(metrics), images };
     const processors = observeProcessors((overrides.processors ?? processorsFor)(deps), metrics);
     const w = config.worker;

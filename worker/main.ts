@@ -1,6 +1,5 @@
+import { setPriority } from "node:os";
 import { loadConfig } from "../app/config.ts";
-import { createServices } from "../app/services.ts";
-import { stopOnSignals } from "../app/shutdown.ts";
 
 /**
  * `npm run worker`: runs background jobs from the BullMQ queue (REDIS_URL), with the same
@@ -8,8 +7,23 @@ import { stopOnSignals } from "../app/shutdown.ts";
  * SIGTERM finishes the jobs in hand before exiting (within SHUTDOWN_TIMEOUT_MS); a killed
  * worker's jobs are taken over by the others once their lock expires (WORKER_LOCK_MS).
  * With METRICS_PORT it serves /metrics, /healthz and /readyz there.
+ *
+ * The whole process runs at niceness WORKER_NICE: its jobs are background work, and on a host
+ * shared with the API (or PostgreSQL, or the storage node) they should take the CPU those leave.
+ * Set here, before the rest is loaded, so every thread started later (libvips', the runtime's
+ * pool) inherits it: on Linux a priority belongs to a thread, and set later it would reach only
+ * this one.
  */
 const config = loadConfig();
+if (config.worker.nice > 0) {
+  try {
+    setPriority(0, config.worker.nice);
+  } catch {
+    // Not permitted here (a container without the capability to lower priority is still fine): run as is.
+  }
+}
+const { createServices } = await import("../app/services.ts");
+const { stopOnSignals } = await import("../app/shutdown.ts");
 const services = await createServices(config, { role: "worker" }).catch((err) => {
   process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
   process.exit(1);
@@ -18,6 +32,7 @@ const { deps } = services;
 deps.log.info("worker started", {
   queue: `${config.redisPrefix}:jobs`,
   concurrency: config.worker.concurrency,
+  nice: config.worker.nice,
   database: services.backends.database,
   storage: services.backends.storage,
   ...(services.opsPort !== null ? { ops: `http://${config.host}:${services.opsPort}` } : {}),

@@ -81,9 +81,25 @@ const hmacKey = (secret: string) => {
   return key;
 };
 
+/**
+ * Tokens that verified lately, per secret, with their claims and expiry: a dashboard sends the
+ * same token on every request until it expires, and verifying it (WebCrypto HMAC, then the
+ * claims' schema) was the largest single cost of a cheap request in the profiles of
+ * bench/peer.ts. The signature is a function of the token and the secret, so a token that
+ * verified once verifies again until `exp`, which is checked on every hit. Bounded: the oldest
+ * entry goes first.
+ */
+const verifiedTokens = new Map<string, Map<string, { claims: z.infer<typeof jwtClaims>; expiresAtMs: number }>>();
+const MAX_VERIFIED_TOKENS = 10_000;
+
 async function authenticateJwt(deps: Deps, token: string): Promise<Caller> {
   const secret = deps.config.jwtSecret;
   if (!secret) throw errors.unauthorized("JWT bearer tokens are not enabled on this server");
+  let verified = verifiedTokens.get(secret);
+  if (!verified) verifiedTokens.set(secret, (verified = new Map()));
+  const hit = verified.get(token);
+  if (hit && hit.expiresAtMs > deps.clock.now().getTime()) return jwtCaller(deps, hit.claims);
+  if (hit) verified.delete(token);
   let payload: unknown;
   try {
     ({ payload } = await jwtVerify(token, await hmacKey(secret), {
@@ -100,7 +116,14 @@ async function authenticateJwt(deps: Deps, token: string): Promise<Caller> {
     const bad = claims.error.issues.map((i) => i.path.join(".")).join(", ");
     throw errors.unauthorized(`JWT claims are not valid (${bad}): sub and org_id must be UUIDs; email and org_name text without control characters`);
   }
-  const { sub, org_id, email, org_name } = claims.data;
+  const exp = (payload as { exp: number }).exp;
+  if (verified.size >= MAX_VERIFIED_TOKENS) verified.delete(verified.keys().next().value!);
+  verified.set(token, { claims: claims.data, expiresAtMs: exp * 1000 });
+  return jwtCaller(deps, claims.data);
+}
+
+async function jwtCaller(deps: Deps, claims: z.infer<typeof jwtClaims>): Promise<Caller> {
+  const { sub, org_id, email, org_name } = claims;
   await provision(deps, { userId: sub, orgId: org_id, email: email ?? null, orgName: org_name ?? null });
   return {
     orgId: org_id,

@@ -87,6 +87,30 @@ describe("JWT callers", () => {
     expect(b.body.memberships).toEqual([{ organizationId: org_id, organizationName: "Acme", role: "member" }]);
   });
 
+  test("a token verified once (and remembered) is refused once the clock passes its expiry", async () => {
+    const exp = Math.floor(clock.now().getTime() / 1000) + 120;
+    const token = await signJwt({ sub: crypto.randomUUID(), org_id: crypto.randomUUID() }, { expiresIn: exp });
+    for (let i = 0; i < 3; i++) expect((await server.api.withToken(token).get("/api/me")).status).toBe(200);
+    clock.advance(121_000);
+    try {
+      const refused = await expect401(token);
+      expect(refused.body.error.message).toBe("JWT has expired");
+    } finally {
+      clock.set(new Date());
+    }
+  });
+
+  test("a token another server's secret verified is refused by a server with a different secret", async () => {
+    const other = await startServer({ env: { JWT_SECRET: "another-secret-of-sufficient-length" } });
+    try {
+      const token = await signJwt({ sub: crypto.randomUUID(), org_id: crypto.randomUUID() }, { secret: "another-secret-of-sufficient-length" });
+      expect((await other.api.withToken(token).get("/api/me")).status).toBe(200);
+      await expect401(token);
+    } finally {
+      await other.stop();
+    }
+  });
+
   test("JWTs are refused when JWT_SECRET is not configured", async () => {
     const plain = await startServer({ env: { JWT_SECRET: "" } });
     try {

@@ -13,26 +13,15 @@ import {
   THUMBNAIL,
   unsupportedKind,
 } from "../../domain/derivatives/derivatives.ts";
-import type { MediaKind } from "../../domain/media/kind.ts";
 import type { MediaRow } from "../../domain/media/view.ts";
 import { isLastAttempt, type JobRun } from "../../domain/ports/queue.ts";
 import { objectPath } from "../../domain/media/storage-keys.ts";
-import { audioRenderer } from "./audio.ts";
 import { MediaError, Unsupported } from "./errors.ts";
-import { imageRenderer } from "./image.ts";
-import type { Rendered, Renderer } from "./kinds.ts";
-import { pdfRenderer } from "./pdf.ts";
+import type { RenderContext, Rendered } from "./kinds.ts";
 import { placeholderOf } from "./placeholder.ts";
+import { nicedHost } from "./render-pool.ts";
+import { RENDERERS } from "./renderers.ts";
 import { downloadTo, readSmall, withTempDir } from "./source.ts";
-import { videoRenderer } from "./video.ts";
-
-/** One renderer per kind; 3d and other files have none (state unsupported). */
-const RENDERERS: Partial<Record<MediaKind, Renderer>> = {
-  image: imageRenderer,
-  video: videoRenderer,
-  audio: audioRenderer,
-  pdf: pdfRenderer,
-};
 
 /**
  * The `derivatives.generate` job: the thumbnail (image, video poster, PDF first page, audio
@@ -66,15 +55,18 @@ async function render(deps: Deps, object: MediaRow): Promise<{ rendered: Rendere
   if (object.size > w.maxInputBytes) throw new Unsupported(`Files larger than ${formatBytes(w.maxInputBytes)} get no thumbnail`);
   const key = objectPath(object.bucketId, object.key);
   const base = { contentType: object.contentType, limits: { maxPixels: w.maxPixels }, timeoutMs: w.toolTimeoutMs };
+  // Decoding is the CPU-heavy part: at WORKER_NICE > 0 it runs in the lower-priority host process.
+  const host = w.nice > 0 ? nicedHost(w.nice, w.toolTimeoutMs) : null;
+  const run = (ctx: RenderContext) => (host ? host.derive(object.kind, ctx) : renderer.render(ctx));
   // Most images are a few megabytes: a temporary file would cost more than the bytes in memory.
   if (renderer.inMemory && object.size <= IN_MEMORY_BYTES) {
     const { bytes, sha256 } = await readSmall(deps.storage, key, { etag: object.etag, maxBytes: IN_MEMORY_BYTES });
-    return { rendered: await renderer.render({ ...base, file: "", bytes, dir: "" }), sha256 };
+    return { rendered: await run({ ...base, file: "", bytes, dir: "" }), sha256 };
   }
   return withTempDir(async (dir) => {
     const file = join(dir, "source");
     const { sha256 } = await downloadTo(deps.storage, key, file, { etag: object.etag, maxBytes: w.maxInputBytes });
-    return { rendered: await renderer.render({ ...base, file, dir }), sha256 };
+    return { rendered: await run({ ...base, file, dir }), sha256 };
   });
 }
 

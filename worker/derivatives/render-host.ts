@@ -1,32 +1,40 @@
 /**
- * The long-lived child process of worker/derivatives/render-pool.ts: makes on-the-fly renders
- * at the lower CPU priority it was started with (`nice`), so libvips' threads, which it starts,
- * run after the service's own work. Messages over Bun's IPC channel (structured clone, so the
- * bytes travel as they are): in `{ id, source, transform, limits }`, out `{ id, ok, bytes,
- * width, height, contentType }` or `{ id, error }` with a message fit for the user.
+ * The long-lived child process of worker/derivatives/render-pool.ts, started at the lower CPU
+ * priority WORKER_NICE gives it: decodes and encodes pictures for the process that started it,
+ * so libvips' threads (and FFmpeg's, and pdf.js) run after the service's own work. Two kinds of
+ * request over Bun's IPC channel (structured clone: bytes travel as they are):
+ *   - `transform`: an on-the-fly render (sharpTransformer);
+ *   - `derive`: an object's thumbnail and facts, by the renderer of its kind (renderers.ts).
+ * Every request gets one reply with its id: the result, or the error's class and message.
  */
-import type { ImageTransform } from "../../domain/ports/images.ts";
+import type { MediaKind } from "../../domain/media/kind.ts";
+import type { ImageTransform, TransformedImage } from "../../domain/ports/images.ts";
+import type { RenderContext, Rendered } from "./kinds.ts";
+import { RENDERERS } from "./renderers.ts";
 import { sharpTransformer } from "./transform.ts";
 
-export interface RenderRequest {
-  id: number;
-  source: Uint8Array;
-  transform: ImageTransform;
-  limits: { maxPixels: number };
+export type HostRequest =
+  | { id: number; type: "transform"; source: Uint8Array; transform: ImageTransform; limits: { maxPixels: number } }
+  | { id: number; type: "derive"; kind: MediaKind; ctx: RenderContext };
+
+export type HostReply =
+  | { id: number; ok: true; transformed?: TransformedImage; rendered?: Rendered }
+  | { id: number; ok: false; error: string; errorName: string };
+
+const asBuffer = (b: Uint8Array | undefined) => (b ? Buffer.from(b.buffer, b.byteOffset, b.byteLength) : undefined);
+
+async function handle(m: HostRequest): Promise<HostReply> {
+  if (m.type === "transform") return { id: m.id, ok: true, transformed: await sharpTransformer.transform(asBuffer(m.source)!, m.transform, m.limits) };
+  const renderer = RENDERERS[m.kind];
+  if (!renderer) throw new Error(`no renderer for ${m.kind}`);
+  const bytes = asBuffer(m.ctx.bytes);
+  return { id: m.id, ok: true, rendered: await renderer.render({ ...m.ctx, ...(bytes ? { bytes } : {}) }) };
 }
 
-export type RenderReply =
-  | { id: number; ok: true; bytes: Uint8Array; width: number; height: number; contentType: string }
-  | { id: number; ok: false; error: string };
-
-process.on("message", async (m: RenderRequest) => {
-  let reply: RenderReply;
-  try {
-    const made = await sharpTransformer.transform(Buffer.from(m.source.buffer, m.source.byteOffset, m.source.byteLength), m.transform, m.limits);
-    reply = { id: m.id, ok: true, bytes: made.bytes, width: made.width, height: made.height, contentType: made.contentType };
-  } catch (err) {
-    reply = { id: m.id, ok: false, error: err instanceof Error ? err.message : String(err) };
-  }
+process.on("message", async (m: HostRequest) => {
+  const reply = await handle(m).catch(
+    (err): HostReply => ({ id: m.id, ok: false, error: err instanceof Error ? err.message : String(err), errorName: err instanceof Error ? err.name : "Error" }),
+  );
   process.send!(reply);
 });
 // The service went away (or closed the channel): nothing is left to render for.

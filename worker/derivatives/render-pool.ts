@@ -1,54 +1,62 @@
 import { join } from "node:path";
+import type { MediaKind } from "../../domain/media/kind.ts";
 import type { ImageTransform, TransformedImage } from "../../domain/ports/images.ts";
-import { MediaError } from "./errors.ts";
-import type { RenderReply, RenderRequest } from "./render-host.ts";
+import { MediaError, Unsupported } from "./errors.ts";
+import type { RenderContext, Rendered } from "./kinds.ts";
+import type { HostReply, HostRequest } from "./render-host.ts";
 
 const HOST = join(import.meta.dir, "render-host.ts");
 const NICE = Bun.which("nice");
 
-type Pending = { resolve: (t: TransformedImage) => void; reject: (e: Error) => void; timer: ReturnType<typeof setTimeout> };
+type Pending = { resolve: (r: HostReply & { ok: true }) => void; reject: (e: Error) => void; timer: ReturnType<typeof setTimeout> };
+type Request = HostRequest extends infer R ? (R extends HostRequest ? Omit<R, "id"> : never) : never;
+
+const asBuffer = (b: Uint8Array) => Buffer.from(b.buffer, b.byteOffset, b.byteLength);
 
 /**
- * On-the-fly renders made in one long-lived child process at niceness `nice` (render-host.ts).
- * A 24-megapixel render keeps libvips busy on every core for half a second; in the server
- * process it competed at equal priority with every other organization's requests (bench
- * neighbours: another organization's p99 went to 4-5x its quiet value). In the child, the
- * scheduler serves the event loop, PostgreSQL and the storage node first. The process is
- * started on the first render, not at boot, and started again if it dies: the renders it held
- * fail with an Error (the caller's 422 thumbnail_unavailable), later ones go to the new child.
- * Bytes cross the IPC channel as they are (structured clone), a copy each way; for a render
- * that is small against the decode.
+ * Picture work in one long-lived child process at niceness `nice` (render-host.ts): on-the-fly
+ * renders and the worker's thumbnails. A 24-megapixel render or a 10-megapixel thumbnail keeps
+ * libvips busy on every core for a fraction of a second; in the service's own process that work
+ * competed at equal priority with every other organization's requests (bench neighbours: another
+ * organization's p99 went to 4-9x its quiet value). In the child, the scheduler serves the event
+ * loop, PostgreSQL and the storage node first.
+ *
+ * The child starts on the first request, not at boot, and again after it dies: the requests it
+ * held fail with a plain Error (a job retries it; a render answers 422), later ones go to the new
+ * child. A file that crashes the decoder now takes the child down, not the service. A request
+ * that outlives `timeoutMs` (the renderers stop their own tools well before) restarts the child.
+ * Bytes cross the channel as they are (structured clone), a copy each way: small against a decode.
  */
-export class NicedRenderer {
+export class NicedHost {
   private child: ReturnType<typeof Bun.spawn> | null = null;
   private readonly pending = new Map<number, Pending>();
   private nextId = 1;
-  private closed = false;
 
   constructor(
     private readonly nice: number,
-    /** Longest a render may take before it is given up (the child is then restarted). */
     private readonly timeoutMs: number,
   ) {}
 
-  transform(source: Buffer, transform: ImageTransform, limits: { maxPixels: number }): Promise<TransformedImage> {
-    if (this.closed) return Promise.reject(new Error("the renderer is closed"));
-    const child = this.host();
-    const id = this.nextId++;
-    return new Promise<TransformedImage>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        // A render that hangs holds libvips' threads: the child goes, and everything it held with it.
-        this.restart(new MediaError(`The render took longer than ${Math.round(this.timeoutMs / 1000)} s`));
-      }, this.timeoutMs);
-      this.pending.set(id, { resolve, reject, timer });
-      const message: RenderRequest = { id, source, transform, limits };
-      child.send(message);
-    });
+  async transform(source: Buffer, transform: ImageTransform, limits: { maxPixels: number }): Promise<TransformedImage> {
+    const { transformed } = await this.send({ type: "transform", source, transform, limits });
+    return { ...transformed!, bytes: asBuffer(transformed!.bytes) };
   }
 
-  async close(): Promise<void> {
-    this.closed = true;
-    this.restart(new Error("the renderer is closed"));
+  /** The thumbnail and facts of an object of `kind`, by the renderer of that kind. */
+  async derive(kind: MediaKind, ctx: RenderContext): Promise<Rendered> {
+    const { rendered } = await this.send({ type: "derive", kind, ctx });
+    return { ...rendered!, thumbnail: { ...rendered!.thumbnail, bytes: asBuffer(rendered!.thumbnail.bytes) } };
+  }
+
+  private send(request: Request): Promise<HostReply & { ok: true }> {
+    const child = this.host();
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      // A request that hangs holds the child's threads: the child goes, and everything it held with it.
+      const timer = setTimeout(() => this.restart(new MediaError(`Decoding took longer than ${Math.round(this.timeoutMs / 1000)} s`)), this.timeoutMs);
+      this.pending.set(id, { resolve, reject, timer });
+      child.send({ ...request, id } as HostRequest);
+    });
   }
 
   private host(): ReturnType<typeof Bun.spawn> {
@@ -59,27 +67,27 @@ export class NicedRenderer {
       stdout: "ignore",
       stderr: "inherit",
       serialization: "advanced",
-      ipc: (reply: RenderReply) => this.settle(reply),
+      ipc: (reply: HostReply) => this.settle(reply),
     });
     child.exited.then(() => {
-      if (this.child === child) this.restart(new Error("the rendering process ended unexpectedly"));
+      if (this.child === child) this.restart(new Error("the picture process ended unexpectedly"));
     });
-    // A server that is otherwise done should not stay up for an idle renderer.
+    // An idle child must not keep a finished process alive; it exits when its parent does.
     child.unref();
     this.child = child;
     return child;
   }
 
-  private settle(reply: RenderReply): void {
+  private settle(reply: HostReply): void {
     const p = this.pending.get(reply.id);
     if (!p) return;
     this.pending.delete(reply.id);
     clearTimeout(p.timer);
-    if (reply.ok) p.resolve({ bytes: Buffer.from(reply.bytes.buffer, reply.bytes.byteOffset, reply.bytes.byteLength), width: reply.width, height: reply.height, contentType: reply.contentType });
-    else p.reject(new MediaError(reply.error));
+    if (reply.ok) p.resolve(reply);
+    else p.reject(reply.errorName === "Unsupported" ? new Unsupported(reply.error) : reply.errorName === "MediaError" ? new MediaError(reply.error) : new Error(reply.error));
   }
 
-  /** Fails every render the child holds and lets it go; the next render starts a new one. */
+  /** Fails every request the child holds and lets it go; the next request starts a new one. */
   private restart(reason: Error): void {
     const child = this.child;
     this.child = null;
@@ -90,4 +98,16 @@ export class NicedRenderer {
       this.pending.delete(id);
     }
   }
+}
+
+/**
+ * One host per process and niceness, shared by every server and worker in it (tests start many):
+ * a child per server would multiply its memory, and it holds no state of its own.
+ */
+const hosts = new Map<number, NicedHost>();
+export function nicedHost(nice: number, toolTimeoutMs: number): NicedHost {
+  let host = hosts.get(nice);
+  // The renderers stop a stuck tool at toolTimeoutMs; the child is given up on only well after that.
+  if (!host) hosts.set(nice, (host = new NicedHost(nice, toolTimeoutMs * 2 + 10_000)));
+  return host;
 }

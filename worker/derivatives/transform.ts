@@ -9,7 +9,6 @@ import { MAX_PDF_BYTES, readPdf } from "./pdf.ts";
 import { decodeError, renderSource } from "./render.ts";
 import { downloadTo, readSmall, withTempDir } from "./source.ts";
 import { videoPoster } from "./video.ts";
-import type { NicedRenderer } from "./render-pool.ts";
 
 const GRAVITY: Record<string, string | number> = {
   center: "centre",
@@ -48,7 +47,7 @@ function exifWithoutLocation(block: Buffer | undefined): Record<string, Record<s
  * worker makes them. With a `renderer` (WORKER_NICE > 0), the resizing and encoding happen in
  * its lower-priority child process instead of this one.
  */
-export function mediaImages(storage: ObjectStorage, worker: Pick<WorkerConfig, "maxInputBytes" | "maxPixels" | "toolTimeoutMs">, renderer: NicedRenderer | null = null): ImageTransformer {
+export function mediaImages(storage: ObjectStorage, worker: Pick<WorkerConfig, "maxInputBytes" | "maxPixels" | "toolTimeoutMs">, renderer: Pick<ImageTransformer, "transform"> | null = null): ImageTransformer {
   return {
     ...sharpTransformer,
     ...(renderer ? { transform: (source: Buffer, t: ImageTransform, limits: { maxPixels: number }) => renderer.transform(source, t, limits) } : {}),
