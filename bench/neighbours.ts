@@ -7,15 +7,21 @@
  * latency from each request's scheduled start). B's p99 under A's load is compared with B's
  * quiet p99 on the same server; the target is at most 2x.
  *
- * Three servers, one after the other, on the same seeded database: "unbounded" (no organization
- * cap, no per-organization concurrency caps, no statement timeouts: main before the attack run's fixes),
- * "bounded-inprocess" (the limits, set renditions rendered in the worker process) and "bounded"
- * (the defaults: renditions in a child process at WORKER_NICE 10). Each is a real `npm start` (PostgreSQL, Redis, inline BullMQ worker,
- * embedded storage node) in a process of its own.
+ * Servers, one after the other, on the same seeded database (NEIGHBOURS_CONFIGS picks them):
+ * "unbounded" (no organization cap, no per-organization concurrency caps or search budget, no
+ * statement timeouts: main before the attack run's fixes), "bounded-inprocess" (the limits,
+ * pictures decoded in the server process: WORKER_NICE 0), "bounded" (the defaults: pictures
+ * decoded in child processes at WORKER_NICE 10), each a real `npm start` (PostgreSQL, Redis,
+ * inline BullMQ worker, embedded storage node) in a process of its own; and "apart", the
+ * defaults in the production layout (packaging/compose.yaml: storage node, API with
+ * WORKER_INLINE=false and `npm run worker` in three processes). The server CPU reported is the
+ * API process's.
  *
  * BENCH_N objects (default 100000), NEIGHBOURS_SECONDS per phase (default 30),
- * NEIGHBOURS_RATE requests per second per B route (default 4), NEIGHBOURS_CONFIGS
- * (default "unbounded,bounded-inprocess,bounded"), BENCH_WRITE=1 writes bench/RESULTS.md.
+ * NEIGHBOURS_RATE requests per second per B route (default 8: at 4 a p99 was one of about 100
+ * samples per phase, so a single stall decided it), NEIGHBOURS_CONFIGS (default
+ * "unbounded,bounded,apart"), NEIGHBOURS_LOADS (org A's loads, default all four:
+ * "search,render,upload,generate"), BENCH_WRITE=1 writes bench/RESULTS.md.
  */
 import { mkdirSync, rmSync } from "node:fs";
 import { cpus, loadavg, totalmem } from "node:os";
@@ -28,8 +34,8 @@ import { seededDatabase } from "./_seed.ts";
 
 const N = Number(process.env.BENCH_N ?? 100_000);
 const SECONDS = Number(process.env.NEIGHBOURS_SECONDS ?? 30);
-const RATE = Number(process.env.NEIGHBOURS_RATE ?? 4);
-const CONFIGS = (process.env.NEIGHBOURS_CONFIGS ?? "unbounded,bounded-inprocess,bounded").split(",");
+const RATE = Number(process.env.NEIGHBOURS_RATE ?? 8);
+const CONFIGS = (process.env.NEIGHBOURS_CONFIGS ?? "unbounded,bounded,apart").split(",");
 /** Rounds over every configuration, interleaved: on a shared machine the load moves under a run. */
 const REPEAT = Number(process.env.NEIGHBOURS_REPEAT ?? 1);
 /** Which of org A's loads run (to tell which one slows B): search, render, upload, generate. */
@@ -41,6 +47,7 @@ const configs: Record<string, Record<string, string>> = {
   // What main had before the attack run's fixes: a per-credential limit only, nothing per organization.
   unbounded: {
     ORG_RATE_LIMIT_PER_MINUTE: "100000000",
+    ORG_SEARCH_MS_PER_SECOND: "0",
     ORG_MAX_SEARCHES: "1000",
     ORG_MAX_RENDERS: "1000",
     DB_STATEMENT_TIMEOUT_MS: "0",

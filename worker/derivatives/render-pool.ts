@@ -22,7 +22,7 @@ const asBuffer = (b: Uint8Array) => Buffer.from(b.buffer, b.byteOffset, b.byteLe
  * loop, PostgreSQL and the storage node first.
  *
  * The child starts on the first request, not at boot, and again after it dies: the requests it
- * held fail with a plain Error (a job retries it; a render answers 422), later ones go to the new
+ * held fail with a plain Error (a job retries it; a render answers thumbnail_unavailable), later ones go to the new
  * child. A file that crashes the decoder now takes the child down, not the service. A request
  * that outlives `timeoutMs` (the renderers stop their own tools well before) restarts the child.
  * Bytes cross the channel as they are (structured clone), a copy each way: small against a decode.
