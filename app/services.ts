@@ -1,4 +1,4 @@
-import { openDatabase } from "../db/client.ts";
+import { openDatabase, openPool } from "../db/client.ts";
 import { type Clock, systemClock } from "../domain/core/clock.ts";
 import type { Deps } from "../domain/core/deps.ts";
 import type { Logger } from "../domain/ports/log.ts";
@@ -79,6 +79,12 @@ export interface ServiceOverrides {
   processors?: (deps: Deps) => Processors;
 }
 
+/**
+ * Connections of a server's search pool: above ORG_MAX_SEARCHES' default of 3, so one
+ * organization at its cap leaves room for others' searches, and well under the main pool's 10.
+ */
+const SEARCH_POOL_SIZE = 5;
+
 /** Chooses and opens every adapter once, from configuration. Closing reverses the order. */
 export async function createServices(config: Config, overrides: ServiceOverrides = {}): Promise<Services> {
   const log = overrides.log ?? createLogger(config.logLevel);
@@ -110,7 +116,16 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     if (shared) closers.push(shared.close);
     const credentials = shared?.cache ?? localCredentialCache();
     const jobs = { kick: () => (role === "task" ? undefined : outbox.kick()) };
-    const search = observeSearch(await openSearch(config, database.db, log, database.kind), metrics);
+    // PostgreSQL searches on a pool of their own (SEARCH_POOL_SIZE connections, the search
+    // deadline on each): a round trip cheaper than setting it per search, and however many
+    // organizations search at once, the other statements keep the main pool.
+    let searchDb = null;
+    if (role === "server" && database.kind === "postgres" && !config.meilisearch && config.searchStatementTimeoutMs > 0) {
+      const pool = openPool({ url: config.databaseUrl!, poolSize: SEARCH_POOL_SIZE, statementTimeoutMs: config.searchStatementTimeoutMs, instrument: sqlInstrument(metrics, "postgresql") });
+      closers.push(pool.close);
+      searchDb = pool.db;
+    }
+    const search = observeSearch(await openSearch(config, database.db, log, database.kind, searchDb), metrics);
     const payments = config.stripe.secretKey ? new StripePayments({ secretKey: config.stripe.secretKey, apiUrl: config.stripe.apiUrl }) : null;
     const oc = config.orgConcurrency;
     const concurrency = { search: new OrgConcurrency("searches", oc.searches, oc.waitMs, oc.searchBudget), render: new OrgConcurrency("renders", oc.renders, oc.waitMs) };

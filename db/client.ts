@@ -78,6 +78,18 @@ export async function openDatabase(opts: { url?: string; dataDir: string; poolSi
   return { db, kind: "pglite", pool: () => gauge.state(), close: () => client.close() };
 }
 
+/**
+ * A second, small pool on an already migrated PostgreSQL database, for one kind of statement
+ * with its own deadline (full-text search): the deadline is a startup parameter of its
+ * connections, so no statement needs a transaction to set it, and the kind cannot hold more
+ * than `poolSize` of the server's connections whatever else is running.
+ */
+export function openPool(opts: { url: string; poolSize: number; statementTimeoutMs: number; instrument?: SqlInstrument }): { db: Db; close(): Promise<void> } {
+  const client = postgres(opts.url, { max: opts.poolSize, onnotice: () => {}, ...FAIL_FAST, connection: { statement_timeout: opts.statementTimeoutMs } });
+  const db = drizzlePostgres(opts.instrument ? instrumentPostgresJs(client, opts.instrument) : client, { schema }) as unknown as Db;
+  return { db, close: () => client.end({ timeout: 5 }) };
+}
+
 /** `db.execute` answers an array on postgres.js and `{ rows }` on PGlite. */
 export function rowsOf<T>(result: unknown): T[] {
   return (Array.isArray(result) ? result : (result as { rows: T[] }).rows) as T[];

@@ -1,3 +1,4 @@
+import { readdirSync } from "node:fs";
 import { setPriority } from "node:os";
 import { loadConfig } from "../app/config.ts";
 
@@ -10,16 +11,30 @@ import { loadConfig } from "../app/config.ts";
  *
  * The whole process runs at niceness WORKER_NICE: its jobs are background work, and on a host
  * shared with the API (or PostgreSQL, or the storage node) they should take the CPU those leave.
- * Set here, before the rest is loaded, so every thread started later (libvips', the runtime's
- * pool) inherits it: on Linux a priority belongs to a thread, and set later it would reach only
- * this one.
+ * Set here, before the rest is loaded, for every thread the runtime has started so far, so every
+ * thread started later (libvips', the database driver's) inherits it.
  */
 const config = loadConfig();
-if (config.worker.nice > 0) {
+if (config.worker.nice > 0) lowerPriority(config.worker.nice);
+
+/**
+ * Lowers every thread of this process to `nice`. Threads started later inherit their creator's
+ * priority; the runtime has already started a few (its pool, the JIT's), so on Linux each is
+ * set by its id, where a priority is a thread's own.
+ */
+function lowerPriority(nice: number): void {
+  let tids: number[] = [0];
   try {
-    setPriority(0, config.worker.nice);
+    tids = readdirSync("/proc/self/task").map(Number);
   } catch {
-    // Not permitted here (a container without the capability to lower priority is still fine): run as is.
+    // Not Linux: the process's priority is all there is.
+  }
+  for (const tid of tids) {
+    try {
+      setPriority(tid, nice);
+    } catch {
+      // A thread that ended meanwhile, or a system that will not: run as is.
+    }
   }
 }
 const { createServices } = await import("../app/services.ts");

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { readdirSync, readFileSync } from "node:fs";
 import type { BullQueue } from "../../worker/bullmq-queue.ts";
 import { testEnv } from "../support/env.ts";
 import { eventually } from "../support/eventually.ts";
@@ -49,10 +50,19 @@ describe.skipIf(!testEnv.redisUrl || !testEnv.databaseUrl)("BullMQ workers in th
   };
   const state = async (id: string) => (await org.admin.get(`/api/media/${id}`)).body.thumbnail?.state;
 
-  test("npm run worker runs the jobs; SIGTERM stops it cleanly", async () => {
-    const worker = start("worker/main.ts", { LOG_LEVEL: "info" });
+  test("npm run worker runs the jobs at WORKER_NICE, every thread of it; SIGTERM stops it cleanly", async () => {
+    const worker = start("worker/main.ts", { LOG_LEVEL: "info", WORKER_NICE: "6" });
     const obj = await upload(org.admin, bucket.id, "w/one.png", await png(640, 480), { contentType: "image/png" });
     await eventually(async () => ((await state(obj.id)) === "ready" ? true : undefined), { what: "the worker to make the thumbnail" });
+    // Linux keeps a priority per thread: the ones started after the worker lowered its own inherit it.
+    const niceOf = (stat: string) => Number(stat.slice(stat.lastIndexOf(") ") + 2).split(" ")[16]);
+    const tasks = readdirSync(`/proc/${worker.proc.pid}/task`).map((t) => niceOf(readFileSync(`/proc/${worker.proc.pid}/task/${t}/stat`, "utf8")));
+    try {
+      expect(new Set(tasks)).toEqual(new Set([6]));
+    } catch (err) {
+      worker.proc.kill("SIGKILL");
+      throw err;
+    }
     worker.proc.kill("SIGTERM");
     expect(await worker.proc.exited).toBe(0);
     expect(worker.errors()).toContain('"msg":"worker stopped"');

@@ -48,6 +48,11 @@ export class NicedHost {
     return { ...rendered!, thumbnail: { ...rendered!.thumbnail, bytes: asBuffer(rendered!.thumbnail.bytes) } };
   }
 
+  /** The child's process id while one runs (tests, diagnostics). */
+  get pid(): number | null {
+    return this.child?.pid ?? null;
+  }
+
   private send(request: Request): Promise<HostReply & { ok: true }> {
     const child = this.host();
     const id = this.nextId++;

@@ -1,0 +1,44 @@
+import { describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import sharp from "sharp";
+import { MediaError } from "../../worker/derivatives/errors.ts";
+import { NicedHost } from "../../worker/derivatives/render-pool.ts";
+
+/**
+ * The picture process (worker/derivatives/render-pool.ts): it runs at the niceness asked for,
+ * a decoder failure comes back as the same kind of error, and a child that dies fails only the
+ * requests it held; the next request starts a new one.
+ */
+const webp = { fit: "cover", format: "webp", quality: 80, gravity: "center", metadata: "none" } as const;
+const limits = { maxPixels: 100_000_000 };
+const picture = (w: number, h: number) => sharp({ create: { width: w, height: h, channels: 3, background: "#3a6" } }).png().toBuffer();
+const niceOf = (pid: number) => Number(readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")[16]);
+
+describe("picture process", () => {
+  test("renders in a child at the niceness asked for; a file that does not decode is a MediaError", async () => {
+    const host = new NicedHost(7, 30_000);
+    const made = await host.transform(await picture(64, 48), { ...webp, width: 32 }, limits);
+    expect(made.contentType).toBe("image/webp");
+    expect([made.width, made.height]).toEqual([32, 24]);
+    expect((await sharp(made.bytes).metadata()).format).toBe("webp");
+    expect(host.pid).not.toBeNull();
+    if (Bun.which("nice")) expect(niceOf(host.pid!)).toBe(7);
+    const refused = await host.transform(Buffer.from("not a picture"), { ...webp, width: 32 }, limits).catch((e) => e);
+    expect(refused).toBeInstanceOf(MediaError);
+  });
+
+  test("a child that dies fails what it held; the next request gets a new child", async () => {
+    const host = new NicedHost(0, 30_000);
+    await host.transform(await picture(16, 16), { ...webp, width: 8 }, limits);
+    const first = host.pid!;
+    // A large render keeps the child busy while it is killed.
+    const held = host.transform(await picture(6000, 4000), { ...webp, width: 3000 }, limits);
+    process.kill(first, "SIGKILL");
+    const err = await held.catch((e) => e);
+    expect(err).toBeInstanceOf(Error);
+    expect(err).not.toBeInstanceOf(MediaError);
+    const again = await host.transform(await picture(16, 16), { ...webp, width: 8 }, limits);
+    expect(again.width).toBe(8);
+    expect(host.pid).not.toBe(first);
+  }, 30_000);
+});
