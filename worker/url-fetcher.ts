@@ -92,6 +92,9 @@ function save(answer: OutboundStream, path: string, opts: FetchOptions, signal: 
       out.destroy();
       reject(err);
     };
+    // The file's own failures (a full disk; or, after a stop, its directory removed before the
+    // file had opened) must reach this promise or nothing: unhandled, an 'error' event ends the process.
+    out.on("error", (err) => stop(err));
     signal.addEventListener("abort", () => stop(signal.reason as Error), { once: true });
     answer.body.on("data", (chunk: Buffer) => {
       size += chunk.length;
