@@ -68,6 +68,8 @@ export async function startImport(deps: Deps, caller: Caller, input: ImportReque
     contentType: input.contentType ?? contentTypeFor(input.key),
     tags: input.tags ?? [],
     lifetimeMs: limits.timeoutMs + RESERVATION_GRACE_MS,
+    // The reservation is found again by (bucket, key, createdAt): one instant for both rows.
+    now,
   });
   try {
     const row = await deps.db.transaction(async (tx) => {
@@ -154,12 +156,15 @@ export async function runImport(deps: Deps, fetcher: UrlFetcher, importId: strin
         // A size learnt from the answer is reserved like a declared one, before any byte is kept.
         if (h.contentLength !== null && h.contentLength > reserved) {
           const extra = h.contentLength - reserved;
+          // The reservation row grows first: the organization's counter only grows with a row
+          // that will give the bytes back (at confirm, failure or expiry), never on its own.
           await deps.db.transaction(async (tx) => {
-            await reserveStorage(tx, row.orgId, extra);
-            await tx
+            const held = await tx
               .update(uploadReservations)
               .set({ bytes: sql`${uploadReservations.bytes} + ${extra}` })
-              .where(and(eq(uploadReservations.bucketId, row.bucketId), eq(uploadReservations.key, row.key), eq(uploadReservations.createdAt, row.createdAt)));
+              .where(and(eq(uploadReservations.bucketId, row.bucketId), eq(uploadReservations.key, row.key), eq(uploadReservations.createdAt, row.createdAt)))
+              .returning({ id: uploadReservations.id });
+            if (held.length > 0) await reserveStorage(tx, row.orgId, extra);
           });
           reserved = h.contentLength;
         }

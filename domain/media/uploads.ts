@@ -211,9 +211,9 @@ const truthy = (v: unknown): boolean => v === true || v === "t" || v === 1;
 export async function reserveUploadQuota(
   deps: Deps,
   orgId: string,
-  r: { bucketId: string; key: string; size: number | undefined; contentType?: string; tags?: string[]; lifetimeMs?: number },
+  r: { bucketId: string; key: string; size: number | undefined; contentType?: string; tags?: string[]; lifetimeMs?: number; now?: Date },
 ): Promise<void> {
-  const now = deps.clock.now();
+  const now = r.now ?? deps.clock.now();
   await deps.db.transaction((tx) =>
     reserveUpload(tx, orgId, {
       bucketId: r.bucketId,
