@@ -19,7 +19,8 @@ import { openRedis, type RedisConnection } from "./redis.ts";
 import { openSearch } from "./search.ts";
 import { ApiCallMeter } from "../domain/usage/meter.ts";
 import { OrgConcurrency } from "../domain/guards/org-concurrency.ts";
-import { EgressRollup } from "../domain/usage/egress-rollup.ts";
+import { UsageRollup } from "../domain/usage/usage-rollup.ts";
+import { applyAutoCapacity } from "../domain/billing/billing.ts";
 import { StripePayments } from "../payments/stripe.ts";
 import { openStorage } from "./storage.ts";
 import pkg from "../package.json" with { type: "json" };
@@ -59,8 +60,8 @@ export interface Services {
   guardStores: GuardStores;
   /** API-call counts in memory; `flush()` writes them (tests), `close()` flushes what is left. */
   apiCalls: ApiCallMeter;
-  /** Folds egress events into the monthly and daily counters (reads are exact without it). */
-  egress: EgressRollup;
+  /** Folds egress events and storage deltas into the counters (reads are exact without it). */
+  rollup: UsageRollup;
   queue: JobQueue;
   outbox: OutboxDispatcher;
   maintenance: { runOnce(): Promise<void> };
@@ -171,9 +172,9 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     closers.push(() => flushRenderEgress(deps));
     // Pushed before the render flush's closer would be wrong: closers run in reverse, and the
     // rollup should fold what that flush writes. Tasks-only processes leave it to the API.
-    const egress = new EgressRollup(deps);
-    if (role !== "task") egress.start();
-    closers.push(() => egress.stop());
+    const rollup = new UsageRollup(deps, (tx, orgId, after) => applyAutoCapacity(deps, tx, orgId, after, deps.clock.now()));
+    if (role !== "task") rollup.start();
+    closers.push(() => rollup.stop());
     metrics.observe({ pool: database.pool, jobs: () => jobCounts(deps, queue) });
     const readiness = readinessProbe(deps, { redis, timeoutMs: config.ops.readyTimeoutMs, database: database.kind });
     let opsPort: number | null = null;
@@ -201,7 +202,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       redis,
       guardStores,
       apiCalls,
-      egress,
+      rollup,
       close: async () => {
         for (const close of closers.reverse()) await close().catch((err) => log.warn("close failed", { error: String(err) }));
       },

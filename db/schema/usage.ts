@@ -1,13 +1,15 @@
 import { sql } from "drizzle-orm";
-import { bigint, boolean, date, index, jsonb, pgTable, primaryKey, text, timestamp, uuid } from "drizzle-orm/pg-core";
+import { bigint, boolean, date, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uuid } from "drizzle-orm/pg-core";
 import { USAGE_EVENT_TYPES } from "../../contract/usage.ts";
 import { bucketRef } from "./buckets.ts";
 import { organizationRef, organizations } from "./identity.ts";
 import { createdAt, updatedAt, uuidKey } from "./columns.ts";
 
 /**
- * Storage accounting per organization, kept by counters updated in the same transaction as
- * the change they count (never by scanning objects). Bytes throughout.
+ * Storage accounting per organization, kept by counters (never by scanning objects). Bytes
+ * throughout. A change either updates the counters in its own transaction or appends a
+ * storage_deltas row there, which the rollup folds in; reads add the pending rows
+ * (domain/usage/counters.ts).
  */
 export const orgUsage = pgTable("org_usage", {
   orgId: uuid("org_id")
@@ -20,6 +22,26 @@ export const orgUsage = pgTable("org_usage", {
   objectCount: bigint("object_count", { mode: "number" }).notNull().default(0),
   updatedAt: updatedAt(),
 });
+
+/**
+ * Changes of the storage counters not folded into org_usage and buckets yet. A confirm or a
+ * delete appends one here instead of updating its organization's row, which every other
+ * change of the organization would wait for until the commit's WAL flush. No foreign key
+ * on the bucket: a bucket may be deleted while the deltas of its objects' deletion are pending.
+ */
+export const storageDeltas = pgTable(
+  "storage_deltas",
+  {
+    seq: bigint("seq", { mode: "number" }).primaryKey().generatedAlwaysAsIdentity(),
+    orgId: organizationRef(),
+    bucketId: uuid("bucket_id").notNull(),
+    usedStorage: bigint("used_storage", { mode: "number" }).notNull().default(0),
+    reservedStorage: bigint("reserved_storage", { mode: "number" }).notNull().default(0),
+    objectCount: integer("object_count").notNull().default(0),
+    at: timestamp("at", { withTimezone: true }).notNull(),
+  },
+  (t) => [index("storage_deltas_org_idx").on(t.orgId), index("storage_deltas_bucket_idx").on(t.bucketId)],
+);
 
 /** Per-month counters: egress and API calls reset with the month by construction. */
 export const usageMonthly = pgTable(

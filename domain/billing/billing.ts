@@ -8,11 +8,12 @@ import { errors } from "../core/errors.ts";
 import { findPlan, freeTier, GB, type Plan } from "./plans.ts";
 import type { PaymentProvider } from "../ports/payments.ts";
 import { type Page, page } from "../core/pagination.ts";
-import { snapshotDay, type UsageCounters } from "../usage/counters.ts";
+import { liveUsage, snapshotDay, type UsageCounters } from "../usage/counters.ts";
 import { recordUsageEvent } from "../usage/events.ts";
 import type { ObjectStored } from "../media/lifecycle.ts";
 import { emitEvent } from "../events/emit.ts";
 import { announceThresholds } from "../usage/thresholds.ts";
+import { foldStorage } from "../usage/storage-deltas.ts";
 
 type Account = typeof billingAccounts.$inferSelect;
 type UsageRow = typeof orgUsage.$inferSelect;
@@ -36,7 +37,7 @@ const autoView = (a: Account): AutoCapacitySettings => ({
  * The account's plan. A key no longer in the configuration keeps working: it is shown with
  * the storage it grants and no price, so removing a tier never strands an organization.
  */
-function planOf(deps: Pick<Deps, "config">, account: Account, usage?: UsageRow): Plan {
+function planOf(deps: Pick<Deps, "config">, account: Account, usage?: Pick<UsageRow, "allocatedStorage">): Plan {
   return (
     findPlan(deps.config.plans, account.planKey) ?? {
       key: account.planKey,
@@ -66,9 +67,13 @@ async function ensureAccount(db: Db, deps: Pick<Deps, "config">, orgId: string, 
  * Every billing writer locks in this one order, the usage row and then the account, so they
  * never deadlock with each other or with confirm (whose counter UPDATE takes the usage row first).
  */
-export async function lockBilling(tx: Db, deps: Pick<Deps, "config">, orgId: string): Promise<{ usage: UsageRow; account: Account }> {
+export async function lockBilling(tx: Db, deps: Pick<Deps, "config" | "clock">, orgId: string): Promise<{ usage: UsageRow; account: Account }> {
   const [usage] = await tx.select().from(orgUsage).where(eq(orgUsage.orgId, orgId)).for("update");
   if (!usage) throw errors.notFound("Organization");
+  // Pending confirms and deletes are folded in, so the decision sees the counters exactly.
+  await foldStorage(tx, orgId, deps.clock.now());
+  const [folded] = await tx.select().from(orgUsage).where(eq(orgUsage.orgId, orgId));
+  if (folded) Object.assign(usage, folded);
   return { usage, account: await ensureAccount(tx, deps, orgId, true) };
 }
 
@@ -140,7 +145,16 @@ export async function addCapacity(deps: Deps, caller: Caller, input: { gb: numbe
 /** Auto-capacity is weighed after every recorded object that grew used storage. */
 export async function autoCapacityAfterStore(e: ObjectStored): Promise<void> {
   if (e.object.size <= (e.previous?.size ?? 0)) return;
-  const [after] = await e.tx.select().from(orgUsage).where(eq(orgUsage.orgId, e.orgId));
+  // Read without locks first: most confirms are of organizations without auto-capacity, or
+  // below its threshold, and must not take the account's row (nor wait for it).
+  const [account] = await e.tx.select().from(billingAccounts).where(eq(billingAccounts.orgId, e.orgId));
+  if (!account?.autoCapacityEnabled) return;
+  const live = await liveUsage(e.tx, e.orgId);
+  if (!live || BigInt(live.usedStorage) * 100n < BigInt(account.autoCapacityThresholdPct) * BigInt(live.allocatedStorage)) return;
+  // Near the line: confirms of the organization now run this one after another (the usage
+  // row's lock, with what is pending folded in), each seeing the allocation the previous one left.
+  await e.tx.select({ orgId: orgUsage.orgId }).from(orgUsage).where(eq(orgUsage.orgId, e.orgId)).for("update");
+  const after = await foldStorage(e.tx, e.orgId, e.at);
   if (after) await applyAutoCapacity(e.deps, e.tx, e.orgId, after, e.at);
 }
 
@@ -180,8 +194,8 @@ export async function setAutoCapacity(deps: Deps, caller: Caller, s: AutoCapacit
 export async function getSubscription(deps: Deps, caller: Caller): Promise<Subscription> {
   const now = deps.clock.now();
   const account = await ensureAccount(deps.db, deps, caller.orgId);
-  const [[usage], spent] = await Promise.all([
-    deps.db.select().from(orgUsage).where(eq(orgUsage.orgId, caller.orgId)),
+  const [usage, spent] = await Promise.all([
+    liveUsage(deps.db, caller.orgId),
     monthSpend(deps.db, caller.orgId, now),
   ]);
   if (!usage) throw errors.notFound("Organization");

@@ -23,6 +23,8 @@ export interface ObjectStored extends ObjectEvent {
   previous: { size: number } | null;
   /** Labels given at upload; they become the object's tags. */
   uploadTags: string[];
+  /** Bytes the upload had reserved, given back as the object is counted. */
+  released: number;
 }
 
 /** A live object was soft-deleted ("deleted"), or a deleted one's bytes and row are gone for good ("purged"). */

@@ -1,8 +1,9 @@
 import { and, asc, count, desc, eq, ilike, isNotNull, isNull, lte, type SQL, sql } from "drizzle-orm";
 import type { Deleted } from "../../contract/common.ts";
+import { rowsOf } from "../../db/client.ts";
 import type { MediaObject } from "../../contract/media.ts";
 import type { PresignedDownload } from "../../contract/presign.ts";
-import { buckets, mediaObjects, orgUsage } from "../../db/schema/index.ts";
+import { buckets, mediaObjects } from "../../db/schema/index.ts";
 import { resolveBucket } from "../buckets/buckets.ts";
 import type { Caller } from "../access/caller.ts";
 import { labelsFor } from "../labels/object-labels.ts";
@@ -102,12 +103,21 @@ async function countWhere(deps: Deps, filter: SQL | undefined): Promise<number> 
   return total;
 }
 
-/** Live objects of the organization or of one of its buckets, from the counters confirm and delete keep. */
+/**
+ * Live objects of the organization or of one of its buckets, from the counters confirm and
+ * delete keep: the folded count plus the pending deltas (one statement, one snapshot).
+ */
 async function liveObjectCount(deps: Deps, orgId: string, bucketId: string | null): Promise<number> {
-  const [row] = bucketId
-    ? await deps.db.select({ n: buckets.objectCount }).from(buckets).where(and(eq(buckets.id, bucketId), eq(buckets.orgId, orgId)))
-    : await deps.db.select({ n: orgUsage.objectCount }).from(orgUsage).where(eq(orgUsage.orgId, orgId));
-  return row?.n ?? 0;
+  const [row] = rowsOf<{ n: string | number }>(
+    await deps.db.execute(
+      bucketId
+        ? sql`select b.object_count + coalesce((select sum(d.object_count) from storage_deltas d where d.bucket_id = b.id), 0) as n
+                from buckets b where b.id = ${bucketId} and b.org_id = ${orgId}`
+        : sql`select u.object_count + coalesce((select sum(d.object_count) from storage_deltas d where d.org_id = u.org_id), 0) as n
+                from org_usage u where u.org_id = ${orgId}`,
+    ),
+  );
+  return Number(row?.n ?? 0);
 }
 
 /**

@@ -9,7 +9,7 @@ import type { Deps } from "../core/deps.ts";
 import { errors } from "../core/errors.ts";
 import { enqueueJob } from "../core/jobs.ts";
 import { type Page, page } from "../core/pagination.ts";
-import { quotaExceeded } from "../usage/counters.ts";
+import { liveUsage, quotaExceeded } from "../usage/counters.ts";
 import { runHooks } from "./lifecycle.ts";
 import { loadMediaView, purgeObject, viewsOf } from "./media.ts";
 import { onObjectRestored } from "./object-hooks.ts";
@@ -107,7 +107,9 @@ export async function restoreObject(deps: Deps, caller: Caller, id: string): Pro
     if (!stored || stored.etag !== row.etag || stored.size !== row.size) {
       throw errors.conflict("The bytes stored at this key are no longer the ones deleted, so this object cannot be restored", { reason: "bytes_replaced" });
     }
-    const [usage] = await tx.select().from(orgUsage).where(eq(orgUsage.orgId, caller.orgId)).for("update");
+    // The row lock orders restores; the pending deltas count as folded.
+    await tx.select({ orgId: orgUsage.orgId }).from(orgUsage).where(eq(orgUsage.orgId, caller.orgId)).for("update");
+    const usage = await liveUsage(tx, caller.orgId);
     if (!usage || usage.usedStorage + usage.reservedStorage + row.size > usage.allocatedStorage) throw await quotaExceeded(tx, caller.orgId, row.size);
     await tx.update(mediaObjects).set({ deletedAt: null, updatedAt: now }).where(eq(mediaObjects.id, row.id));
     await runHooks(onObjectRestored, {

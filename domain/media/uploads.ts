@@ -10,7 +10,8 @@ import { AppError, errors } from "../core/errors.ts";
 import { contentTypeFor, kindOf } from "./kind.ts";
 import { loadMediaView, purgeObject } from "./media.ts";
 import { objectPath } from "./storage-keys.ts";
-import { quotaExceeded, releaseReservation, reserveStorage } from "../usage/counters.ts";
+import { pendingStorage, quotaExceeded, releaseReservation, reserveStorage } from "../usage/counters.ts";
+import { appendStorageDelta } from "../usage/storage-deltas.ts";
 import type { WriteCondition } from "../ports/storage.ts";
 import { runHooks } from "./lifecycle.ts";
 import { onObjectRemoved, onObjectStored } from "./object-hooks.ts";
@@ -169,7 +170,7 @@ async function reserveSingleShot(
       with durability as (select set_config('synchronous_commit', 'off', true)),
       reserved as (
         update org_usage set reserved_storage = reserved_storage + ${bytes}, updated_at = now()
-        where org_id = ${orgId} and used_storage + reserved_storage + ${bytes} <= allocated_storage
+        where org_id = ${orgId} and used_storage + reserved_storage + ${pendingStorage(orgId)} + ${bytes} <= allocated_storage
         returning org_id
       ),
       ins as (
@@ -400,13 +401,17 @@ export async function recordStoredObject(deps: Deps, orgId: string, bucketId: st
       .where(and(eq(uploadReservations.bucketId, bucketId), eq(uploadReservations.key, key)))
       .returning();
     const reserved = reservations.reduce((n, r) => n + r.bytes, 0);
-    await releaseReservation(tx, orgId, reserved);
+    // What the upload reserved is given back with the object's counting (countStoredObject),
+    // or alone when nothing is counted; appended either way, not an update of the usage row.
+    const giveBack = () => appendStorageDelta(tx, orgId, { bucketId, bytes: 0, reserved: -reserved, objects: 0 }, now);
     const latest = reservations.sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime())[0];
     if (existing && existing.etag === stored.etag && existing.size === stored.size) {
+      await giveBack();
       return { objectId: existing.id, changed: false } as const;
     }
     const growth = stored.size - (existing?.size ?? 0);
-    if (stored.size > reserved && growth > 0 && !(await fitsAllocation(tx, orgId, growth))) {
+    if (stored.size > reserved && growth > 0 && !(await fitsAllocation(tx, orgId, growth, reserved))) {
+      await giveBack();
       if (existing) {
         await tx.update(mediaObjects).set({ deletedAt: now }).where(eq(mediaObjects.id, existing.id));
         await runHooks(onObjectRemoved, { tx, deps, at: now, orgId, bucketId, how: "deleted", object: existing });
@@ -435,6 +440,7 @@ export async function recordStoredObject(deps: Deps, orgId: string, bucketId: st
       object: { id, key, kind: fields.kind, size: fields.size, etag: fields.etag },
       previous: existing ? { size: existing.size } : null,
       uploadTags: latest?.tags ?? [],
+      released: reserved,
     });
     return { objectId: id, changed: true } as const;
   });
@@ -453,15 +459,22 @@ export async function recordStoredObject(deps: Deps, orgId: string, bucketId: st
 }
 
 /**
- * Whether `growth` more bytes fit the allocation beside what is used and reserved, checked
- * with the organization's usage row locked (a conditional UPDATE), so concurrent confirms
- * cannot together pass it; the lock is held until the caller's transaction ends.
+ * Whether `growth` more bytes fit the allocation beside what is used and reserved (less the
+ * `released` bytes this confirm gives back), checked with the organization's usage row locked
+ * (a conditional UPDATE), so concurrent confirms cannot together pass it; the lock is held
+ * until the caller's transaction ends. Only a confirm that outgrew its reservation (or had
+ * none: a presign without a size) takes this lock; a declared size confirms without it.
  */
-async function fitsAllocation(tx: Deps["db"], orgId: string, growth: number): Promise<boolean> {
+async function fitsAllocation(tx: Deps["db"], orgId: string, growth: number, released: number): Promise<boolean> {
   const [ok] = await tx
     .update(orgUsage)
     .set({ updatedAt: sql`now()` })
-    .where(and(eq(orgUsage.orgId, orgId), sql`${orgUsage.usedStorage} + ${orgUsage.reservedStorage} + ${growth} <= ${orgUsage.allocatedStorage}`))
+    .where(
+      and(
+        eq(orgUsage.orgId, orgId),
+        sql`${orgUsage.usedStorage} + ${orgUsage.reservedStorage} + ${pendingStorage(orgId)} - ${released} + ${growth} <= ${orgUsage.allocatedStorage}`,
+      ),
+    )
     .returning({ orgId: orgUsage.orgId });
   return ok !== undefined;
 }

@@ -272,12 +272,18 @@ async function countUsage(db: Db, orgId: string): Promise<{ recorded: Counters; 
         (select coalesce(sum(size), 0) from media_objects where org_id = ${orgId} and deleted_at is null)::float8 as used,
         (select count(*) from media_objects where org_id = ${orgId} and deleted_at is null)::float8 as objects,
         (select coalesce(sum(bytes), 0) from upload_reservations where org_id = ${orgId})::float8 as reserved,
-        u.used_storage::float8 as r_used, u.object_count::float8 as r_objects, u.reserved_storage::float8 as r_reserved
-      from org_usage u where u.org_id = ${orgId}`),
+        (u.used_storage + coalesce(p.used, 0))::float8 as r_used, (u.object_count + coalesce(p.objects, 0))::float8 as r_objects,
+        greatest(u.reserved_storage + coalesce(p.reserved, 0), 0)::float8 as r_reserved
+      from org_usage u
+      left join lateral (
+        select sum(used_storage) as used, sum(object_count) as objects, sum(reserved_storage) as reserved from storage_deltas where org_id = u.org_id
+      ) p on true
+      where u.org_id = ${orgId}`),
   );
   const bucketRows = rowsOf<{ id: string; recorded: number; counted: number }>(
     await db.execute(sql`
-      select b.id::text as id, b.object_count::float8 as recorded,
+      select b.id::text as id,
+        (b.object_count + coalesce((select sum(d.object_count) from storage_deltas d where d.bucket_id = b.id), 0))::float8 as recorded,
         (select count(*) from media_objects m where m.bucket_id = b.id and m.deleted_at is null)::float8 as counted
       from buckets b where b.org_id = ${orgId}`),
   );
@@ -292,29 +298,33 @@ async function countUsage(db: Db, orgId: string): Promise<{ recorded: Counters; 
 const sameCounters = (a: Counters, b: Counters) => a.usedStorage === b.usedStorage && a.objectCount === b.objectCount && a.reservedStorage === b.reservedStorage;
 
 /**
- * Sets the counters to what the rows say. The usage row is locked first: a confirm or delete
- * in flight either committed before (and is counted) or waits, then applies its own change
+ * Sets the counters to what the rows say, in one statement: its snapshot is shared by the
+ * counting, the removal of the pending deltas (storage_deltas) and the updates, so a confirm
+ * or delete committing meanwhile is neither counted nor removed: its delta is folded later,
  * on top of the corrected value.
  */
 async function repairUsage(deps: Deps, orgId: string): Promise<void> {
   await deps.db.transaction(async (tx) => {
-    const [locked] = await tx.select({ orgId: orgUsage.orgId }).from(orgUsage).where(eq(orgUsage.orgId, orgId)).for("update");
-    if (!locked) return;
-    const { recorded, counted, buckets: wrong } = await countUsage(tx, orgId);
-    if (!sameCounters(recorded, counted)) {
-      const [after] = await tx
-        .update(orgUsage)
-        .set({ usedStorage: counted.usedStorage, objectCount: counted.objectCount, reservedStorage: counted.reservedStorage, updatedAt: sql`now()` })
-        .where(eq(orgUsage.orgId, orgId))
-        .returning();
-      await snapshotDay(tx, orgId, deps.clock.now(), after!);
-    }
-    for (const b of wrong) {
-      await tx
-        .update(buckets)
-        .set({ objectCount: sql`(select count(*) from media_objects m where m.bucket_id = ${buckets.id} and m.deleted_at is null)` })
-        .where(eq(buckets.id, b.bucketId));
-    }
+    const [after] = rowsOf<{ used_storage: string | number; allocated_storage: string | number; object_count: string | number }>(
+      await tx.execute(sql`
+        with gone as (delete from storage_deltas where org_id = ${orgId} returning seq),
+        counted as (
+          select (select coalesce(sum(size), 0) from media_objects where org_id = ${orgId} and deleted_at is null) as used,
+                 (select count(*) from media_objects where org_id = ${orgId} and deleted_at is null) as objects,
+                 (select coalesce(sum(bytes), 0) from upload_reservations where org_id = ${orgId}) as reserved
+        ),
+        fixed_buckets as (
+          update buckets set object_count = (select count(*) from media_objects m where m.bucket_id = buckets.id and m.deleted_at is null)
+           where org_id = ${orgId} returning id
+        )
+        update org_usage u set used_storage = c.used, object_count = c.objects, reserved_storage = c.reserved, updated_at = now()
+          from counted c
+         where u.org_id = ${orgId} and (select count(*) from gone) >= 0 and (select count(*) from fixed_buckets) >= 0
+        returning u.used_storage, u.allocated_storage, u.object_count`),
+    );
+    if (!after) return;
+    const state = { usedStorage: Number(after.used_storage), allocatedStorage: Number(after.allocated_storage), objectCount: Number(after.object_count) };
+    await snapshotDay(tx, orgId, deps.clock.now(), state);
   });
 }
 

@@ -2,10 +2,9 @@ import { and, eq, sql } from "drizzle-orm";
 import { type Db, rowsOf } from "../../db/client.ts";
 import type { Caller } from "../access/caller.ts";
 import { assertBucketAllowed } from "../access/visibility.ts";
-import { buckets, orgUsage, usageDaily } from "../../db/schema/index.ts";
+import { orgUsage, usageDaily } from "../../db/schema/index.ts";
 import { AppError, errors } from "../core/errors.ts";
 import { recordUsageEvent } from "./events.ts";
-import { announceThresholds } from "./thresholds.ts";
 
 /** "2026-11-01": the key of the month a moment falls in (UTC). */
 export function monthOf(d: Date): string {
@@ -44,6 +43,14 @@ async function addCallsToDay(tx: Db, orgId: string, day: string, calls: number):
 }
 
 /**
+ * The storage deltas of an organization not folded into its usage row yet (storage-deltas.ts),
+ * used and reserved together: every quota check adds them, so a pending confirm or delete
+ * counts as if it were folded.
+ */
+export const pendingStorage = (orgId: string) =>
+  sql`(select coalesce(sum(d.used_storage + d.reserved_storage), 0) from storage_deltas d where d.org_id = ${orgId})`;
+
+/**
  * Reserves `bytes` of the organization's allocation for an upload, or refuses with 403
  * quota_exceeded. One conditional UPDATE: concurrent reservations can never overshoot.
  */
@@ -51,15 +58,38 @@ export async function reserveStorage(tx: Db, orgId: string, bytes: number): Prom
   const [ok] = await tx
     .update(orgUsage)
     .set({ reservedStorage: sql`${orgUsage.reservedStorage} + ${bytes}`, updatedAt: sql`now()` })
-    .where(and(eq(orgUsage.orgId, orgId), sql`${orgUsage.usedStorage} + ${orgUsage.reservedStorage} + ${bytes} <= ${orgUsage.allocatedStorage}`))
+    .where(and(eq(orgUsage.orgId, orgId), sql`${orgUsage.usedStorage} + ${orgUsage.reservedStorage} + ${pendingStorage(orgId)} + ${bytes} <= ${orgUsage.allocatedStorage}`))
     .returning({ orgId: orgUsage.orgId });
   if (ok) return;
   throw await quotaExceeded(tx, orgId, bytes);
 }
 
+export type LiveUsage = UsageCounters & { reservedStorage: number };
+
+/**
+ * The organization's counters as they stand: its usage row plus the deltas not folded yet,
+ * in one statement (one snapshot: a fold committing meanwhile moves amounts from the deltas
+ * to the row, and the sums are the same either way). Undefined for an unknown organization.
+ */
+export async function liveUsage(db: Db, orgId: string): Promise<LiveUsage | undefined> {
+  const [row] = rowsOf<{ used: string | number; reserved: string | number; allocated: string | number; objects: string | number }>(
+    await db.execute(sql`
+      select u.used_storage + coalesce(p.used, 0) as used, greatest(u.reserved_storage + coalesce(p.reserved, 0), 0) as reserved,
+             u.allocated_storage as allocated, u.object_count + coalesce(p.objects, 0) as objects
+        from org_usage u
+        left join lateral (
+          select sum(used_storage) as used, sum(reserved_storage) as reserved, sum(object_count) as objects
+            from storage_deltas where org_id = u.org_id
+        ) p on true
+       where u.org_id = ${orgId}`),
+  );
+  if (!row) return undefined;
+  return { usedStorage: Number(row.used), reservedStorage: Number(row.reserved), allocatedStorage: Number(row.allocated), objectCount: Number(row.objects) };
+}
+
 /** The 403 for a refused reservation, with the counters as they are now. */
 export async function quotaExceeded(db: Db, orgId: string, bytes: number): Promise<AppError> {
-  const [u] = await db.select().from(orgUsage).where(eq(orgUsage.orgId, orgId));
+  const u = await liveUsage(db, orgId);
   return new AppError("quota_exceeded", "This upload would exceed the organization's allocated storage", {
     requested: bytes,
     usedStorage: u?.usedStorage ?? 0,
@@ -74,39 +104,6 @@ export async function releaseReservation(tx: Db, orgId: string, bytes: number): 
     .update(orgUsage)
     .set({ reservedStorage: sql`greatest(${orgUsage.reservedStorage} - ${bytes}, 0)`, updatedAt: sql`now()` })
     .where(eq(orgUsage.orgId, orgId));
-}
-
-/**
- * Stored bytes and object count change together with the objects they count; the day's
- * snapshot follows. Returns the counters after the change (null when nothing changed). The
- * UPDATE locks the organization's usage row until commit: concurrent changes queue here.
- */
-export async function addStored(
-  tx: Db,
-  orgId: string,
-  delta: { bytes: number; objects: number; bucketId: string },
-  at: Date,
-): Promise<UsageCounters | null> {
-  if (delta.bytes === 0 && delta.objects === 0) return null;
-  if (delta.objects !== 0) {
-    await tx
-      .update(buckets)
-      .set({ objectCount: sql`${buckets.objectCount} + ${delta.objects}` })
-      .where(and(eq(buckets.id, delta.bucketId), eq(buckets.orgId, orgId)));
-  }
-  const [row] = await tx
-    .update(orgUsage)
-    .set({
-      usedStorage: sql`${orgUsage.usedStorage} + ${delta.bytes}`,
-      objectCount: sql`${orgUsage.objectCount} + ${delta.objects}`,
-      updatedAt: sql`now()`,
-    })
-    .where(eq(orgUsage.orgId, orgId))
-    .returning();
-  if (!row) return null;
-  await snapshotDay(tx, orgId, at, row);
-  if (delta.bytes > 0) await announceThresholds(tx, orgId, { usedStorage: row.usedStorage - delta.bytes, allocatedStorage: row.allocatedStorage }, row, at);
-  return row;
 }
 
 /**

@@ -1,6 +1,5 @@
 import { sql } from "drizzle-orm";
 import { type Db, rowsOf } from "../../db/client.ts";
-import type { Deps } from "../core/deps.ts";
 
 /** Pending egress events folded per statement: bounds one rollup transaction's work and locks. */
 export const ROLLUP_BATCH = 5_000;
@@ -40,49 +39,4 @@ export async function rollUpEgress(db: Db, limit = ROLLUP_BATCH): Promise<number
     )
     select coalesce(sum(n), 0)::int as folded from by_day`);
   return Number(rowsOf<{ folded: number }>(rows)[0]?.folded ?? 0);
-}
-
-/**
- * Runs the rollup every `intervalMs` until nothing is pending. Only background work touches
- * the per-organization counter rows; a request appends its event and returns. Nothing is
- * lost on a crash: the events are committed before the URL is answered, and whatever the
- * rollup had not folded is folded by the next one (here or on another instance). Reads add
- * what is still pending (report.ts), so the totals are exact at any moment.
- */
-export class EgressRollup {
-  private timer: ReturnType<typeof setInterval> | null = null;
-  private running: Promise<void> | null = null;
-
-  constructor(
-    private readonly deps: Pick<Deps, "db" | "log">,
-    readonly intervalMs = 2_000,
-  ) {}
-
-  start(): void {
-    this.timer ??= setInterval(() => void this.flush(), this.intervalMs);
-    this.timer.unref?.();
-  }
-
-  /** Folds everything pending now; one pass at a time per instance. */
-  async flush(): Promise<void> {
-    while (this.running) await this.running;
-    this.running = this.drain().finally(() => {
-      this.running = null;
-    });
-    await this.running;
-  }
-
-  private async drain(): Promise<void> {
-    try {
-      while ((await rollUpEgress(this.deps.db)) === ROLLUP_BATCH);
-    } catch (err) {
-      this.deps.log.warn("egress rollup failed; the events stay pending and are folded next time", { error: String(err) });
-    }
-  }
-
-  async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
-    await this.flush();
-  }
 }

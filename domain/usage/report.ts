@@ -1,11 +1,11 @@
 import { and, desc, eq, lt, sql } from "drizzle-orm";
 import { rowsOf } from "../../db/client.ts";
 import type { UsageHistory, UsagePoint, UsageSummary } from "../../contract/usage.ts";
-import { billingAccounts, orgUsage, usageDaily } from "../../db/schema/index.ts";
+import { billingAccounts, usageDaily } from "../../db/schema/index.ts";
 import type { Caller } from "../access/caller.ts";
 import type { Deps } from "../core/deps.ts";
 import { freeTier } from "../billing/plans.ts";
-import { dayOf, monthOf, type UsageCounters } from "./counters.ts";
+import { dayOf, liveUsage, monthOf, type UsageCounters } from "./counters.ts";
 import { windowStart } from "./events.ts";
 
 /**
@@ -29,8 +29,8 @@ async function monthTotals(deps: Deps, orgId: string, month: string): Promise<{ 
 /** Read from the counters, never by scanning objects. */
 export async function getUsage(deps: Deps, caller: Caller): Promise<UsageSummary> {
   const month = monthOf(deps.clock.now());
-  const [[usage], monthly, [account]] = await Promise.all([
-    deps.db.select().from(orgUsage).where(eq(orgUsage.orgId, caller.orgId)),
+  const [usage, monthly, [account]] = await Promise.all([
+    liveUsage(deps.db, caller.orgId),
     monthTotals(deps, caller.orgId, month),
     deps.db.select({ planKey: billingAccounts.planKey }).from(billingAccounts).where(eq(billingAccounts.orgId, caller.orgId)),
   ]);
@@ -55,7 +55,7 @@ export async function usageHistory(deps: Deps, caller: Caller, days: number): Pr
   const now = deps.clock.now();
   const from = dayOf(windowStart(now, days));
   const to = dayOf(now);
-  const [windowRows, [before], [current]] = await Promise.all([
+  const [windowRows, [before], current, pending] = await Promise.all([
     windowDays(deps, caller.orgId, from, to),
     deps.db
       .select()
@@ -63,12 +63,26 @@ export async function usageHistory(deps: Deps, caller: Caller, days: number): Pr
       .where(and(eq(usageDaily.orgId, caller.orgId), lt(usageDaily.day, from)))
       .orderBy(desc(usageDaily.day))
       .limit(1),
-    deps.db.select().from(orgUsage).where(eq(orgUsage.orgId, caller.orgId)),
+    liveUsage(deps.db, caller.orgId),
+    pendingByDay(deps, caller.orgId),
   ]);
+  // Day rows and the usage row hold what the rollup folded; a day closed with that plus the
+  // pending deltas of that day and before (no row includes any pending delta).
+  const pendingUpTo = (date: string) => {
+    const upTo = { usedStorage: 0, objectCount: 0 };
+    for (const p of pending) {
+      if (p.day > date) break;
+      upTo.usedStorage += p.usedStorage;
+      upTo.objectCount += p.objectCount;
+    }
+    return upTo;
+  };
+  const allPending = pendingUpTo("9999-12-31");
   // Carried into the window from its last earlier row. An organization with no rows at all
   // predates this ledger: nothing has changed since, so its counters hold for every day.
   const rows = windowRows.filter((d) => d.state !== null);
-  let state: UsageCounters | null = before ?? (rows.length === 0 && current ? current : null);
+  const folded = current && { ...current, usedStorage: current.usedStorage - allPending.usedStorage, objectCount: current.objectCount - allPending.objectCount };
+  let state: UsageCounters | null = before ?? (rows.length === 0 && folded ? folded : null);
   const byDay = new Map(windowRows.map((d) => [d.day, d]));
   const data: UsagePoint[] = [];
   for (let t = Date.parse(`${from}T00:00:00Z`); t <= Date.parse(`${to}T00:00:00Z`); t += 86_400_000) {
@@ -76,16 +90,27 @@ export async function usageHistory(deps: Deps, caller: Caller, days: number): Pr
     const row = byDay.get(date);
     if (row?.state) state = row.state;
     if (!state) continue;
+    const add = pendingUpTo(date);
     data.push({
       date,
-      usedStorage: state.usedStorage,
+      usedStorage: state.usedStorage + add.usedStorage,
       allocatedStorage: state.allocatedStorage,
-      objectCount: state.objectCount,
+      objectCount: state.objectCount + add.objectCount,
       egressBytes: row?.egressBytes ?? 0,
       apiCalls: row?.apiCalls ?? 0,
     });
   }
   return { from, to, data };
+}
+
+/** The organization's storage deltas not folded yet, summed per UTC day, oldest first. */
+async function pendingByDay(deps: Deps, orgId: string): Promise<{ day: string; usedStorage: number; objectCount: number }[]> {
+  const rows = rowsOf<{ day: string | Date; used: string | number; objects: string | number }>(
+    await deps.db.execute(sql`
+      select to_char((at at time zone 'UTC')::date, 'YYYY-MM-DD') as day, sum(used_storage) as used, sum(object_count) as objects
+        from storage_deltas where org_id = ${orgId} group by 1 order by 1`),
+  );
+  return rows.map((r) => ({ day: String(r.day), usedStorage: Number(r.used), objectCount: Number(r.objects) }));
 }
 
 interface WindowDay {

@@ -4,6 +4,9 @@ import { emitEvent } from "../events/emit.ts";
 /** Shares of the allocation whose upward crossing is announced (usage.threshold). */
 const THRESHOLDS = [80, 100] as const;
 
+/** The first share announced: below it, a change of used storage cannot cross a threshold. */
+export const LOWEST_THRESHOLD_PCT = THRESHOLDS[0];
+
 interface Level {
   usedStorage: number;
   allocatedStorage: number;

@@ -43,7 +43,7 @@ export async function serviceFlow(store: { endpoint: string; accessKeyId: string
       const replaced = await fetch(re.body.url, { method: "PUT", headers: re.body.headers, body: new Uint8Array(70) });
       const reconfirmed = await api.post("/api/presign/confirm", { bucketId: bucket.id, key: "once.bin" });
       const usage = (await api.get("/api/usage")).body;
-      await server.services.deps.db.execute(sql`update org_usage set allocated_storage = used_storage + 10 where org_id = ${org.orgId}`);
+      await server.services.deps.db.execute(sql`update org_usage set allocated_storage = ${usage.usedStorage + 10} where org_id = ${org.orgId}`);
       const big = await api.post("/api/presign/upload", { bucketId: bucket.id, key: "big.bin" });
       const bigPut = await fetch(big.body.url, { method: "PUT", headers: big.body.headers, body: new Uint8Array(5000) });
       const refused = await api.post("/api/presign/confirm", { bucketId: bucket.id, key: "big.bin" });

@@ -4,6 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
+import { liveUsage } from "../../domain/usage/counters.ts";
 import { mediaObjects, orgUsage } from "../../db/schema/index.ts";
 import { ManualClock } from "../../domain/core/clock.ts";
 import { objectPath } from "../../domain/media/storage-keys.ts";
@@ -26,7 +27,7 @@ beforeAll(async () => {
 afterAll(() => server.stop());
 
 const deps = () => server.services.deps;
-const usage = async (orgId: string) => (await deps().db.select().from(orgUsage).where(eq(orgUsage.orgId, orgId)))[0]!;
+const usage = async (orgId: string) => (await liveUsage(deps().db, orgId))!;
 const stored = (bucketId: string, key: string) => deps().storage.head(objectPath(bucketId, key));
 const rowsAt = (bucketId: string, key: string) => deps().db.select().from(mediaObjects).where(eq(mediaObjects.key, key)).then((r) => r.filter((o) => o.bucketId === bucketId));
 

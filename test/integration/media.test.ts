@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { HeadObjectCommand } from "@aws-sdk/client-s3";
 import { eq } from "drizzle-orm";
-import { mediaObjects, orgUsage } from "../../db/schema/index.ts";
+import { mediaObjects } from "../../db/schema/index.ts";
+import { liveUsage } from "../../domain/usage/counters.ts";
 import { ManualClock } from "../../domain/core/clock.ts";
 import type { S3Storage } from "../../storage/s3.ts";
 import { eventually } from "../support/eventually.ts";
@@ -109,7 +110,7 @@ describe("GET /api/media/{id} and metadata", () => {
 describe("soft delete and purge", () => {
   test("a deleted object vanishes from list, get, stream and download at once; usage drops", async () => {
     const obj = await upload(org.admin, b1.id, "temp/gone.txt", bytesOf(250));
-    const [before] = await server.services.deps.db.select().from(orgUsage).where(eq(orgUsage.orgId, org.orgId));
+    const before = await liveUsage(server.services.deps.db, org.orgId);
     const res = await org.admin.delete(`/api/media/${obj.id}`);
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ id: obj.id, deleted: true });
@@ -118,7 +119,7 @@ describe("soft delete and purge", () => {
     expect((await org.admin.post("/api/presign/download", { objectId: obj.id })).status).toBe(404);
     expect(keysOf(await org.admin.get("/api/media?search=gone"))).toEqual([]);
     expect((await org.admin.delete(`/api/media/${obj.id}`)).status).toBe(404);
-    const [after] = await server.services.deps.db.select().from(orgUsage).where(eq(orgUsage.orgId, org.orgId));
+    const after = await liveUsage(server.services.deps.db, org.orgId);
     expect(after!.usedStorage).toBe(before!.usedStorage - 250);
     expect(after!.objectCount).toBe(before!.objectCount - 1);
   });
@@ -165,9 +166,9 @@ describe("soft delete and purge", () => {
     await org.admin.post("/api/presign/upload", { bucketId: b.id, key: "pending", size: 999 });
     expect((await org.admin.delete(`/api/buckets/${b.id}`)).status).toBe(409);
     await org.admin.delete(`/api/media/${obj.id}`);
-    const [before] = await server.services.deps.db.select().from(orgUsage).where(eq(orgUsage.orgId, org.orgId));
+    const before = await liveUsage(server.services.deps.db, org.orgId);
     expect((await org.admin.delete(`/api/buckets/${b.id}`)).status).toBe(200);
-    const [after] = await server.services.deps.db.select().from(orgUsage).where(eq(orgUsage.orgId, org.orgId));
+    const after = await liveUsage(server.services.deps.db, org.orgId);
     expect(after!.reservedStorage).toBe(before!.reservedStorage - 999);
     const s3 = (server.services.deps.storage as S3Storage).client;
     const exists = () => s3.send(new HeadObjectCommand({ Bucket: server.config.s3.bucket, Key: `${b.id}/x.txt` })).then(() => true, () => false);

@@ -150,7 +150,7 @@ describe("limits", () => {
     expect((await render(ids["photo.png"]!, { width: 790, format: "png" })).res.headers.get("x-render-cache")).toBe("miss");
   });
   test("renders count as egress", async () => {
-    const month = async () => (await server.services.egress.flush(), await server.services.deps.db.select().from(usageMonthly).where(eq(usageMonthly.orgId, org.orgId)))[0]?.egressBytes ?? 0;
+    const month = async () => (await server.services.rollup.flush(), await server.services.deps.db.select().from(usageMonthly).where(eq(usageMonthly.orgId, org.orgId)))[0]?.egressBytes ?? 0;
     const before = await month();
     const r = await render(ids["photo.png"]!, { width: 333, format: "webp" });
     await eventually(async () => ((await month()) >= before + r.bytes.byteLength ? true : undefined), { what: "the render's egress" });

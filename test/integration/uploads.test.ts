@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { GetObjectTaggingCommand } from "@aws-sdk/client-s3";
 import { eq } from "drizzle-orm";
+import { liveUsage } from "../../domain/usage/counters.ts";
 import { jobOutbox, orgUsage, uploadReservations } from "../../db/schema/index.ts";
 import { ManualClock } from "../../domain/core/clock.ts";
 import type { S3Storage } from "../../storage/s3.ts";
@@ -23,7 +24,7 @@ beforeAll(async () => {
 afterAll(() => server.stop());
 
 const db = () => server.services.deps.db;
-const usage = async (orgId = org.orgId) => (await db().select().from(orgUsage).where(eq(orgUsage.orgId, orgId)))[0]!;
+const usage = async (orgId = org.orgId) => (await liveUsage(db(), orgId))!;
 const storageClient = () => (server.services.deps.storage as S3Storage).client;
 
 describe("single-shot upload", () => {
@@ -268,7 +269,7 @@ describe("downloads and streams", () => {
     expect(a).toBe(sha256(body));
     expect(sha256(await viaStream.arrayBuffer())).toBe(a);
     const { usageMonthly } = await import("../../db/schema/index.ts");
-    await server.services.egress.flush(); // the counter row holds egress once the rollup folded it
+    await server.services.rollup.flush(); // the counter row holds egress once the rollup folded it
     const [m] = await db().select().from(usageMonthly).where(eq(usageMonthly.orgId, org.orgId));
     expect(m!.egressBytes).toBeGreaterThanOrEqual(2 * 4321);
   });

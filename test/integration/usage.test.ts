@@ -112,7 +112,7 @@ describe("usage summary", () => {
     })();
     await Promise.all([...Array.from({ length: 40 }, download), rollups]);
     expect((await usageOf(org)).egressThisMonth).toBe(base + 40 * 1000);
-    await server.services.egress.flush();
+    await server.services.rollup.flush();
     const [pending] = rowsOf<{ n: number }>(
       await server.services.deps.db.execute(sql`select count(*)::int as n from usage_events where org_id = ${org.orgId} and rollup_pending`),
     );
@@ -143,7 +143,7 @@ describe("usage summary", () => {
     const { org, bucket } = await orgWithBucket();
     const obj = await upload(org.admin, bucket.id, "locked.bin", bytesOf(10));
     expect((await org.admin.post("/api/presign/download", { objectId: obj.id })).status).toBe(200);
-    await server.services.egress.flush(); // the month's and the day's rows exist now
+    await server.services.rollup.flush(); // the month's and the day's rows exist now
     let answered = false;
     // Hold both counter rows locked (as a slow rollup or meter flush would) while downloading.
     await server.services.deps.db.transaction(async (tx) => {
@@ -154,7 +154,7 @@ describe("usage summary", () => {
       answered = true;
     });
     expect(answered).toBe(true);
-    await server.services.egress.flush();
+    await server.services.rollup.flush();
     expect((await usageOf(org)).egressThisMonth).toBe(20);
   });
 

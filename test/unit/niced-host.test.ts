@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
+import { getPriority } from "node:os";
 import sharp from "sharp";
 import { MediaError } from "../../worker/derivatives/errors.ts";
 import { NicedHost } from "../../worker/derivatives/render-pool.ts";
@@ -41,4 +42,21 @@ describe("picture process", () => {
     expect(again.width).toBe(8);
     expect(host.pid).not.toBe(first);
   }, 30_000);
+});
+
+describe.skipIf(!Bun.which("nice"))("nicedCommand", () => {
+  const ask = async (prefix: string[]) => {
+    const code = `import { nicedCommand } from ${JSON.stringify(`${import.meta.dir}/../../worker/derivatives/nice-command.ts`)}; console.log(JSON.stringify(nicedCommand(10, ["x"])))`;
+    const proc = Bun.spawn([...prefix, process.execPath, "-e", code], { stdout: "pipe" });
+    return JSON.parse(await new Response(proc.stdout).text());
+  };
+
+  test("adds only what the caller's own niceness lacks: a worker already at 10 starts its children at 10, not 19", async () => {
+    const own = getPriority();
+    const expected = (niceness: number) => (niceness < 10 ? [Bun.which("nice"), "-n", String(10 - niceness), "x"] : ["x"]);
+    expect(await ask([])).toEqual(expected(own));
+    expect(await ask([Bun.which("nice")!, "-n", "4"])).toEqual(expected(Math.min(own + 4, 19)));
+    expect(await ask([Bun.which("nice")!, "-n", "10"])).toEqual(["x"]);
+    expect(await ask([Bun.which("nice")!, "-n", "15"])).toEqual(["x"]);
+  });
 });

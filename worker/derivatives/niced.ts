@@ -1,6 +1,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { MediaError } from "./errors.ts";
+import { nicedCommand } from "./nice-command.ts";
 import { type ImageInput, isRaw, type RawImage } from "./render.ts";
 
 /** What the child reads (render-child.ts). */
@@ -14,7 +15,6 @@ export interface NicedJob {
 }
 
 const CHILD = join(import.meta.dir, "render-child.ts");
-const NICE = Bun.which("nice");
 
 /**
  * Set renditions rendered in a child process at niceness `nice` (2026 attack run: a tenant's renders
@@ -43,7 +43,7 @@ export async function renderCoversNiced(input: ImageInput, items: NicedJob["item
   const jobFile = join(opts.dir, "niced-job.json");
   const job: NicedJob = { input: file, ...(raw ? { raw } : {}), items, maxPixels: opts.maxPixels, dir: opts.dir };
   writeFileSync(jobFile, JSON.stringify(job));
-  const command = NICE && opts.nice > 0 ? [NICE, "-n", String(opts.nice), process.execPath, CHILD, jobFile] : [process.execPath, CHILD, jobFile];
+  const command = nicedCommand(opts.nice, [process.execPath, CHILD, jobFile]);
   const proc = Bun.spawn(command, { stdout: "pipe", stderr: "pipe" });
   const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
   const results = new Map<string, Buffer | Error>();

@@ -1,12 +1,12 @@
 import { join } from "node:path";
 import type { MediaKind } from "../../domain/media/kind.ts";
 import type { ImageTransform, TransformedImage } from "../../domain/ports/images.ts";
+import { nicedCommand } from "./nice-command.ts";
 import { MediaError, Unsupported } from "./errors.ts";
 import type { RenderContext, Rendered } from "./kinds.ts";
 import type { HostReply, HostRequest } from "./render-host.ts";
 
 const HOST = join(import.meta.dir, "render-host.ts");
-const NICE = Bun.which("nice");
 
 type Pending = { resolve: (r: HostReply & { ok: true }) => void; reject: (e: Error) => void; timer: ReturnType<typeof setTimeout> };
 type Request = HostRequest extends infer R ? (R extends HostRequest ? Omit<R, "id"> : never) : never;
@@ -66,7 +66,7 @@ export class NicedHost {
 
   private host(): ReturnType<typeof Bun.spawn> {
     if (this.child) return this.child;
-    const cmd = NICE && this.nice > 0 ? [NICE, "-n", String(this.nice), process.execPath, HOST] : [process.execPath, HOST];
+    const cmd = nicedCommand(this.nice, [process.execPath, HOST]);
     const child = Bun.spawn(cmd, {
       stdin: "ignore",
       stdout: "ignore",
