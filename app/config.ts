@@ -34,6 +34,7 @@ const envSchema = z.object({
   WORKER_MAX_PIXELS: z.coerce.number().int().min(1).default(200_000_000),
   /** Niceness of the child process set renditions are rendered in; 0: in the worker itself. */
   WORKER_NICE: z.coerce.number().int().min(0).max(19).default(10),
+  WORKER_SCHED_IDLE: z.enum(["true", "false"]).default("true"),
   RENDER_MAX_DIMENSION: z.coerce.number().int().min(16).max(8192).default(4096),
   RENDER_MAX_PIXELS: z.coerce.number().int().min(1).default(100_000_000),
   RENDER_MAX_SOURCE_BYTES: z.coerce.number().int().min(1).default(32 * 1024 ** 2),
@@ -176,6 +177,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       maxInputBytes: e.WORKER_MAX_INPUT_BYTES,
       maxPixels: e.WORKER_MAX_PIXELS,
       nice: e.WORKER_NICE,
+      schedIdle: e.WORKER_SCHED_IDLE === "true",
     },
     render: {
       maxDimension: e.RENDER_MAX_DIMENSION,

@@ -131,7 +131,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     const oc = config.orgConcurrency;
     const concurrency = { search: new OrgConcurrency("searches", oc.searches, oc.waitMs, oc.searchBudget), render: new OrgConcurrency("renders", oc.renders, oc.waitMs) };
     // On-the-fly renders at the worker's lower priority, in a child process started on the first one.
-    const images = mediaImages(storage, config.worker, config.worker.nice > 0 ? nicedHost(config.worker.nice, config.worker.toolTimeoutMs) : null);
+    const images = mediaImages(storage, config.worker, config.worker.nice > 0 ? nicedHost({ nice: config.worker.nice, idle: config.worker.schedIdle }, config.worker.toolTimeoutMs) : null);
     const deps: Deps = { db: database.db, clock: overrides.clock ?? systemClock, log, config, jobs, storage, search, payments, credentials, concurrency, meters: meters(metrics), images };
     const processors = observeProcessors((overrides.processors ?? processorsFor)(deps), metrics);
     const w = config.worker;

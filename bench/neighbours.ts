@@ -56,6 +56,8 @@ const configs: Record<string, Record<string, string>> = {
   // The limits, with set renditions rendered in the worker process itself.
   "bounded-inprocess": { WORKER_NICE: "0" },
   bounded: {},
+  // The defaults with picture work niced only, not in the idle scheduling class.
+  "bounded-niced": { WORKER_SCHED_IDLE: "false" },
   // The defaults with one search and one render at a time per organization (a 2-core host).
   "bounded-1": { ORG_MAX_SEARCHES: "1", ORG_MAX_RENDERS: "1" },
   // The defaults in the production layout (packaging/compose.yaml): the storage node, the API

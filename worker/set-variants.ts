@@ -70,7 +70,7 @@ async function renderSet(deps: Deps, orgId: string, setId: string): Promise<void
     await downloadTo(deps.storage, objectPath(base.bucketId, base.key), source, { etag: base.etag, maxBytes: w.maxInputBytes });
     const image = await deterministic(() => sourceImage(deps, base.kind, source, largest));
     // WORKER_NICE > 0: every rendition is made in a child process of lower priority first.
-    const niced = w.nice > 0 ? await renderCoversNiced(image, renderable, { maxPixels: w.maxPixels, dir, nice: w.nice }) : null;
+    const niced = w.nice > 0 ? await renderCoversNiced(image, renderable, { maxPixels: w.maxPixels, dir, priority: { nice: w.nice, idle: w.schedIdle } }) : null;
     for (const item of renderable) {
       const bytes = niced
         ? await deterministic(async () => {

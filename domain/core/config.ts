@@ -111,6 +111,8 @@ export interface WorkerConfig {
   maxPixels: number;
   /** Set renditions are rendered in a child process at this niceness (0: in-process). */
   nice: number;
+  /** ...and in Linux's idle scheduling class (SCHED_IDLE), when `nice` is above 0. */
+  schedIdle: boolean;
 }
 
 /** Fetching a URL into a bucket (media_import). */

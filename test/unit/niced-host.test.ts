@@ -17,7 +17,7 @@ const niceOf = (pid: number) => Number(readFileSync(`/proc/${pid}/stat`, "utf8")
 
 describe("picture process", () => {
   test("renders in a child at the niceness asked for; a file that does not decode is a MediaError", async () => {
-    const host = new NicedHost(7, 30_000);
+    const host = new NicedHost({ nice: 7, idle: false }, 30_000);
     const made = await host.transform(await picture(64, 48), { ...webp, width: 32 }, limits);
     expect(made.contentType).toBe("image/webp");
     expect([made.width, made.height]).toEqual([32, 24]);
@@ -28,8 +28,20 @@ describe("picture process", () => {
     expect(refused).toBeInstanceOf(MediaError);
   });
 
+  // Linux's scheduling policies: 0 SCHED_OTHER, 5 SCHED_IDLE (/proc/<pid>/sched).
+  const policyOf = (pid: number) => Number(/^policy\s*:\s*(\d+)/m.exec(readFileSync(`/proc/${pid}/sched`, "utf8"))?.[1]);
+
+  test.skipIf(!Bun.which("chrt") || !Bun.which("nice"))("with idle, the child runs in the idle scheduling class as well (WORKER_SCHED_IDLE)", async () => {
+    const idle = new NicedHost({ nice: 5, idle: true }, 30_000);
+    await idle.transform(await picture(16, 16), { ...webp, width: 8 }, limits);
+    expect([policyOf(idle.pid!), niceOf(idle.pid!)]).toEqual([5, 5]);
+    const plain = new NicedHost({ nice: 5, idle: false }, 30_000);
+    await plain.transform(await picture(16, 16), { ...webp, width: 8 }, limits);
+    expect([policyOf(plain.pid!), niceOf(plain.pid!)]).toEqual([0, 5]);
+  });
+
   test("a child that dies fails what it held; the next request gets a new child", async () => {
-    const host = new NicedHost(0, 30_000);
+    const host = new NicedHost({ nice: 0, idle: false }, 30_000);
     await host.transform(await picture(16, 16), { ...webp, width: 8 }, limits);
     const first = host.pid!;
     // A large render keeps the child busy while it is killed.
@@ -46,7 +58,7 @@ describe("picture process", () => {
 
 describe.skipIf(!Bun.which("nice"))("nicedCommand", () => {
   const ask = async (prefix: string[]) => {
-    const code = `import { nicedCommand } from ${JSON.stringify(`${import.meta.dir}/../../worker/derivatives/nice-command.ts`)}; console.log(JSON.stringify(nicedCommand(10, ["x"])))`;
+    const code = `import { nicedCommand } from ${JSON.stringify(`${import.meta.dir}/../../worker/derivatives/nice-command.ts`)}; console.log(JSON.stringify(nicedCommand({ nice: 10, idle: false }, ["x"])))`;
     const proc = Bun.spawn([...prefix, process.execPath, "-e", code], { stdout: "pipe" });
     return JSON.parse(await new Response(proc.stdout).text());
   };
@@ -58,5 +70,8 @@ describe.skipIf(!Bun.which("nice"))("nicedCommand", () => {
     expect(await ask([Bun.which("nice")!, "-n", "4"])).toEqual(expected(Math.min(own + 4, 19)));
     expect(await ask([Bun.which("nice")!, "-n", "10"])).toEqual(["x"]);
     expect(await ask([Bun.which("nice")!, "-n", "15"])).toEqual(["x"]);
+    // At niceness 0 nothing is changed, idle or not.
+    const { nicedCommand } = await import("../../worker/derivatives/nice-command.ts");
+    expect(nicedCommand({ nice: 0, idle: true }, ["x"])).toEqual(["x"]);
   });
 });

@@ -56,7 +56,7 @@ async function render(deps: Deps, object: MediaRow): Promise<{ rendered: Rendere
   const key = objectPath(object.bucketId, object.key);
   const base = { contentType: object.contentType, limits: { maxPixels: w.maxPixels }, timeoutMs: w.toolTimeoutMs };
   // Decoding is the CPU-heavy part: at WORKER_NICE > 0 it runs in the lower-priority host process.
-  const host = w.nice > 0 ? nicedHost(w.nice, w.toolTimeoutMs) : null;
+  const host = w.nice > 0 ? nicedHost({ nice: w.nice, idle: w.schedIdle }, w.toolTimeoutMs) : null;
   const run = (ctx: RenderContext) => (host ? host.derive(object.kind, ctx) : renderer.render(ctx));
   // Most images are a few megabytes: a temporary file would cost more than the bytes in memory.
   if (renderer.inMemory && object.size <= IN_MEMORY_BYTES) {

@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { MediaError } from "./errors.ts";
-import { nicedCommand } from "./nice-command.ts";
+import { nicedCommand, type Priority } from "./nice-command.ts";
 import { type ImageInput, isRaw, type RawImage } from "./render.ts";
 
 /** What the child reads (render-child.ts). */
@@ -27,7 +27,7 @@ const CHILD = join(import.meta.dir, "render-child.ts");
  * caller does not retry it). A child that dies without answering (killed, out of memory) is a
  * thrown Error, retried like any other failure.
  */
-export async function renderCoversNiced(input: ImageInput, items: NicedJob["items"], opts: { maxPixels: number; dir: string; nice: number }): Promise<Map<string, Buffer | Error>> {
+export async function renderCoversNiced(input: ImageInput, items: NicedJob["items"], opts: { maxPixels: number; dir: string; priority: Priority }): Promise<Map<string, Buffer | Error>> {
   let file: string;
   let raw: NicedJob["raw"];
   if (typeof input === "string") file = input;
@@ -43,7 +43,7 @@ export async function renderCoversNiced(input: ImageInput, items: NicedJob["item
   const jobFile = join(opts.dir, "niced-job.json");
   const job: NicedJob = { input: file, ...(raw ? { raw } : {}), items, maxPixels: opts.maxPixels, dir: opts.dir };
   writeFileSync(jobFile, JSON.stringify(job));
-  const command = nicedCommand(opts.nice, [process.execPath, CHILD, jobFile]);
+  const command = nicedCommand(opts.priority, [process.execPath, CHILD, jobFile]);
   const proc = Bun.spawn(command, { stdout: "pipe", stderr: "pipe" });
   const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
   const results = new Map<string, Buffer | Error>();

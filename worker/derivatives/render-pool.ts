@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import type { MediaKind } from "../../domain/media/kind.ts";
 import type { ImageTransform, TransformedImage } from "../../domain/ports/images.ts";
-import { nicedCommand } from "./nice-command.ts";
+import { nicedCommand, type Priority } from "./nice-command.ts";
 import { MediaError, Unsupported } from "./errors.ts";
 import type { RenderContext, Rendered } from "./kinds.ts";
 import type { HostReply, HostRequest } from "./render-host.ts";
@@ -33,7 +33,7 @@ export class NicedHost {
   private nextId = 1;
 
   constructor(
-    private readonly nice: number,
+    private readonly priority: Priority,
     private readonly timeoutMs: number,
   ) {}
 
@@ -66,7 +66,7 @@ export class NicedHost {
 
   private host(): ReturnType<typeof Bun.spawn> {
     if (this.child) return this.child;
-    const cmd = nicedCommand(this.nice, [process.execPath, HOST]);
+    const cmd = nicedCommand(this.priority, [process.execPath, HOST]);
     const child = Bun.spawn(cmd, {
       stdin: "ignore",
       stdout: "ignore",
@@ -109,10 +109,11 @@ export class NicedHost {
  * One host per process and niceness, shared by every server and worker in it (tests start many):
  * a child per server would multiply its memory, and it holds no state of its own.
  */
-const hosts = new Map<number, NicedHost>();
-export function nicedHost(nice: number, toolTimeoutMs: number): NicedHost {
-  let host = hosts.get(nice);
+const hosts = new Map<string, NicedHost>();
+export function nicedHost(priority: Priority, toolTimeoutMs: number): NicedHost {
+  const key = `${priority.nice}/${priority.idle}`;
+  let host = hosts.get(key);
   // The renderers stop a stuck tool at toolTimeoutMs; the child is given up on only well after that.
-  if (!host) hosts.set(nice, (host = new NicedHost(nice, toolTimeoutMs * 2 + 10_000)));
+  if (!host) hosts.set(key, (host = new NicedHost(priority, toolTimeoutMs * 2 + 10_000)));
   return host;
 }
