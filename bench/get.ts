@@ -122,7 +122,7 @@ end`;
     "rate limit (one Redis script), the object, its labels and its thumbnail, the view. Baseline in the",
     "same run, in its own process: a bare `Bun.serve` route running the same SQL (the statements the",
     "route sent, captured through Drizzle's logger, with the requested id) through postgres.js with the",
-    `same pool size (${POOL}), the first alone and the other ${queries.length - 1} together as the route does, answering the rows`,
+    `same pool size (${POOL}), ${queries.length === 1 ? "one statement, as the route sends it" : `the first alone and the other ${queries.length - 1} together as the route does`}, answering the rows`,
     `as JSON. wrk, 1 thread, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${SECONDS} s alternating after a warm-up; medians.`,
     "",
     `Date ${machine(s.versions)}. Load average (1 min) ${loadStart} at the start, ${load1()} at the end.`,

@@ -26,7 +26,8 @@ import { memberships, orgUsage, users } from "../db/schema/index.ts";
 import type { Caller } from "../domain/access/caller.ts";
 import { createOrganization } from "../domain/access/organizations.ts";
 import { createBucket } from "../domain/buckets/buckets.ts";
-import { THUMBNAIL_EDGE, workerFactsOf } from "../domain/derivatives/derivatives.ts";
+import { THUMBNAIL_EDGE } from "../domain/derivatives/derivatives.ts";
+import { loadMediaView } from "../domain/media/media.ts";
 import { signRenderUrl } from "../domain/derivatives/render-urls.ts";
 import { objectPath } from "../domain/media/storage-keys.ts";
 import { confirmUpload } from "../domain/media/uploads.ts";
@@ -230,7 +231,7 @@ async function measureRenders() {
     const bucket = await createBucket(deps, caller, { name: "bench" });
     await deps.storage.put(objectPath(bucket.id, "photo.jpg"), photo, { contentType: "image/jpeg" });
     const object = await confirmUpload(deps, caller, { bucketId: bucket.id, key: "photo.jpg" });
-    for (let i = 0; i < 400 && (await workerFactsOf(deps.db, [object.id])).get(object.id)?.thumbnail?.state !== "ready"; i++) await Bun.sleep(50);
+    for (let i = 0; i < 400 && (await loadMediaView(deps, caller, object.id)).thumbnail?.state !== "ready"; i++) await Bun.sleep(50);
     const params = renderParams.parse({ width: 640, format: "webp" });
     const signed = await signRenderUrl(deps, caller, object.id, params, 86_400);
     const signedUrl = `${base}${signed.path}`;

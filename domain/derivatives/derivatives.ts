@@ -1,4 +1,5 @@
 import { and, eq, inArray, isNull, ne, sql } from "drizzle-orm";
+import type { AnyPgColumn } from "drizzle-orm/pg-core";
 import { type Db, rowsOf } from "../../db/client.ts";
 import type { DerivativeState, Thumbnail, ThumbnailSummary } from "../../contract/media.ts";
 import { derivatives, mediaObjects } from "../../db/schema/index.ts";
@@ -39,7 +40,7 @@ export function derivativeKey(d: { bucketId: string; objectId: string; variant: 
   return `${derivativePrefix(d.bucketId, d.objectId)}${d.variant}-${d.etag}.${EXTENSIONS[d.contentType] ?? "bin"}`;
 }
 
-function summary(row: DerivativeRow): ThumbnailSummary {
+export function thumbnailSummary(row: DerivativeRow): ThumbnailSummary {
   const ready = row.state === "ready";
   return {
     state: row.state,
@@ -50,24 +51,8 @@ function summary(row: DerivativeRow): ThumbnailSummary {
   };
 }
 
-/**
- * What the worker wrote about a page of objects: thumbnail state and `info`, in one query.
- * Both are written by one statement, so reading them together never shows a ready thumbnail
- * beside the empty `info` of the moment before.
- */
-export async function workerFactsOf(db: Db, objectIds: string[]): Promise<Map<string, { thumbnail: ThumbnailSummary | null; info: Record<string, unknown> }>> {
-  if (objectIds.length === 0) return new Map();
-  // Prepared, the ids as one parameter (see prepared.ts): every media view comes through here.
-  const rows = await prepared(db, "worker_facts", (d) =>
-    d
-      .select({ id: mediaObjects.id, info: mediaObjects.info, d: derivatives })
-      .from(mediaObjects)
-      .leftJoin(derivatives, and(eq(derivatives.objectId, mediaObjects.id), eq(derivatives.variant, THUMBNAIL)))
-      .where(anyId(mediaObjects.id))
-      .prepare("worker_facts"),
-  ).execute({ ids: objectIds.join(",") });
-  return new Map(rows.map((r) => [r.id, { thumbnail: r.d ? summary(r.d) : null, info: r.info }]));
-}
+/** The join condition of an object's thumbnail row (a media view reads it with the object). */
+export const thumbnailOf = (objectId: AnyPgColumn) => and(eq(derivatives.objectId, objectId), eq(derivatives.variant, THUMBNAIL));
 
 /**
  * Called in confirm's transaction, so a thumbnail request right after confirm says
