@@ -45,13 +45,20 @@ export async function presignUpload(
   caller: Caller,
   input: UploadTarget & { contentType?: string | undefined; size?: number | undefined; tags?: string[] | undefined },
 ): Promise<PresignedUpload> {
-  const bucket = await resolveBucket(deps, caller, input.bucketId);
+  // Outside a restricted key's bucket: 404 or 403 as everywhere (resolveBucket throws either).
+  if (caller.bucketId && caller.bucketId !== input.bucketId) await resolveBucket(deps, caller, input.bucketId);
   const contentType = input.contentType ?? contentTypeFor(input.key);
   const tags = input.tags ?? [];
   const expiresIn = deps.config.uploadUrlExpiresIn;
   const now = deps.clock.now();
+  const r = { bucketId: input.bucketId, key: input.key, size: input.size, contentType, tags, now, lifetimeMs: expiresIn * 1000 + SINGLE_SHOT_GRACE_MS };
+  const seen = await reserveSingleShot(deps.db, caller.orgId, r);
+  if (!seen) {
+    await resolveBucket(deps, caller, input.bucketId); // 404 for a bucket the organization lacks
+    throw await quotaExceeded(deps.db, caller.orgId, input.size ?? 0);
+  }
+  const bucket = { id: input.bucketId, name: seen.bucketName };
   const path = objectPath(bucket.id, input.key);
-  const seen = await reserveSingleShot(deps.db, caller.orgId, { bucketId: bucket.id, key: input.key, size: input.size, contentType, tags, now, lifetimeMs: expiresIn * 1000 + SINGLE_SHOT_GRACE_MS });
   const signed = deps.storage.presignPut(path, {
     contentType,
     expiresIn,
@@ -74,6 +81,8 @@ export async function presignUpload(
 
 /** What the catalogue says a key holds, as seen by the statement that reserved its upload. */
 interface KeySeen {
+  /** The bucket's name (the statement checked the bucket is the organization's). */
+  bucketName: string;
   /** ETag of the object the catalogue places at the key (live, else the latest in the trash); null for none. */
   etag: string | null;
   /** The catalogue cannot tell: an unconfirmed upload or a purge under way at the key. */
@@ -147,7 +156,9 @@ async function reserveUpload(
 }
 
 /**
- * reserveUpload for a single-shot upload, as one statement: the quota UPDATE locks the
+ * reserveUpload for a single-shot upload, as one statement, which also checks the bucket is
+ * the organization's (null when it is not, or when the allocation refuses: the caller tells
+ * which): the quota UPDATE locks the
  * organization's usage row until commit, so every presign of an organization waits for the
  * one before it; one statement holds that lock for one round trip instead of four (BEGIN,
  * UPDATE, INSERT, COMMIT), and the commit does not wait for the WAL flush (bench/RESULTS.md,
@@ -162,15 +173,16 @@ async function reserveSingleShot(
   db: Deps["db"],
   orgId: string,
   r: { bucketId: string; key: string; size: number | undefined; contentType: string; tags: string[]; now: Date; lifetimeMs: number },
-): Promise<KeySeen> {
+): Promise<KeySeen | null> {
   const bytes = r.size ?? 0;
   // The subqueries see the tables as they were before this statement: its own reservation is not counted.
-  const rows = rowsOf<{ id: string; live_etag: string | null; trash_etag: string | null; pending: boolean; purging: boolean }>(
+  const rows = rowsOf<{ id: string; bucket_name: string; live_etag: string | null; trash_etag: string | null; pending: boolean; purging: boolean }>(
     await db.execute(sql`
       with durability as (select set_config('synchronous_commit', 'off', true)),
+      bucket as (select name from buckets where id = ${r.bucketId} and org_id = ${orgId}),
       reserved as (
         update org_usage set reserved_storage = reserved_storage + ${bytes}, updated_at = now()
-        where org_id = ${orgId} and used_storage + reserved_storage + ${pendingStorage(orgId)} + ${bytes} <= allocated_storage
+        where org_id = ${orgId} and exists (select 1 from bucket) and used_storage + reserved_storage + ${pendingStorage(orgId)} + ${bytes} <= allocated_storage
         returning org_id
       ),
       ins as (
@@ -181,7 +193,7 @@ async function reserveSingleShot(
         from reserved, durability
         returning id
       )
-      select ins.id, live.etag as live_etag,
+      select ins.id, (select name from bucket) as bucket_name, live.etag as live_etag,
         trash.etag as trash_etag, coalesce(trash.purging, false) as purging,
         exists (select 1 from upload_reservations u where u.bucket_id = ${r.bucketId} and u.key = ${r.key}) as pending
       from ins
@@ -194,8 +206,9 @@ async function reserveSingleShot(
       ) trash on live.id is null`),
   );
   const row = rows[0];
-  if (!row) throw await quotaExceeded(db, orgId, bytes);
-  return { etag: row.live_etag ?? row.trash_etag, unsure: truthy(row.pending) || truthy(row.purging) };
+  // Refused: the bucket is not the organization's, or the reservation would pass the allocation.
+  if (!row) return null;
+  return { bucketName: row.bucket_name, etag: row.live_etag ?? row.trash_etag, unsure: truthy(row.pending) || truthy(row.purging) };
 }
 
 /** Booleans from raw SQL: PGlite and postgres.js both give booleans, but be lenient. */
