@@ -16,7 +16,8 @@
  * operation, alternating ours and the peer's, so both see the same moments of the machine;
  * medians are reported with the server's CPU per request, the median of the rounds' ratios
  * and the load average.
- * BENCH_NO_WRITE=1 leaves bench/RESULTS.md alone; BENCH_PEER_DIR reuses a build.
+ * BENCH_NO_WRITE=1 leaves bench/RESULTS.md alone; BENCH_PEER_DIR reuses a build; BENCH_PEER_OPS
+ * (a comma list of words, e.g. `list,search`) runs only the operations whose name has one.
  */
 import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
@@ -174,6 +175,9 @@ end`;
       note: "ours ranks, counts and facets full text; the peer's is a name-prefix scan",
     },
   ];
+  // BENCH_PEER_OPS: a comma list of words; only the operations whose name has one of them run.
+  const only = process.env.BENCH_PEER_OPS?.split(",").filter(Boolean);
+  if (only) ops.splice(0, ops.length, ...ops.filter((op) => only.some((w) => op.name.includes(w))));
   const rssOurs = sampleRss(ours.app.pid);
   const rssPeer = sampleRss(peerProc.pid);
   const rows: string[] = [];
@@ -215,14 +219,15 @@ end`;
     return (count * UPLOAD_MIB) / ((performance.now() - t) / 1000);
   };
   const up: { ours: number[]; peer: number[]; load: number[] } = { ours: [], peer: [], load: [] };
-  for (let r = 0; r < ROUNDS; r++) {
+  const uploadRounds = !only || only.some((w) => "uploads".includes(w)) ? ROUNDS : 0;
+  for (let r = 0; r < uploadRounds; r++) {
     up.load.push(load1());
     up.ours.push(await pool(UPLOADS, (i) => uploadOurs(`up/${r}-${i}.bin`, bytes)));
     up.peer.push(await pool(UPLOADS, (i) => peerCall("POST", `/object/bench/up/${r}-${i}.bin`, bytes, "application/octet-stream")));
     process.stderr.write(`uploads round ${r + 1}: ours ${up.ours.at(-1)!.toFixed(1)} MiB/s, peer ${up.peer.at(-1)!.toFixed(1)} MiB/s\n`);
   }
   const upRatios = up.ours.map((o, i) => o / up.peer[i]!);
-  rows.push(
+  if (uploadRounds > 0) rows.push(
     `| ${UPLOAD_MIB} MiB uploads, ${PARALLEL} in parallel (MiB/s) | ${median(up.ours).toFixed(1)} | ${median(up.peer).toFixed(1)} | **${median(upRatios).toFixed(2)}** (${upRatios.map((r) => r.toFixed(2)).join(", ")}) | — | ours: presign, PUT to the S3 node, confirm (3 requests); the peer: one POST to its file backend | ${Math.min(...up.load)}-${Math.max(...up.load)} |`,
   );
   const memOurs = rssOurs.stop();

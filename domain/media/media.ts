@@ -1,6 +1,7 @@
 import { and, asc, count, desc, eq, ilike, isNotNull, isNull, lte, type SQL, sql } from "drizzle-orm";
 import type { Deleted } from "../../contract/common.ts";
 import { type Db, rowsOf } from "../../db/client.ts";
+import type { Label } from "../../contract/labels.ts";
 import type { MediaObject } from "../../contract/media.ts";
 import type { PresignedDownload } from "../../contract/presign.ts";
 import { buckets, derivatives, mediaObjects } from "../../db/schema/index.ts";
@@ -34,45 +35,58 @@ export { RETENTION_DAYS } from "./retention.ts";
 export const MEDIA_SORTS = ["created_at", "size", "key"] as const;
 
 /**
- * The objects with what a view adds, in one statement: the row as it is now (its `info` and
- * its thumbnail row are written by one statement of the worker, so they are never seen half
- * updated), the thumbnail, and tags and categories as JSON columns. Prepared (prepared.ts),
- * the ids as one parameter; `live` leaves deleted objects out.
+ * What a media view adds to an object's row, as columns of a query on media_objects: its
+ * thumbnail (joined: viewJoin), and its tags and categories as JSON arrays. The worker writes
+ * `info` and the thumbnail row in one statement, so reading them together never shows a ready
+ * thumbnail beside the `info` of the moment before.
  */
-function viewQuery(db: Db, live: boolean) {
-  const name = live ? "media_view_live" : "media_view";
-  const orgId = sql.placeholder("orgId");
-  return prepared(db, name, (d) =>
-    d
-      .select({ o: mediaObjects, d: derivatives, tags: labelsColumn(tagKind, mediaObjects.id, sql`${orgId}::uuid`), categories: labelsColumn(categoryKind, mediaObjects.id, sql`${orgId}::uuid`) })
-      .from(mediaObjects)
-      .leftJoin(derivatives, thumbnailOf(mediaObjects.id))
-      .where(and(anyId(mediaObjects.id), eq(mediaObjects.orgId, orgId), live ? isNull(mediaObjects.deletedAt) : undefined))
-      .prepare(name),
-  );
+function viewColumns(orgId: SQL) {
+  return { info: mediaObjects.info, d: derivatives, tags: labelsColumn(tagKind, mediaObjects.id, orgId), categories: labelsColumn(categoryKind, mediaObjects.id, orgId) };
 }
+const viewJoin = thumbnailOf(mediaObjects.id);
+type ViewColumns = { info: MediaRow["info"]; d: typeof derivatives.$inferSelect | null; tags: Label[]; categories: Label[] };
+const viewOf = (row: MediaRow, v: ViewColumns) => toMediaView({ ...row, info: v.info }, { tags: v.tags, categories: v.categories }, v.d ? thumbnailSummary(v.d) : null);
 
-type ViewRow = Awaited<ReturnType<ReturnType<typeof viewQuery>["execute"]>>[number];
-const viewOf = (v: ViewRow, row: MediaRow = v.o) =>
-  toMediaView({ ...row, info: v.o.info }, { tags: v.tags, categories: v.categories }, v.d ? thumbnailSummary(v.d) : null);
+/** Prepared (prepared.ts), the ids as one parameter: the view columns of objects (live or deleted) of an organization. */
+const viewsById = (db: Db) =>
+  prepared(db, "media_views", (d) =>
+    d
+      .select({ id: mediaObjects.id, ...viewColumns(sql`${sql.placeholder("orgId")}::uuid`) })
+      .from(mediaObjects)
+      .leftJoin(derivatives, viewJoin)
+      .where(and(anyId(mediaObjects.id), eq(mediaObjects.orgId, sql.placeholder("orgId"))))
+      .prepare("media_views"),
+  );
 
-/** Media views of a page of rows (live or deleted), in their order: one query, whatever their number. */
+/** Prepared: one live object of an organization with its view columns. */
+const liveView = (db: Db) =>
+  prepared(db, "media_view_live", (d) =>
+    d
+      .select({ o: mediaObjects, ...viewColumns(sql`${sql.placeholder("orgId")}::uuid`) })
+      .from(mediaObjects)
+      .leftJoin(derivatives, viewJoin)
+      .where(and(eq(mediaObjects.id, sql.placeholder("id")), eq(mediaObjects.orgId, sql.placeholder("orgId")), isNull(mediaObjects.deletedAt)))
+      .limit(1)
+      .prepare("media_view_live"),
+  );
+
+/** Media views of rows already read (a search's or the trash's page), in their order: one query, whatever their number. */
 export async function viewsOf(deps: Deps, orgId: string, rows: MediaRow[]): Promise<MediaObject[]> {
   if (rows.length === 0) return [];
-  const found = await viewQuery(deps.db, false).execute({ ids: rows.map((r) => r.id).join(","), orgId });
-  const byId = new Map(found.map((v) => [v.o.id, v]));
+  const found = await viewsById(deps.db).execute({ ids: rows.map((r) => r.id).join(","), orgId });
+  const byId = new Map(found.map((v) => [v.id, v]));
   return rows.flatMap((r) => {
     const v = byId.get(r.id);
-    return v ? [viewOf(v, r)] : [];
+    return v ? [viewOf(r, v)] : [];
   });
 }
 
 /** A live object of the caller's organization as a view, in one statement (404 otherwise; 403 outside a restricted key's bucket). */
 export async function loadMediaView(deps: Deps, caller: Caller, id: string): Promise<MediaObject> {
-  const [v] = await viewQuery(deps.db, true).execute({ ids: id, orgId: caller.orgId });
+  const [v] = await liveView(deps.db).execute({ id, orgId: caller.orgId });
   if (!v) throw errors.notFound("Media object");
   assertBucketAllowed(caller, v.o.bucketId, "The media object");
-  return viewOf(v);
+  return viewOf(v.o, v);
 }
 
 export interface MediaQuery extends FactFilters {
@@ -120,12 +134,20 @@ export async function listMedia(deps: Deps, caller: Caller, q: MediaQuery): Prom
   const column = { created_at: mediaObjects.createdAt, size: mediaObjects.size, key: mediaObjects.key }[q.sort];
   const dir = q.order === "asc" ? asc : desc;
   const filter = and(...where);
+  // The page with its view columns: one statement for the objects and what their views add.
   const [rows, total] = await Promise.all([
-    deps.db.select().from(mediaObjects).where(filter).orderBy(dir(column), dir(mediaObjects.id)).limit(q.limit).offset(q.offset),
+    deps.db
+      .select({ o: mediaObjects, ...viewColumns(sql`${caller.orgId}::uuid`) })
+      .from(mediaObjects)
+      .leftJoin(derivatives, viewJoin)
+      .where(filter)
+      .orderBy(dir(column), dir(mediaObjects.id))
+      .limit(q.limit)
+      .offset(q.offset),
     // Without filters the total is a kept counter: no count over a million rows.
     filtered ? countWhere(deps, filter) : liveObjectCount(deps, caller.orgId, bucketId),
   ]);
-  return page(await viewsOf(deps, caller.orgId, rows), total, q.offset);
+  return page(rows.map((v) => viewOf(v.o, v)), total, q.offset);
 }
 
 async function countWhere(deps: Deps, filter: SQL | undefined): Promise<number> {
