@@ -8,7 +8,7 @@ export const buckets = pgTable(
     id: uuidKey(),
     orgId: organizationRef(),
     name: text("name").notNull(),
-    /** Live objects in the bucket, kept with org_usage.object_count (domain/usage/counters.ts addStored): list totals without counting. */
+    /** Live objects in the bucket, kept with org_usage.object_count (domain/usage/storage-deltas.ts: changes appended, then folded; reads add what is pending): list totals without counting. */
     objectCount: bigint("object_count", { mode: "number" }).notNull().default(0),
     createdAt: createdAt(),
   },

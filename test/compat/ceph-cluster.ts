@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
 
@@ -113,10 +113,22 @@ rgw data = ${dir}/rgw
     const osdUuid = crypto.randomUUID();
     const osdId = await ceph("osd", "new", osdUuid);
     await run(["ceph-osd", "-c", conf, "-i", osdId, "--mkfs", "--osd-uuid", osdUuid]);
-    daemon(["ceph-osd", "-i", osdId]);
+    let osd = daemon(["ceph-osd", "-i", osdId]);
+    let restarts = 0;
     // A readiness wait, not a check: a fresh BlueStore OSD reports itself up to the monitor
-    // after its first heartbeats, which took over 60 s once in a full run on an idle machine.
-    await until("the OSD coming up", 180_000, async () => (JSON.parse(await ceph("osd", "stat", "--format=json")).num_up_osds === 1 ? true : null));
+    // after its first heartbeats, which took over 60 s once in a full run on an idle machine,
+    // and once never happened within 180 s; an OSD that exited meanwhile is started again, and
+    // a wait that still fails says what the OSD's log ended with.
+    await until("the OSD coming up", 180_000, async () => {
+      if (osd.exitCode !== null && restarts < 2) {
+        restarts++;
+        osd = daemon(["ceph-osd", "-i", osdId]);
+      }
+      return JSON.parse(await ceph("osd", "stat", "--format=json")).num_up_osds === 1 ? true : null;
+    }).catch((err: Error) => {
+      const log = existsSync(join(dir, "log", `osd.${osdId}.log`)) ? readFileSync(join(dir, "log", `osd.${osdId}.log`), "utf8").split("\n").slice(-15).join("\n") : "(no log)";
+      throw new Error(`${err.message} (OSD ${osd.exitCode === null ? "running" : `exited ${osd.exitCode}`}, restarted ${restarts} time(s)); its log ended with:\n${log}`);
+    });
     daemon(["radosgw", "-n", "client.rgw.a"]);
     const endpoint = `http://127.0.0.1:${rgwPort}`;
     await until("the gateway answering", 60_000, async () => ((await fetch(endpoint)).ok ? true : null));
