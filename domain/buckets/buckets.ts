@@ -1,7 +1,7 @@
 import { and, count, eq, isNull, sql } from "drizzle-orm";
 import type { Bucket } from "../../contract/buckets.ts";
 import type { Deleted } from "../../contract/common.ts";
-import { buckets, mediaObjects, uploadReservations } from "../../db/schema/index.ts";
+import { buckets, mediaObjects, orgUsage, uploadReservations } from "../../db/schema/index.ts";
 import type { Caller } from "../access/caller.ts";
 import { type Owned, visiblePage } from "../access/owned-rows.ts";
 import { assertBucketAllowed } from "../access/visibility.ts";
@@ -64,6 +64,9 @@ export async function createBucket(deps: Deps, caller: Caller, input: { name: st
 /** 409 while the bucket holds live objects: they must be deleted first. */
 export async function deleteBucket(deps: Deps, caller: Caller, id: string): Promise<Deleted> {
   const pending = await deps.db.transaction(async (tx) => {
+    // The organization's usage row first, the order of every writer of its counters (a fold
+    // of storage deltas updates this bucket's count with that row held).
+    await tx.select({ orgId: orgUsage.orgId }).from(orgUsage).where(eq(orgUsage.orgId, caller.orgId)).for("no key update");
     // Lock the bucket row so no upload can be confirmed into it while we decide.
     const [bucket] = await tx
       .select()

@@ -27,12 +27,15 @@ export async function appendStorageDelta(tx: Db, orgId: string, c: StorageChange
 /**
  * Folds the organization's pending deltas, and `change` if given, into its usage row and its
  * buckets' counts; writes each touched day's closing state and announces threshold crossings
- * of the row. Deleting the deltas first is what orders concurrent folds of one organization
- * (the second waits on the rows the first deletes, then finds them gone); buckets are updated
- * before the usage row, the order every other writer takes. The usage row stays locked until
- * the caller's transaction ends. Returns the counters after, or null for an unknown organization.
+ * of the row. The usage row is locked first, as every writer of an organization's counters
+ * does (reservations, billing, restores, bucket deletion): concurrent folds of one organization
+ * run one after another, the second finding the deltas gone, and no two writers wait on each
+ * other in opposite orders. The lock is held until the caller's transaction ends. Returns the
+ * counters after, or null for an unknown organization.
  */
 export async function foldStorage(tx: Db, orgId: string, at: Date, change?: StorageChange): Promise<UsageCounters | null> {
+  const [held] = await tx.select({ orgId: orgUsage.orgId }).from(orgUsage).where(eq(orgUsage.orgId, orgId)).for("no key update");
+  if (!held) return null;
   const pending = await tx.delete(storageDeltas).where(eq(storageDeltas.orgId, orgId)).returning();
   const changes = pending.map((d) => ({ bucketId: d.bucketId, bytes: d.usedStorage, reserved: d.reservedStorage, objects: d.objectCount, at: d.at }));
   if (change) changes.push({ bucketId: change.bucketId, bytes: change.bytes, reserved: change.reserved ?? 0, objects: change.objects, at });
