@@ -68,12 +68,10 @@ async function ensureAccount(db: Db, deps: Pick<Deps, "config">, orgId: string, 
  * never deadlock with each other or with confirm (whose counter UPDATE takes the usage row first).
  */
 export async function lockBilling(tx: Db, deps: Pick<Deps, "config" | "clock">, orgId: string): Promise<{ usage: UsageRow; account: Account }> {
-  const [usage] = await tx.select().from(orgUsage).where(eq(orgUsage.orgId, orgId)).for("update");
-  if (!usage) throw errors.notFound("Organization");
+  await tx.select({ orgId: orgUsage.orgId }).from(orgUsage).where(eq(orgUsage.orgId, orgId)).for("update");
   // Pending confirms and deletes are folded in, so the decision sees the counters exactly.
-  await foldStorage(tx, orgId, deps.clock.now());
-  const [folded] = await tx.select().from(orgUsage).where(eq(orgUsage.orgId, orgId));
-  if (folded) Object.assign(usage, folded);
+  const usage = await foldStorage(tx, orgId, deps.clock.now());
+  if (!usage) throw errors.notFound("Organization");
   return { usage, account: await ensureAccount(tx, deps, orgId, true) };
 }
 
@@ -151,9 +149,8 @@ export async function autoCapacityAfterStore(e: ObjectStored): Promise<void> {
   if (!account?.autoCapacityEnabled) return;
   const live = await liveUsage(e.tx, e.orgId);
   if (!live || BigInt(live.usedStorage) * 100n < BigInt(account.autoCapacityThresholdPct) * BigInt(live.allocatedStorage)) return;
-  // Near the line: confirms of the organization now run this one after another (the usage
-  // row's lock, with what is pending folded in), each seeing the allocation the previous one left.
-  await e.tx.select({ orgId: orgUsage.orgId }).from(orgUsage).where(eq(orgUsage.orgId, e.orgId)).for("update");
+  // Near the line: confirms of the organization now run this one after another (the fold
+  // takes the usage row's lock), each seeing the allocation the previous one left.
   const after = await foldStorage(e.tx, e.orgId, e.at);
   if (after) await applyAutoCapacity(e.deps, e.tx, e.orgId, after, e.at);
 }

@@ -7,7 +7,6 @@ import type { Caller } from "../access/caller.ts";
 import type { Deps } from "../core/deps.ts";
 import { AppError } from "../core/errors.ts";
 import { resolveLiveObject } from "../media/object-refs.ts";
-import { anyId, prepared } from "../core/prepared.ts";
 import type { MediaKind } from "../media/kind.ts";
 import type { ObjectRestored, ObjectStored } from "../media/lifecycle.ts";
 import { enqueueJob } from "../core/jobs.ts";

@@ -1,7 +1,7 @@
 import { and, count, desc, eq, gt, isNotNull, isNull, type SQL, sql } from "drizzle-orm";
 import type { MediaObject } from "../../contract/media.ts";
 import type { Purged, TrashBlocker, TrashedObject } from "../../contract/trash.ts";
-import { mediaObjects, orgUsage } from "../../db/schema/index.ts";
+import { mediaObjects } from "../../db/schema/index.ts";
 import type { Caller } from "../access/caller.ts";
 import { assertBucketAllowed } from "../access/visibility.ts";
 import { resolveBucket } from "../buckets/buckets.ts";
@@ -9,7 +9,8 @@ import type { Deps } from "../core/deps.ts";
 import { errors } from "../core/errors.ts";
 import { enqueueJob } from "../core/jobs.ts";
 import { type Page, page } from "../core/pagination.ts";
-import { liveUsage, quotaExceeded } from "../usage/counters.ts";
+import { quotaExceeded } from "../usage/counters.ts";
+import { foldStorage } from "../usage/storage-deltas.ts";
 import { runHooks } from "./lifecycle.ts";
 import { loadMediaView, purgeObject, viewsOf } from "./media.ts";
 import { onObjectRestored } from "./object-hooks.ts";
@@ -107,9 +108,8 @@ export async function restoreObject(deps: Deps, caller: Caller, id: string): Pro
     if (!stored || stored.etag !== row.etag || stored.size !== row.size) {
       throw errors.conflict("The bytes stored at this key are no longer the ones deleted, so this object cannot be restored", { reason: "bytes_replaced" });
     }
-    // The row lock orders restores; the pending deltas count as folded.
-    await tx.select({ orgId: orgUsage.orgId }).from(orgUsage).where(eq(orgUsage.orgId, caller.orgId)).for("update");
-    const usage = await liveUsage(tx, caller.orgId);
+    // Folded under the usage row's lock, which orders restores: the check sees exact counters.
+    const usage = await foldStorage(tx, caller.orgId, now);
     if (!usage || usage.usedStorage + usage.reservedStorage + row.size > usage.allocatedStorage) throw await quotaExceeded(tx, caller.orgId, row.size);
     await tx.update(mediaObjects).set({ deletedAt: null, updatedAt: now }).where(eq(mediaObjects.id, row.id));
     await runHooks(onObjectRestored, {

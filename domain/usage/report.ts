@@ -1,7 +1,7 @@
 import { and, desc, eq, lt, sql } from "drizzle-orm";
 import { rowsOf } from "../../db/client.ts";
 import type { UsageHistory, UsagePoint, UsageSummary } from "../../contract/usage.ts";
-import { billingAccounts, usageDaily } from "../../db/schema/index.ts";
+import { billingAccounts, orgUsage, usageDaily } from "../../db/schema/index.ts";
 import type { Caller } from "../access/caller.ts";
 import type { Deps } from "../core/deps.ts";
 import { freeTier } from "../billing/plans.ts";
@@ -55,7 +55,7 @@ export async function usageHistory(deps: Deps, caller: Caller, days: number): Pr
   const now = deps.clock.now();
   const from = dayOf(windowStart(now, days));
   const to = dayOf(now);
-  const [windowRows, [before], current, pending] = await Promise.all([
+  const [windowRows, [before], [folded], pending] = await Promise.all([
     windowDays(deps, caller.orgId, from, to),
     deps.db
       .select()
@@ -63,7 +63,7 @@ export async function usageHistory(deps: Deps, caller: Caller, days: number): Pr
       .where(and(eq(usageDaily.orgId, caller.orgId), lt(usageDaily.day, from)))
       .orderBy(desc(usageDaily.day))
       .limit(1),
-    liveUsage(deps.db, caller.orgId),
+    deps.db.select().from(orgUsage).where(eq(orgUsage.orgId, caller.orgId)),
     pendingByDay(deps, caller.orgId),
   ]);
   // Day rows and the usage row hold what the rollup folded; a day closed with that plus the
@@ -77,11 +77,9 @@ export async function usageHistory(deps: Deps, caller: Caller, days: number): Pr
     }
     return upTo;
   };
-  const allPending = pendingUpTo("9999-12-31");
   // Carried into the window from its last earlier row. An organization with no rows at all
   // predates this ledger: nothing has changed since, so its counters hold for every day.
   const rows = windowRows.filter((d) => d.state !== null);
-  const folded = current && { ...current, usedStorage: current.usedStorage - allPending.usedStorage, objectCount: current.objectCount - allPending.objectCount };
   let state: UsageCounters | null = before ?? (rows.length === 0 && folded ? folded : null);
   const byDay = new Map(windowRows.map((d) => [d.day, d]));
   const data: UsagePoint[] = [];

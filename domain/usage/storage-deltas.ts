@@ -2,6 +2,8 @@ import { and, eq, sql } from "drizzle-orm";
 import { type Db, rowsOf } from "../../db/client.ts";
 import { buckets, orgUsage, storageDeltas } from "../../db/schema/index.ts";
 import { dayOf, snapshotDay, type UsageCounters } from "./counters.ts";
+
+type UsageRow = typeof orgUsage.$inferSelect;
 import { announceThresholds, LOWEST_THRESHOLD_PCT } from "./thresholds.ts";
 
 /** A change of an organization's storage counters: bytes used, bytes reserved, live objects of one bucket. */
@@ -33,12 +35,13 @@ export async function appendStorageDelta(tx: Db, orgId: string, c: StorageChange
  * other in opposite orders. The lock is held until the caller's transaction ends. Returns the
  * counters after, or null for an unknown organization.
  */
-export async function foldStorage(tx: Db, orgId: string, at: Date, change?: StorageChange): Promise<UsageCounters | null> {
-  const [held] = await tx.select({ orgId: orgUsage.orgId }).from(orgUsage).where(eq(orgUsage.orgId, orgId)).for("no key update");
+export async function foldStorage(tx: Db, orgId: string, at: Date, change?: StorageChange): Promise<UsageRow | null> {
+  const [held] = await tx.select().from(orgUsage).where(eq(orgUsage.orgId, orgId)).for("no key update");
   if (!held) return null;
   const pending = await tx.delete(storageDeltas).where(eq(storageDeltas.orgId, orgId)).returning();
   const changes = pending.map((d) => ({ bucketId: d.bucketId, bytes: d.usedStorage, reserved: d.reservedStorage, objects: d.objectCount, at: d.at }));
   if (change) changes.push({ bucketId: change.bucketId, bytes: change.bytes, reserved: change.reserved ?? 0, objects: change.objects, at });
+  if (changes.length === 0) return held;
   changes.sort((a, b) => a.at.getTime() - b.at.getTime());
 
   const sum = (f: (c: (typeof changes)[number]) => number) => changes.reduce((n, c) => n + f(c), 0);
