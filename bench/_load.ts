@@ -79,6 +79,14 @@ export async function deleteRedisPrefix(prefix: string) {
   r.disconnect();
 }
 
+/**
+ * The environment of `npm start`'s server for a run's scratch database and Redis prefix, with
+ * the embedded storage node: the limiter does all its work but never refuses during the run.
+ */
+export function appEnv(s: { databaseUrl: string; prefix: string }, dataDir: string): Record<string, string> {
+  return { DATABASE_URL: s.databaseUrl, REDIS_URL, REDIS_PREFIX: s.prefix, DATA_DIR: dataDir, STORAGE_PORT: "0", LOG_LEVEL: "warn", RATE_LIMIT_PER_MINUTE: "1000000000" };
+}
+
 export interface Target {
   pid: number;
   url: string;

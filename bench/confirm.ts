@@ -16,7 +16,7 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import postgres from "postgres";
-import { cpuSeconds, load1, machine, ms, percentile, REDIS_URL, scratch, startTarget, type Target, writeSection } from "./_load.ts";
+import { appEnv, cpuSeconds, load1, machine, ms, percentile, scratch, startTarget, type Target, writeSection } from "./_load.ts";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
@@ -34,15 +34,7 @@ try {
   app = await startTarget({
     mode: "app",
     secret,
-    env: {
-      DATABASE_URL: s.databaseUrl,
-      REDIS_URL,
-      REDIS_PREFIX: s.prefix,
-      DATA_DIR: dataDir,
-      STORAGE_PORT: "0",
-      LOG_LEVEL: "warn",
-      RATE_LIMIT_PER_MINUTE: "1000000000",
-    },
+    env: appEnv(s, dataDir),
   });
   const url = app.url;
   const bucket = (await (await fetch(`${url}/api/buckets`, { method: "POST", headers, body: '{"name":"bench"}' })).json()) as { id: string };

@@ -18,7 +18,7 @@ import type { Db } from "../db/client.ts";
 import type { Caller } from "../domain/access/caller.ts";
 import type { Deps } from "../domain/core/deps.ts";
 import { loadMediaView } from "../domain/media/media.ts";
-import { int, type LoadResult, load1, machine, medianOf, ms, REDIS_URL, requireWrk, runWrk, rssMiB, sampleRss, scratch, startTarget, type Target, writeSection } from "./_load.ts";
+import { appEnv, int, type LoadResult, load1, machine, medianOf, ms, requireWrk, runWrk, rssMiB, sampleRss, scratch, startTarget, type Target, writeSection } from "./_load.ts";
 
 const OBJECTS = Number(process.env.BENCH_OBJECTS ?? 1000);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -39,7 +39,7 @@ try {
   const app = await startTarget({
     mode: "app",
     secret,
-    env: { DATABASE_URL: s.databaseUrl, REDIS_URL, REDIS_PREFIX: s.prefix, DATA_DIR: dataDir, STORAGE_PORT: "0", LOG_LEVEL: "warn", RATE_LIMIT_PER_MINUTE: "1000000000" },
+    env: appEnv(s, dataDir),
   });
   targets.push(app);
   const rssIdle = rssMiB(app.pid);

@@ -21,6 +21,7 @@ import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import postgres from "postgres";
 import {
+  appEnv,
   int,
   type LoadResult,
   load1,
@@ -58,16 +59,7 @@ try {
   const app = await startTarget({
     mode: "app",
     secret,
-    env: {
-      DATABASE_URL: s.databaseUrl,
-      REDIS_URL,
-      REDIS_PREFIX: s.prefix,
-      DATA_DIR: dataDir,
-      STORAGE_PORT: "0",
-      LOG_LEVEL: "warn",
-      // The limiter does all its work but never refuses during the run.
-      RATE_LIMIT_PER_MINUTE: "1000000000",
-    },
+    env: appEnv(s, dataDir),
   });
   targets.push(app);
   const rssIdle = rssMiB(app.pid);
