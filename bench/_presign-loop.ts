@@ -33,7 +33,7 @@ let n = 0;
 async function once() {
   const id = `${job.tag}-${++n}`;
   const now = Date.now();
-  await stores.takeAndBegin(`loop:${job.orgId}`, now * 1000, params, { id, owner: id, nowMs: now, leaseMs: 60_000 });
+  await stores.takeAll([{ key: `loop:${job.orgId}`, params }], now * 1000, { id, owner: id, nowMs: now, leaseMs: 60_000 });
   const [bucket] = await sql`select * from buckets where id = ${job.bucketId} and org_id = ${job.orgId} limit 1`;
   if (!bucket) throw new Error("no bucket");
   // The statement domain/uploads.ts reserveSingleShot sends.

@@ -280,7 +280,9 @@ async function measureComponents(secret: string) {
     return median(t);
   };
   const params = gcraParams({ limit: 1_000_000_000, windowMs: 60_000 });
-  const { rateLimit, idempotency, takeAndBegin } = services.guardStores;
+  const { rateLimit, idempotency, takeAll } = services.guardStores;
+  // One bucket and an Idempotency-Key claim in one script.
+  const takeAndBegin = (key: string, nowUs: number, p: typeof params, claim: Parameters<typeof takeAll>[2]) => takeAll([{ key, params: p }], nowUs, claim);
   const redis = services.redis!.client;
   // Time Redis itself spends per script call (INFO commandstats; other clients' EVALSHA calls
   // during the measurement would be counted too).

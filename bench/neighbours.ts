@@ -20,7 +20,7 @@
  * BENCH_N objects (default 100000), NEIGHBOURS_SECONDS per phase (default 30),
  * NEIGHBOURS_RATE requests per second per B route (default 8: at 4 a p99 was one of about 100
  * samples per phase, so a single stall decided it), NEIGHBOURS_CONFIGS (default
- * "unbounded,bounded,apart"), NEIGHBOURS_LOADS (org A's loads, default all four:
+ * "unbounded,bounded,apart"), NEIGHBOURS_ENV (JSON: server settings added to each), NEIGHBOURS_LOADS (org A's loads, default all four:
  * "search,render,upload,generate"), BENCH_WRITE=1 writes bench/RESULTS.md.
  */
 import { mkdirSync, rmSync } from "node:fs";
@@ -40,6 +40,8 @@ const CONFIGS = (process.env.NEIGHBOURS_CONFIGS ?? "unbounded,bounded,apart").sp
 const REPEAT = Number(process.env.NEIGHBOURS_REPEAT ?? 1);
 /** Which of org A's loads run (to tell which one slows B): search, render, upload, generate. */
 const LOADS = new Set((process.env.NEIGHBOURS_LOADS ?? "search,render,upload,generate").split(","));
+/** Server settings added to every configuration (JSON), to try a limit without a new configuration. */
+const EXTRA_ENV = JSON.parse(process.env.NEIGHBOURS_ENV ?? "{}") as Record<string, string>;
 const JWT_SECRET = "bench-secret-bench-secret";
 const ADMIN_SECRET = "b".repeat(64);
 
@@ -139,6 +141,8 @@ interface Phase {
   presign: { p50: number; p99: number; errors: number };
   get: { p50: number; p99: number; errors: number };
   list: { p50: number; p99: number; errors: number };
+  /** GET /healthz (no credential, no database): how long the API process itself takes to answer. */
+  healthz: { p50: number; p99: number; errors: number };
 }
 
 /**
@@ -149,13 +153,14 @@ async function measureB(base: string, b: { jwt: string; bucketId: string; object
   const key = async () => (await call(base, b.jwt, "POST", "/api/api-keys", { name: `quiet ${tag}`, scopes: ["read", "write"] })).body.secret as string;
   const headersOf = async () => ({ authorization: `Bearer ${await key()}`, "content-type": "application/json" });
   const [h1, h2, h3] = [await headersOf(), await headersOf(), await headersOf()];
-  const [presign, get, list] = await Promise.all([
+  const [presign, get, list, healthz] = await Promise.all([
     runFixedRate({ url: `${base}/api/presign/upload`, method: "POST", headers: h1, body: JSON.stringify({ bucketId: b.bucketId, key: "n/{n}.bin", size: 100, contentType: "application/octet-stream" }), rate: RATE, seconds, tag: `${tag}-p` }),
     runFixedRate({ url: `${base}/api/media/${b.objectId}`, method: "GET", headers: h2, rate: RATE, seconds, tag: `${tag}-g` }),
     runFixedRate({ url: `${base}/api/media?bucketId=${b.bucketId}&limit=50`, method: "GET", headers: h3, rate: RATE, seconds, tag: `${tag}-l` }),
+    runFixedRate({ url: `${base}/healthz`, method: "GET", headers: {}, rate: RATE, seconds, tag: `${tag}-h` }),
   ]);
   const pick = (r: { p50: number; p99: number; errors: number }) => ({ p50: r.p50, p99: r.p99, errors: r.errors });
-  return { presign: pick(presign), get: pick(get), list: pick(list) };
+  return { presign: pick(presign), get: pick(get), list: pick(list), healthz: pick(healthz) };
 }
 
 /** Org A's load until `until`; returns the statuses it got, per kind of request. */
@@ -220,7 +225,7 @@ async function runConfig(name: string): Promise<Outcome> {
   let app: Target | null = null;
   const apart: { stop: () => Promise<void> }[] = [];
   try {
-    let env: Record<string, string> = { DATABASE_URL: seeded.url, REDIS_URL, REDIS_PREFIX: prefix, JWT_SECRET, LOG_LEVEL: "error", DATA_DIR: dataDir, STORAGE_PORT: "0", ...configs[name] };
+    let env: Record<string, string> = { DATABASE_URL: seeded.url, REDIS_URL, REDIS_PREFIX: prefix, JWT_SECRET, LOG_LEVEL: "error", DATA_DIR: dataDir, STORAGE_PORT: "0", ...configs[name], ...EXTRA_ENV };
     if (APART.has(name)) {
       const node = await storageNode(dataDir);
       apart.push(node);
@@ -299,10 +304,11 @@ for (let round = 1; round <= REPEAT; round++) {
 
 const f = (x: number) => x.toFixed(1);
 const rows = outcomes.flatMap((o) =>
-  (["presign", "get", "list"] as const).map((route) => {
+  (["presign", "get", "list", "healthz"] as const).map((route) => {
     const q = o.quiet[route];
     const l = o.loaded[route];
-    return `| ${o.round} | ${o.config} | ${route} | ${f(q.p50)} | ${f(q.p99)} | ${f(l.p50)} | ${f(l.p99)} | **${(l.p99 / q.p99).toFixed(1)}×** | ${q.errors + l.errors} |`;
+    const ratio = `${(l.p99 / q.p99).toFixed(1)}×`;
+    return `| ${o.round} | ${o.config} | ${route} | ${f(q.p50)} | ${f(q.p99)} | ${f(l.p50)} | ${f(l.p99)} | ${route === "healthz" ? `(${ratio})` : `**${ratio}**`} | ${q.errors + l.errors} |`;
   }),
 );
 const statusLines = outcomes.map(
@@ -315,7 +321,7 @@ const section = `## neighbours — one organization's worst load against another
 
 ${new Date().toISOString().slice(0, 16)}Z; ${cpus().length} vCPU ${cpus()[0]?.model.trim() ?? ""}, ${Math.round(totalmem() / 2 ** 30)} GiB; load average (1, 5, 15 min) at the start ${startLoad}, at the end ${loadavg().map(f).join(" ")} (other work shares this machine).
 Org A: the seeded organization (${N.toLocaleString("en-US")} objects), 5 API keys, 8 search loops (\`co* OR fr* OR mi* OR w1* OR common OR frequent OR mid OR rare\`), 4 loops of uncached renders of a 24 MP JPEG, 2 loops of 1 MiB uploads, set generation (4 items of 10 MP) every second; a refused request waits 200 ms.
-Org B: presign, get and list, each at ${RATE} requests/s open loop for ${SECONDS} s; latency in ms from each request's scheduled start. Target: loaded p99 ≤ 2× quiet p99.
+Org B: presign, get and list, each at ${RATE} requests/s open loop for ${SECONDS} s; latency in ms from each request's scheduled start. Target: loaded p99 ≤ 2× quiet p99. The healthz row (no credential, no database, not a target) shows how long the API process itself takes to get to a request.
 
 | round | config | route | quiet p50 | quiet p99 | loaded p50 | loaded p99 | p99 ratio | B errors |
 |---|---|---|---|---|---|---|---|---|

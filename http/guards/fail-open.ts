@@ -25,7 +25,7 @@ export class FailOpen {
     }
   }
 
-  /** For an operation run elsewhere on this store's behalf (see GuardStores.takeAndBegin). */
+  /** For an operation run elsewhere on this store's behalf (see GuardStores.takeAll). */
   up(): void {
     if (!this.down) return;
     this.down = false;

@@ -64,14 +64,6 @@ export class IdempotencyGuard {
     this.outcomes.set(ctx, outcome ?? UNAVAILABLE);
   }
 
-  /** The request will not run after all (a later guard refused it): gives up a key claimed on its behalf. */
-  abandon(ctx: HttpContext): void {
-    const outcome = this.outcomes.get(ctx);
-    const prepared = this.prepared.get(ctx);
-    if (!prepared || outcome === undefined || outcome === UNAVAILABLE || outcome.state !== "acquired") return;
-    void this.failOpen.run(() => this.store.release(prepared.claim.id, prepared.claim.owner), ctx.requestId);
-  }
-
   readonly middleware: Middleware = async (ctx, next) => {
     const prepared = this.prepare(ctx);
     if (!prepared) return next();

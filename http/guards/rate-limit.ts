@@ -8,10 +8,10 @@ import type { IdempotencyGuard } from "./idempotency.ts";
 import type { GuardStores } from "./stores/ports.ts";
 
 /**
- * Counts one request against a bucket, sets the RateLimit fields on whatever response the
- * request ends with, and refuses with 429 when the bucket is empty. With the store
- * unreachable the request is let through and only RateLimit-Policy is sent (a remaining
- * count would be a guess).
+ * One rate-limit policy: counts requests against its buckets, sets the RateLimit fields on
+ * whatever response the request ends with, and refuses with 429 when the bucket is empty.
+ * With the store unreachable the request is let through and only RateLimit-Policy is sent (a
+ * remaining count would be a guess).
  */
 export class RateLimiter {
   private readonly params: GcraParams;
@@ -23,7 +23,7 @@ export class RateLimiter {
    * is what a client paces itself by, and the organization's would leak its siblings' traffic.
    */
   constructor(
-    private readonly stores: Pick<GuardStores, "rateLimit" | "takeAndBegin">,
+    private readonly stores: Pick<GuardStores, "rateLimit" | "takeAll">,
     policy: RatePolicy,
     private readonly clock: Clock,
     private readonly failOpen: FailOpen,
@@ -33,62 +33,71 @@ export class RateLimiter {
     this.policyHeader = rateLimitPolicy(policy.limit, policy.windowMs, name);
   }
 
-  /**
-   * With `idempotency`, a request that will claim an Idempotency-Key claims it in the same
-   * round trip, and only if it is allowed: the order (limit, then idempotency) is kept inside
-   * one atomic step.
-   */
-  /** Resolves true when the store answered, false when it failed (the request goes on unlimited). */
-  async count(ctx: HttpContext, bucket: string, idempotency?: IdempotencyGuard): Promise<boolean> {
-    const quiet = this.name !== DEFAULT_POLICY;
-    if (!quiet) ctx.responseHeaders.set("ratelimit-policy", this.policyHeader);
-    const nowUs = this.clock.now().getTime() * 1000;
-    const claim = idempotency?.claimFor(ctx) ?? null;
-    let decision: RateDecision | undefined;
-    if (claim) {
-      const both = await this.failOpen.run(() => this.stores.takeAndBegin(bucket, nowUs, this.params, claim), ctx.requestId);
-      decision = both?.decision;
-      if (!both || both.begun) idempotency!.claimed(ctx, both?.begun ?? undefined);
-    } else {
-      decision = await this.failOpen.run(() => this.stores.rateLimit.take(bucket, nowUs, this.params), ctx.requestId);
-    }
+  /** Counts the request against `bucket`; resolves true when the store answered, false when it failed. */
+  async count(ctx: HttpContext, bucket: string): Promise<boolean> {
+    this.announce(ctx);
+    const decision = await this.failOpen.run(() => this.stores.rateLimit.take(bucket, this.nowUs(), this.params), ctx.requestId);
     if (!decision) return false;
-    if (quiet && decision.allowed) return true;
+    this.decide(ctx, decision);
+    return true;
+  }
+
+  /**
+   * Counts the request against `bucket` of this policy and then of each of `also` (the
+   * organization's cap), in one store round trip that carries the Idempotency-Key claim too:
+   * the order (credential, organization, idempotency) is kept inside one atomic step, and a
+   * request one bucket refuses neither spends the later buckets nor claims its key.
+   */
+  async countAll(ctx: HttpContext, bucket: string, also: { limiter: RateLimiter; bucket: string }[], idempotency?: IdempotencyGuard): Promise<void> {
+    const checks = [{ limiter: this as RateLimiter, bucket }, ...also];
+    for (const c of checks) c.limiter.announce(ctx);
+    const claim = idempotency?.claimFor(ctx) ?? null;
+    const buckets = checks.map((c) => ({ key: c.bucket, params: c.limiter.params }));
+    const outcome = await this.failOpen.run(() => this.stores.takeAll(buckets, this.nowUs(), claim), ctx.requestId);
+    if (!outcome) {
+      if (claim) idempotency!.claimed(ctx, undefined);
+      return;
+    }
+    outcome.decisions.forEach((decision, i) => checks[i]!.limiter.decide(ctx, decision));
+    if (claim) idempotency!.claimed(ctx, outcome.begun ?? undefined);
+  }
+
+  private nowUs(): number {
+    return this.clock.now().getTime() * 1000;
+  }
+
+  private announce(ctx: HttpContext): void {
+    if (this.name === DEFAULT_POLICY) ctx.responseHeaders.set("ratelimit-policy", this.policyHeader);
+  }
+
+  /** Sets the fields for `decision` (a quiet policy only when it refuses) and throws 429 when it refuses. */
+  private decide(ctx: HttpContext, decision: RateDecision): void {
+    const quiet = this.name !== DEFAULT_POLICY;
+    if (quiet && decision.allowed) return;
     if (quiet) ctx.responseHeaders.append("ratelimit-policy", this.policyHeader);
     ctx.responseHeaders.set("ratelimit", rateLimit(decision.remaining, decision.resetUs, this.name));
     if (!decision.allowed) {
       ctx.responseHeaders.set("retry-after", retryAfter(decision.retryAfterUs));
       throw new AppError("rate_limited", "Too many requests; retry after the number of seconds in Retry-After");
     }
-    return true;
   }
 }
 
 /**
  * After authentication: one bucket per credential (API key or JWT user), REST and MCP alike,
  * then one per organization (`orgLimiter`), so minting more keys does not multiply what one
- * organization may send (2026 attack run). Given the idempotency guard that follows, the credential's
- * count makes its claim in the same round trip.
+ * organization may send (2026 attack run). Both counts and the Idempotency-Key claim of the
+ * guard that follows are one store round trip.
  *
  * The credential counts first: a request its own limit refuses never spends the organization's
  * units, so one key hammering past its limit cannot starve its sibling keys. A request the
  * organization refuses has spent a unit of its credential (harmless: the organization is over
- * its cap anyway) and gives back the Idempotency-Key it claimed, so a retry runs.
+ * its cap anyway) and has claimed no Idempotency-Key, so a retry runs.
  */
 export function limitCallers(limiter: RateLimiter, idempotency?: IdempotencyGuard, orgLimiter?: RateLimiter): Middleware {
   return async (ctx, next) => {
     const caller = callerOf(ctx);
-    const answered = await limiter.count(ctx, `p:${caller.principal}`, idempotency);
-    // Both counts live in the same store: when it just failed (a hung Redis costs its command
-    // timeout), asking again would only double the wait.
-    if (orgLimiter && answered) {
-      try {
-        await orgLimiter.count(ctx, `o:${caller.orgId}`);
-      } catch (err) {
-        idempotency?.abandon(ctx);
-        throw err;
-      }
-    }
+    await limiter.countAll(ctx, `p:${caller.principal}`, orgLimiter ? [{ limiter: orgLimiter, bucket: `o:${caller.orgId}` }] : [], idempotency);
     return next();
   };
 }

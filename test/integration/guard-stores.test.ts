@@ -72,18 +72,55 @@ for (const [name, open] of adapters) {
       expect(await stores.rateLimit.take("back", t, p)).toMatchObject({ allowed: true, remaining: 1 });
     });
 
-    test("takeAndBegin: counts, then claims only what it admits", async () => {
+    test("takeAll: counts, then claims only what it admits", async () => {
       const stores = await open();
       const p = gcraParams({ limit: 2, windowMs: 60_000 });
       const t = 1_700_000_000_000_000;
       const claim = (id: string) => ({ id, owner: "o", nowMs: t / 1000, leaseMs: 60_000 });
+      const tb = [{ key: `tb-${crypto.randomUUID()}`, params: p }];
       const a = crypto.randomUUID();
-      expect(await stores.takeAndBegin("tb", t, p, claim(a))).toEqual({ decision: { allowed: true, remaining: 1, resetUs: 30 * S, retryAfterUs: 0 }, begun: { state: "acquired" } });
-      expect((await stores.takeAndBegin("tb", t, p, claim(a))).begun).toEqual({ state: "in_flight" });
+      expect(await stores.takeAll(tb, t, claim(a))).toEqual({ decisions: [{ allowed: true, remaining: 1, resetUs: 30 * S, retryAfterUs: 0 }], begun: { state: "acquired" } });
+      expect((await stores.takeAll(tb, t, claim(a))).begun).toEqual({ state: "in_flight" });
       const refused = crypto.randomUUID();
-      expect(await stores.takeAndBegin("tb", t, p, claim(refused))).toEqual({ decision: { allowed: false, remaining: 0, resetUs: 60 * S, retryAfterUs: 30 * S }, begun: null });
+      expect(await stores.takeAll(tb, t, claim(refused))).toEqual({ decisions: [{ allowed: false, remaining: 0, resetUs: 60 * S, retryAfterUs: 30 * S }], begun: null });
       // The refused request claimed nothing.
       expect(await stores.idempotency.begin(claim(refused))).toEqual({ state: "acquired" });
+    });
+
+    test("takeAll over two buckets: each counted in order; a refusal spends none after it and claims nothing", async () => {
+      const stores = await open();
+      const t = 1_700_000_000_000_000;
+      const claim = (id: string) => ({ id, owner: "o", nowMs: t / 1000, leaseMs: 60_000 });
+      const key = { key: `key-${crypto.randomUUID()}`, params: gcraParams({ limit: 2, windowMs: 60_000 }) };
+      const org = { key: `org-${crypto.randomUUID()}`, params: gcraParams({ limit: 3, windowMs: 60_000 }) };
+      const other = { key: `key-${crypto.randomUUID()}`, params: key.params };
+      // Both allow: one decision each (each bucket's own remaining count), and the claim is made.
+      const first = await stores.takeAll([key, org], t, claim(crypto.randomUUID()));
+      expect(first.decisions.map((d) => [d.allowed, d.remaining])).toEqual([
+        [true, 1],
+        [true, 2],
+      ]);
+      expect(first.begun).toEqual({ state: "acquired" });
+      // Without a claim nothing is begun.
+      expect((await stores.takeAll([key, org], t, null)).begun).toBeNull();
+      // The key's bucket is empty: refused there, and the organization's unit is not spent.
+      const byKey = await stores.takeAll([key, org], t, claim(crypto.randomUUID()));
+      expect(byKey.decisions.map((d) => d.allowed)).toEqual([false]);
+      expect(byKey.begun).toBeNull();
+      expect((await stores.takeAll([other, org], t, null)).decisions.map((d) => [d.allowed, d.remaining])).toEqual([
+        [true, 1],
+        [true, 0],
+      ]);
+      // Now the organization's bucket is empty: the sibling key's unit is spent, the claim is not made.
+      const id = crypto.randomUUID();
+      const byOrg = await stores.takeAll([other, org], t, claim(id));
+      expect(byOrg.decisions.map((d) => [d.allowed, d.remaining])).toEqual([
+        [true, 0],
+        [false, 0],
+      ]);
+      expect(byOrg.begun).toBeNull();
+      expect(await stores.idempotency.begin(claim(id))).toEqual({ state: "acquired" });
+      expect((await stores.takeAll([other], t, null)).decisions[0]!.allowed).toBe(false);
     });
 
     test("idempotency: claim, in flight, complete, replay, logical expiry", async () => {

@@ -108,10 +108,15 @@ export function memoryGuardStores(): GuardStores {
     rateLimit,
     idempotency,
     replay: new MemoryReplayStore(),
-    // No await between the two: nothing else runs in between, as in the Redis script.
-    takeAndBegin: async (key, nowUs, params, claim) => {
-      const decision = rateLimit.takeNow(key, nowUs, params);
-      return { decision, begun: decision.allowed ? idempotency.beginNow(claim) : null };
+    // No await between the steps: nothing else runs in between, as in the Redis script.
+    takeAll: async (buckets, nowUs, claim) => {
+      const decisions: RateDecision[] = [];
+      for (const b of buckets) {
+        const decision = rateLimit.takeNow(b.key, nowUs, b.params);
+        decisions.push(decision);
+        if (!decision.allowed) return { decisions, begun: null };
+      }
+      return { decisions, begun: claim ? idempotency.beginNow(claim) : null };
     },
     close: async () => {},
   };

@@ -15,6 +15,12 @@ export interface RateLimitStore {
   take(key: string, nowUs: number, params: GcraParams): Promise<RateDecision>;
 }
 
+/** A bucket a request is counted against: its key and its policy. */
+export interface RateBucket {
+  key: string;
+  params: GcraParams;
+}
+
 /** A response as kept for replay, sealed by the guard: the store holds opaque text. */
 export type Sealed = string;
 
@@ -50,9 +56,12 @@ export interface GuardStores {
   idempotency: IdempotencyStore;
   replay: ReplayStore;
   /**
-   * `rateLimit.take`, then, only if the request is allowed, `idempotency.begin`: one atomic
-   * step and one round trip, so a keyed request costs no more Redis latency than any other.
+   * Counts one request against each bucket in order, stopping at the first that refuses it
+   * (the buckets after it are not spent); then, only if every bucket allowed it and `claim` is
+   * given, `idempotency.begin`. One atomic step and one round trip: a request counted per
+   * credential and per organization, with an Idempotency-Key, costs one Redis round trip, as
+   * any other store call does. `decisions` holds one decision per bucket counted.
    */
-  takeAndBegin(key: string, nowUs: number, params: GcraParams, claim: Claim): Promise<{ decision: RateDecision; begun: BeginResult | null }>;
+  takeAll(buckets: readonly RateBucket[], nowUs: number, claim: Claim | null): Promise<{ decisions: RateDecision[]; begun: BeginResult | null }>;
   close(): Promise<void>;
 }

@@ -7,7 +7,7 @@ import type { BeginResult, Claim, GuardStores, IdempotencyStore, RateLimitStore,
  * it is atomic and costs one round trip (EVALSHA; ioredis falls back to EVAL once per script
  * after a Redis restart). Logical time comes from the caller's clock (ARGV), so expiry follows
  * the injected clock in tests; Redis TTLs only collect garbage and are never shorter than
- * the logical lifetime. The two keys of takeAndBegin are not hash-tagged: Redis Cluster
+ * the logical lifetime. The keys of one takeAll are not hash-tagged: Redis Cluster
  * would need that; a single Redis (or a primary with replicas) is assumed.
  */
 
@@ -54,12 +54,27 @@ return take(KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]))`;
 const IDEM_BEGIN = `${FUNCTIONS}
 return begin(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4])`;
 
-// Returns the take result, followed by the begin result when the request was allowed.
-const TAKE_AND_BEGIN = `${FUNCTIONS}
-local d = take(KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]))
-if d[1] == 0 then return d end
-local b = begin(KEYS[2], ARGV[4], ARGV[5], ARGV[6], ARGV[7])
-return {d[1], d[2], d[3], b[1], b[2]}`;
+// KEYS: the n rate-limit buckets, then the idempotency key when a claim is made. ARGV: now (µs),
+// n, each bucket's interval and window, then the claim's arguments. Returns each bucket's take
+// result up to the first refusal, followed by the begin result when every bucket allowed it.
+const TAKE_ALL = `${FUNCTIONS}
+local now = tonumber(ARGV[1])
+local n = tonumber(ARGV[2])
+local out = {}
+for i = 1, n do
+  local d = take(KEYS[i], now, tonumber(ARGV[1 + 2 * i]), tonumber(ARGV[2 + 2 * i]))
+  out[#out + 1] = d[1]
+  out[#out + 1] = d[2]
+  out[#out + 1] = d[3]
+  if d[1] == 0 then return out end
+end
+if #KEYS > n then
+  local a = 2 * n + 3
+  local b = begin(KEYS[n + 1], ARGV[a], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3])
+  out[#out + 1] = b[1]
+  out[#out + 1] = b[2]
+end
+return out`;
 
 // Only the owner's pending claim may be completed or released; an absent record (its lease ran
 // out and nobody took over) may be completed.
@@ -80,17 +95,8 @@ type Begin = [string, string?];
 interface GuardCommands {
   guardGcraTake(key: string, now: number, interval: number, window: number): Promise<Take>;
   guardIdemBegin(key: string, now: number, owner: string, until: number, leaseMs: number): Promise<Begin>;
-  guardTakeAndBegin(
-    rlKey: string,
-    idemKey: string,
-    nowUs: number,
-    interval: number,
-    window: number,
-    nowMs: number,
-    owner: string,
-    until: number,
-    leaseMs: number,
-  ): Promise<[...Take, ...Begin] | Take>;
+  /** numberOfKeys first (the script takes a variable number of keys), then KEYS, then ARGV. */
+  guardTakeAll(...args: (string | number)[]): Promise<(number | string)[]>;
   guardIdemComplete(key: string, owner: string, until: number, response: string, retentionMs: number): Promise<number>;
   guardIdemRelease(key: string, owner: string): Promise<number>;
 }
@@ -101,7 +107,7 @@ function withCommands(redis: Redis): GuardRedis {
   // defineCommand is idempotent per name; the scripts are cached by SHA on the server.
   redis.defineCommand("guardGcraTake", { numberOfKeys: 1, lua: GCRA_TAKE });
   redis.defineCommand("guardIdemBegin", { numberOfKeys: 1, lua: IDEM_BEGIN });
-  redis.defineCommand("guardTakeAndBegin", { numberOfKeys: 2, lua: TAKE_AND_BEGIN });
+  redis.defineCommand("guardTakeAll", { lua: TAKE_ALL });
   redis.defineCommand("guardIdemComplete", { numberOfKeys: 1, lua: IDEM_COMPLETE });
   redis.defineCommand("guardIdemRelease", { numberOfKeys: 1, lua: IDEM_RELEASE });
   return redis as GuardRedis;
@@ -181,10 +187,19 @@ export function redisGuardStores(redis: Redis, prefix: string): GuardStores {
     rateLimit: new RedisRateLimitStore(r, keys),
     idempotency: new RedisIdempotencyStore(r, keys),
     replay: new RedisReplayStore(redis, keys),
-    takeAndBegin: async (key, nowUs, params, { id, owner, nowMs, leaseMs }) => {
-      const reply = await r.guardTakeAndBegin(keys.rateLimit(key), keys.idempotency(id), nowUs, params.intervalUs, params.windowUs, nowMs, owner, nowMs + leaseMs, leaseMs);
-      const decision = decisionOf(reply.slice(0, 3) as Take, params);
-      return { decision, begun: decision.allowed ? beginOf(reply.slice(3) as Begin) : null };
+    takeAll: async (buckets, nowUs, claim) => {
+      const rlKeys = buckets.map((b) => keys.rateLimit(b.key));
+      const policies = buckets.flatMap((b) => [b.params.intervalUs, b.params.windowUs]);
+      const args = claim
+        ? [rlKeys.length + 1, ...rlKeys, keys.idempotency(claim.id), nowUs, buckets.length, ...policies, claim.nowMs, claim.owner, claim.nowMs + claim.leaseMs, claim.leaseMs]
+        : [rlKeys.length, ...rlKeys, nowUs, buckets.length, ...policies];
+      const reply = await r.guardTakeAll(...args);
+      const decisions: RateDecision[] = [];
+      for (let i = 0; i < buckets.length && 3 * i < reply.length; i++) {
+        decisions.push(decisionOf(reply.slice(3 * i, 3 * i + 3) as Take, buckets[i]!.params));
+      }
+      const allowed = decisions.length === buckets.length && decisions.every((d) => d.allowed);
+      return { decisions, begun: claim && allowed ? beginOf(reply.slice(3 * buckets.length) as Begin) : null };
     },
     close: async () => {},
   };
