@@ -62,7 +62,7 @@ test("an organization over its cap is refused on every key, REST and MCP, while 
   expect((await keys[2].get("/api/me")).status).toBe(200);
 });
 
-test("a keyed request the organization refuses gives its Idempotency-Key back: the retry runs", async () => {
+test("a keyed request the organization refuses leaves its Idempotency-Key unclaimed: the retry runs", async () => {
   const a = await newOrg(server, "Retrying");
   const keys = [await a.keyClient(["read", "write"]), await a.keyClient(["read", "write"])] as const;
   clock.advance(60_000);
