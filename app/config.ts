@@ -66,6 +66,9 @@ const envSchema = z.object({
    */
   ORG_SEARCH_MS_PER_SECOND: z.coerce.number().int().min(0).default(250),
   ORG_SEARCH_BURST_MS: z.coerce.number().int().min(1).default(2500),
+  /** The same for uncached on-the-fly renders (the picture decoded and encoded): 0 turns it off. */
+  ORG_RENDER_MS_PER_SECOND: z.coerce.number().int().min(0).default(500),
+  ORG_RENDER_BURST_MS: z.coerce.number().int().min(1).default(5000),
   /** Requests per minute of one organization, all its credentials together; unset: 4 × RATE_LIMIT_PER_MINUTE. */
   ORG_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).optional(),
   MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(1024 * 1024),
@@ -208,6 +211,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       renders: e.ORG_MAX_RENDERS,
       waitMs: e.ORG_CONCURRENCY_WAIT_MS,
       searchBudget: e.ORG_SEARCH_MS_PER_SECOND > 0 ? { msPerSecond: e.ORG_SEARCH_MS_PER_SECOND, burstMs: e.ORG_SEARCH_BURST_MS } : null,
+      renderBudget: e.ORG_RENDER_MS_PER_SECOND > 0 ? { msPerSecond: e.ORG_RENDER_MS_PER_SECOND, burstMs: e.ORG_RENDER_BURST_MS } : null,
     },
     orgRateLimitPerMinute: e.ORG_RATE_LIMIT_PER_MINUTE ?? 4 * e.RATE_LIMIT_PER_MINUTE,
     maxBodyBytes: e.MAX_BODY_BYTES,

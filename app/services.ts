@@ -129,7 +129,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     const search = observeSearch(await openSearch(config, database.db, log, database.kind, searchDb), metrics);
     const payments = config.stripe.secretKey ? new StripePayments({ secretKey: config.stripe.secretKey, apiUrl: config.stripe.apiUrl }) : null;
     const oc = config.orgConcurrency;
-    const concurrency = { search: new OrgConcurrency("searches", oc.searches, oc.waitMs, oc.searchBudget), render: new OrgConcurrency("renders", oc.renders, oc.waitMs) };
+    const concurrency = { search: new OrgConcurrency("searches", oc.searches, oc.waitMs, oc.searchBudget), render: new OrgConcurrency("renders", oc.renders, oc.waitMs, oc.renderBudget) };
     // On-the-fly renders at the worker's lower priority, in a child process started on the first one.
     const images = mediaImages(storage, config.worker, config.worker.nice > 0 ? nicedHost({ nice: config.worker.nice, idle: config.worker.schedIdle }, config.worker.toolTimeoutMs) : null);
     const deps: Deps = { db: database.db, clock: overrides.clock ?? systemClock, log, config, jobs, storage, search, payments, credentials, concurrency, meters: meters(metrics), images };

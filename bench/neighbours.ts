@@ -50,6 +50,7 @@ const configs: Record<string, Record<string, string>> = {
   unbounded: {
     ORG_RATE_LIMIT_PER_MINUTE: "100000000",
     ORG_SEARCH_MS_PER_SECOND: "0",
+    ORG_RENDER_MS_PER_SECOND: "0",
     ORG_MAX_SEARCHES: "1000",
     ORG_MAX_RENDERS: "1000",
     DB_STATEMENT_TIMEOUT_MS: "0",

@@ -41,7 +41,7 @@ export interface Config {
   initialAdminKey: string | null;
   rateLimitPerMinute: number;
   /** Expensive work one organization may run at once in one process, and how long more waits for a slot. */
-  orgConcurrency: { searches: number; renders: number; waitMs: number; searchBudget: TimeBudget | null };
+  orgConcurrency: { searches: number; renders: number; waitMs: number; searchBudget: TimeBudget | null; renderBudget: TimeBudget | null };
   /** Requests per minute of one organization, all its credentials together. */
   orgRateLimitPerMinute: number;
   maxBodyBytes: number;
