@@ -19,12 +19,19 @@ export const MAX_RENDITION_SIDE = 16384;
  * hundred of them fit in a set). One rendition is at most 40 megapixels (8000×5000, 6324²),
  * the generated items of one set at most 400 megapixels together, and one organization may
  * ask for at most 60 generations an hour. The worker refuses what slips past (an item added
- * before these limits existed) and any encoded rendition over 64 MiB.
+ * before these limits existed) and any encoded rendition over 64 MiB. Of the sixty an hour, at
+ * most 200 megapixels of renditions in any minute.
  */
 export const MAX_RENDITION_PIXELS = 40_000_000;
 export const MAX_SET_RENDER_PIXELS = 400_000_000;
 export const MAX_RENDITION_BYTES = 64 * 1024 ** 2;
 export const MAX_GENERATIONS_PER_HOUR = 60;
+/**
+ * Megapixels of renditions one organization may ask for in any minute; a generation into a
+ * minute with none before it always passes, so the largest set (MAX_SET_RENDER_PIXELS) can be
+ * generated, once a minute.
+ */
+export const MAX_GENERATION_PIXELS_PER_MINUTE = 200_000_000;
 /** `W:H`, positive integers without leading zeros. */
 export const ASPECT_RATIO = /^([1-9][0-9]{0,4}):([1-9][0-9]{0,4})$/;
 /** How far width:height may stray from the aspect ratio (rounding, "21:9" at 2560x1080). */
@@ -237,19 +244,20 @@ export async function generateSet(deps: Deps, caller: Caller, setId: string): Pr
       throw errors.conflict(`Renditions are cut from images, videos (their poster frame) and PDFs (their first page), not from ${base.kind} files`);
     }
     const now = deps.clock.now();
-    await checkGenerationRate(tx, caller.orgId);
     // The items' last outcome is cleared, so that a caller waiting on this generation sees
-    // only what this job (or a later one) records.
+    // only what this job (or a later one) records; a refusal below rolls it back.
     const items = await tx
       .update(mediaSetItems)
       .set({ renderedAt: null, renderError: null })
       .where(and(eq(mediaSetItems.setId, set.id), eq(mediaSetItems.orgId, caller.orgId), renderable))
-      .returning({ id: mediaSetItems.id });
+      .returning({ id: mediaSetItems.id, width: mediaSetItems.width, height: mediaSetItems.height });
+    const pixels = items.reduce((n, i) => n + i.width * i.height, 0);
+    await checkGenerationRate(tx, caller.orgId, pixels);
     await tx
       .update(mediaSets)
       .set({ generateRequestedAt: now, updatedAt: now })
       .where(and(eq(mediaSets.id, set.id), eq(mediaSets.orgId, set.orgId)));
-    const jobId = await enqueueJob(tx, "sets.generate", { orgId: caller.orgId, setId: set.id });
+    const jobId = await enqueueJob(tx, "sets.generate", { orgId: caller.orgId, setId: set.id, pixels });
     return { setId: set.id, jobId, status: "queued" as const, items: items.length, itemIds: items.map((i) => i.id) };
   });
   deps.jobs.kick();
@@ -313,23 +321,37 @@ const renditionView = (i: ItemRow): SetRendition => ({
 });
 
 /**
- * At most MAX_GENERATIONS_PER_HOUR `sets.generate` jobs per organization in the last hour,
- * counted from the job outbox (rows are kept a week). The organization is locked for the count
- * (a transaction-scoped advisory lock) so concurrent calls cannot all pass.
+ * At most MAX_GENERATIONS_PER_HOUR `sets.generate` jobs per organization in the last hour, and
+ * at most MAX_GENERATION_PIXELS_PER_MINUTE of renditions asked for in the last minute (`pixels`
+ * more now), counted from the job outbox (rows are kept a week). The organization is locked for
+ * the count (a transaction-scoped advisory lock) so concurrent calls cannot all pass. The
+ * minute's budget spreads the hour's out: generations asked for back to back kept the worker's
+ * picture process busy for minutes, and another organization's requests slowed with it
+ * (bench/RESULTS.md, neighbours).
  */
-async function checkGenerationRate(tx: Db, orgId: string): Promise<void> {
+async function checkGenerationRate(tx: Db, orgId: string, pixels: number): Promise<void> {
   await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`sets.generate:${orgId}`}))`);
-  // The outbox stamps rows with the database's clock, so the window is on that clock too.
-  const rows = rowsOf<{ n: number; wait: number | string | null }>(
+  // The outbox stamps rows with the database's clock, so the windows are on that clock too.
+  const rows = rowsOf<{ n: number; hour_wait: number | string | null; minute_pixels: number | string | null; minute_wait: number | string | null }>(
     await tx.execute(sql`
-      select count(*)::int as n, extract(epoch from min(created_at) + interval '1 hour' - now())::float8 as wait from job_outbox
+      select count(*)::int as n,
+        extract(epoch from min(created_at) + interval '1 hour' - now())::float8 as hour_wait,
+        sum(coalesce((payload->>'pixels')::bigint, 0)) filter (where created_at > now() - interval '1 minute') as minute_pixels,
+        extract(epoch from min(created_at) filter (where created_at > now() - interval '1 minute') + interval '1 minute' - now())::float8 as minute_wait
+      from job_outbox
       where name = 'sets.generate' and payload->>'orgId' = ${orgId} and created_at > now() - interval '1 hour'`),
   );
-  const { n = 0, wait = null } = rows[0] ?? {};
-  if (n < MAX_GENERATIONS_PER_HOUR) return;
-  const err = new AppError("rate_limited", `An organization may ask for at most ${MAX_GENERATIONS_PER_HOUR} set generations an hour; retry after the number of seconds in Retry-After`);
-  err.retryAfterSeconds = Math.max(1, Math.ceil(Number(wait ?? 60)));
-  throw err;
+  const { n = 0, hour_wait = null, minute_pixels = null, minute_wait = null } = rows[0] ?? {};
+  const refuse = (what: string, wait: number | string | null, fallback: number) => {
+    const err = new AppError("rate_limited", `An organization may ask for at most ${what}; retry after the number of seconds in Retry-After`);
+    err.retryAfterSeconds = Math.max(1, Math.ceil(Number(wait ?? fallback)));
+    return err;
+  };
+  if (n >= MAX_GENERATIONS_PER_HOUR) throw refuse(`${MAX_GENERATIONS_PER_HOUR} set generations an hour`, hour_wait, 3600);
+  const recent = Number(minute_pixels ?? 0);
+  if (recent > 0 && recent + pixels > MAX_GENERATION_PIXELS_PER_MINUTE) {
+    throw refuse(`${MAX_GENERATION_PIXELS_PER_MINUTE / 1_000_000} megapixels of set renditions a minute (${Math.round(recent / 1_000_000)} asked for in the last minute, ${Math.round(pixels / 1_000_000)} now)`, minute_wait, 60);
+  }
 }
 
 /** Kinds renditions can be cut from: an image, a video's poster frame, a PDF's first page. */

@@ -9,7 +9,7 @@ export interface JobPayloads {
   /** Thumbnails, posters and metadata for a confirmed upload. */
   "derivatives.generate": { orgId: string; objectId: string };
   /** Renditions for the items of a set. */
-  "sets.generate": { orgId: string; setId: string };
+  "sets.generate": { orgId: string; setId: string; /** Of the renditions asked for (the minute's budget counts them). */ pixels?: number };
   /** Bytes and derivatives of a soft-deleted object past retention. */
   "media.purge": { orgId: string; objectId: string };
   /** Push these objects' current state to an external search index. */

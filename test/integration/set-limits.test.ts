@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { MAX_GENERATIONS_PER_HOUR } from "../../domain/collections/sets.ts";
+import { sql } from "drizzle-orm";
+import { MAX_GENERATION_PIXELS_PER_MINUTE, MAX_GENERATIONS_PER_HOUR } from "../../domain/collections/sets.ts";
 import type { Processors } from "../../domain/ports/queue.ts";
 import { processorsFor } from "../../worker/processors.ts";
 import { eventually } from "../support/eventually.ts";
@@ -9,7 +10,7 @@ import { upload } from "../support/upload.ts";
 
 /**
  * The CPU bounds of set renditions (attack run, finding 3): pixels per item and per set refused
- * at input, generations per organization and hour, and a rendition that fails deterministically
+ * at input, generations per organization and hour, megapixels asked for per minute, and a rendition that fails deterministically
  * runs once instead of WORKER_ATTEMPTS times. The real processors run; the test only counts the
  * runs of `sets.generate`.
  */
@@ -104,5 +105,49 @@ describe("set rendition limits", () => {
     expect(accepted).toBe(MAX_GENERATIONS_PER_HOUR - 1);
     // Another organization is not affected.
     expect((await other.admin.post(`/api/sets/${otherSet}/generate`)).status).toBe(202);
+  });
+  test(`at most ${MAX_GENERATION_PIXELS_PER_MINUTE / 1e6} megapixels of renditions asked for a minute; then 429 with Retry-After`, async () => {
+    const busy = await newOrg(server, "Generating");
+    const busyBucket = (await busy.admin.post("/api/buckets", { name: "busy" })).body.id;
+    const base = await upload(busy.admin, busyBucket, "base.png", await png(32, 32), { contentType: "image/png" });
+    const setId = (await busy.admin.post("/api/sets", { name: "one megapixel", baseObjectId: base.id })).body.id;
+    expect((await busy.admin.post(`/api/sets/${setId}/items`, { aspectRatio: "1:1", width: 1000, height: 1000, role: "square" })).status).toBe(201);
+    // Generations asked for a moment ago (recorded as the outbox records them, already handed over):
+    // 1 megapixel short of the minute's budget.
+    const earlier = async (pixels: number) =>
+      server.services.deps.db.execute(sql`
+        insert into job_outbox (name, payload, created_at, dispatched_at, done_at)
+        values ('sets.generate', ${JSON.stringify({ orgId: busy.orgId, setId: crypto.randomUUID(), pixels })}::jsonb, now() - interval '10 seconds', now(), now())`);
+    await earlier(MAX_GENERATION_PIXELS_PER_MINUTE - 1_000_000);
+    // This set's megapixel fits exactly.
+    expect((await busy.admin.post(`/api/sets/${setId}/generate`)).status).toBe(202);
+    // The next does not: refused until the earliest of the minute is a minute old.
+    const refused = await busy.admin.post(`/api/sets/${setId}/generate`);
+    expect(refused.status).toBe(429);
+    expect(refused.body.error.code).toBe("rate_limited");
+    expect(refused.body.error.message).toContain("megapixels of set renditions a minute");
+    const retry = Number(refused.headers.get("retry-after"));
+    expect(retry).toBeGreaterThanOrEqual(45);
+    expect(retry).toBeLessThanOrEqual(60);
+    // Another organization is not affected.
+    const other = await newOrg(server, "Quiet generator");
+    const otherBucket = (await other.admin.post("/api/buckets", { name: "quiet" })).body.id;
+    const otherBase = await upload(other.admin, otherBucket, "b.png", await png(32, 32), { contentType: "image/png" });
+    const otherSet = (await other.admin.post("/api/sets", { name: "q", baseObjectId: otherBase.id })).body.id;
+    expect((await other.admin.post(`/api/sets/${otherSet}/items`, { aspectRatio: "1:1", width: 1000, height: 1000, role: "square" })).status).toBe(201);
+    expect((await other.admin.post(`/api/sets/${otherSet}/generate`)).status).toBe(202);
+  });
+
+  test("generations asked for more than a minute ago do not count towards the minute's budget", async () => {
+    const big = await newOrg(server, "Large set");
+    const bigBucket = (await big.admin.post("/api/buckets", { name: "big" })).body.id;
+    const base = await upload(big.admin, bigBucket, "base.png", await png(32, 32), { contentType: "image/png" });
+    const setId = (await big.admin.post("/api/sets", { name: "large", baseObjectId: base.id })).body.id;
+    expect((await big.admin.post(`/api/sets/${setId}/items`, { aspectRatio: "1:1", width: 1000, height: 1000, role: "square" })).status).toBe(201);
+    // Ten budgets' worth, asked for two minutes ago.
+    await server.services.deps.db.execute(sql`
+      insert into job_outbox (name, payload, created_at, dispatched_at, done_at)
+      values ('sets.generate', ${JSON.stringify({ orgId: big.orgId, setId: crypto.randomUUID(), pixels: 10 * MAX_GENERATION_PIXELS_PER_MINUTE })}::jsonb, now() - interval '2 minutes', now(), now())`);
+    expect((await big.admin.post(`/api/sets/${setId}/generate`)).status).toBe(202);
   });
 });
