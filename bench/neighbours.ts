@@ -9,7 +9,8 @@
  *
  * Servers, one after the other, on the same seeded database (NEIGHBOURS_CONFIGS picks them):
  * "unbounded" (no organization cap, no per-organization concurrency caps or search budget, no
- * statement timeouts: main before the attack run's fixes), "bounded-inprocess" (the limits,
+ * statement timeouts: main before the attack run's fixes, but for the set generation limits,
+ * which are constants), "bounded-inprocess" (the limits,
  * pictures decoded in the server process: WORKER_NICE 0), "bounded" (the defaults: pictures
  * decoded in child processes at WORKER_NICE 10), each a real `npm start` (PostgreSQL, Redis,
  * inline BullMQ worker, embedded storage node) in a process of its own; and "apart", the
