@@ -20,18 +20,19 @@ export const MAX_RENDITION_SIDE = 16384;
  * the generated items of one set at most 400 megapixels together, and one organization may
  * ask for at most 60 generations an hour. The worker refuses what slips past (an item added
  * before these limits existed) and any encoded rendition over 64 MiB. Of the sixty an hour, at
- * most 200 megapixels of renditions in any minute.
+ * most 40 megapixels of renditions a minute on average.
  */
 export const MAX_RENDITION_PIXELS = 40_000_000;
 export const MAX_SET_RENDER_PIXELS = 400_000_000;
 export const MAX_RENDITION_BYTES = 64 * 1024 ** 2;
 export const MAX_GENERATIONS_PER_HOUR = 60;
 /**
- * Megapixels of renditions one organization may ask for in any minute; a generation into a
- * minute with none before it always passes, so the largest set (MAX_SET_RENDER_PIXELS) can be
- * generated, once a minute.
+ * Megapixels of renditions one organization may ask for, on average, per minute. A generation
+ * of P pixels needs the last ceil(P / rate) minutes (at least one) to hold no more than that
+ * many minutes' worth with it: small sets pass several a minute, and the largest set (400
+ * megapixels) waits for ten quiet minutes instead of going over the rate.
  */
-export const MAX_GENERATION_PIXELS_PER_MINUTE = 200_000_000;
+export const GENERATION_PIXELS_PER_MINUTE = 40_000_000;
 /** `W:H`, positive integers without leading zeros. */
 export const ASPECT_RATIO = /^([1-9][0-9]{0,4}):([1-9][0-9]{0,4})$/;
 /** How far width:height may stray from the aspect ratio (rounding, "21:9" at 2560x1080). */
@@ -322,35 +323,43 @@ const renditionView = (i: ItemRow): SetRendition => ({
 
 /**
  * At most MAX_GENERATIONS_PER_HOUR `sets.generate` jobs per organization in the last hour, and
- * at most MAX_GENERATION_PIXELS_PER_MINUTE of renditions asked for in the last minute (`pixels`
- * more now), counted from the job outbox (rows are kept a week). The organization is locked for
- * the count (a transaction-scoped advisory lock) so concurrent calls cannot all pass. The
- * minute's budget spreads the hour's out: generations asked for back to back kept the worker's
- * picture process busy for minutes, and another organization's requests slowed with it
- * (bench/RESULTS.md, neighbours).
+ * `pixels` more only while the minutes it spans at GENERATION_PIXELS_PER_MINUTE hold them with
+ * what was asked for in those minutes, counted from the job outbox (rows are kept a week). The
+ * organization is locked for the count (a transaction-scoped advisory lock) so concurrent calls
+ * cannot all pass. The pixel rate spreads the hour's generations out: asked for back to back,
+ * they kept the worker's picture process busy for minutes, and another organization's p99 went
+ * to 5-12x its quiet value; at one such set a minute, 2-3x (bench/RESULTS.md, neighbours).
  */
 async function checkGenerationRate(tx: Db, orgId: string, pixels: number): Promise<void> {
   await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`sets.generate:${orgId}`}))`);
+  const minutes = Math.max(1, Math.ceil(pixels / GENERATION_PIXELS_PER_MINUTE));
+  const window = sql`(${minutes}::int * interval '1 minute')`;
+  const since = sql`now() - ${window}`;
   // The outbox stamps rows with the database's clock, so the windows are on that clock too.
-  const rows = rowsOf<{ n: number; hour_wait: number | string | null; minute_pixels: number | string | null; minute_wait: number | string | null }>(
+  const rows = rowsOf<{ n: number; hour_wait: number | string | null; recent: number | string | null; recent_wait: number | string | null }>(
     await tx.execute(sql`
       select count(*)::int as n,
         extract(epoch from min(created_at) + interval '1 hour' - now())::float8 as hour_wait,
-        sum(coalesce((payload->>'pixels')::bigint, 0)) filter (where created_at > now() - interval '1 minute') as minute_pixels,
-        extract(epoch from min(created_at) filter (where created_at > now() - interval '1 minute') + interval '1 minute' - now())::float8 as minute_wait
+        sum(coalesce((payload->>'pixels')::bigint, 0)) filter (where created_at > ${since}) as recent,
+        extract(epoch from min(created_at) filter (where created_at > ${since}) + ${window} - now())::float8 as recent_wait
       from job_outbox
       where name = 'sets.generate' and payload->>'orgId' = ${orgId} and created_at > now() - interval '1 hour'`),
   );
-  const { n = 0, hour_wait = null, minute_pixels = null, minute_wait = null } = rows[0] ?? {};
+  const { n = 0, hour_wait = null, recent = null, recent_wait = null } = rows[0] ?? {};
   const refuse = (what: string, wait: number | string | null, fallback: number) => {
     const err = new AppError("rate_limited", `An organization may ask for at most ${what}; retry after the number of seconds in Retry-After`);
     err.retryAfterSeconds = Math.max(1, Math.ceil(Number(wait ?? fallback)));
     return err;
   };
   if (n >= MAX_GENERATIONS_PER_HOUR) throw refuse(`${MAX_GENERATIONS_PER_HOUR} set generations an hour`, hour_wait, 3600);
-  const recent = Number(minute_pixels ?? 0);
-  if (recent > 0 && recent + pixels > MAX_GENERATION_PIXELS_PER_MINUTE) {
-    throw refuse(`${MAX_GENERATION_PIXELS_PER_MINUTE / 1_000_000} megapixels of set renditions a minute (${Math.round(recent / 1_000_000)} asked for in the last minute, ${Math.round(pixels / 1_000_000)} now)`, minute_wait, 60);
+  const asked = Number(recent ?? 0);
+  if (asked + pixels > minutes * GENERATION_PIXELS_PER_MINUTE) {
+    const mp = (x: number) => Math.round(x / 1_000_000);
+    throw refuse(
+      `${mp(GENERATION_PIXELS_PER_MINUTE)} megapixels of set renditions a minute (this generation: ${mp(pixels)}; asked for in the last ${minutes === 1 ? "minute" : `${minutes} minutes`}: ${mp(asked)})`,
+      recent_wait,
+      60 * minutes,
+    );
   }
 }
 

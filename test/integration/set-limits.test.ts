@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
-import { MAX_GENERATION_PIXELS_PER_MINUTE, MAX_GENERATIONS_PER_HOUR } from "../../domain/collections/sets.ts";
+import { rowsOf } from "../../db/client.ts";
+import { GENERATION_PIXELS_PER_MINUTE, MAX_GENERATIONS_PER_HOUR } from "../../domain/collections/sets.ts";
 import type { Processors } from "../../domain/ports/queue.ts";
 import { processorsFor } from "../../worker/processors.ts";
 import { eventually } from "../support/eventually.ts";
@@ -43,6 +44,13 @@ async function newSet(baseObjectId: string) {
   const res = await org.admin.post("/api/sets", { name: "bounded", baseObjectId });
   expect(res.status).toBe(201);
   return res.body.id as string;
+}
+
+/** A generation `secondsAgo`, recorded as the outbox records it (already handed over), asking for `pixels`. */
+async function earlier(orgId: string, pixels: number, secondsAgo: number) {
+  await server.services.deps.db.execute(sql`
+    insert into job_outbox (name, payload, created_at, dispatched_at, done_at)
+    values ('sets.generate', ${JSON.stringify({ orgId, setId: crypto.randomUUID(), pixels })}::jsonb, now() - ${secondsAgo}::int * interval '1 second', now(), now())`);
 }
 
 describe("set rendition limits", () => {
@@ -106,19 +114,15 @@ describe("set rendition limits", () => {
     // Another organization is not affected.
     expect((await other.admin.post(`/api/sets/${otherSet}/generate`)).status).toBe(202);
   });
-  test(`at most ${MAX_GENERATION_PIXELS_PER_MINUTE / 1e6} megapixels of renditions asked for a minute; then 429 with Retry-After`, async () => {
+  test(`at most ${GENERATION_PIXELS_PER_MINUTE / 1e6} megapixels of renditions a minute; then 429 with Retry-After`, async () => {
     const busy = await newOrg(server, "Generating");
     const busyBucket = (await busy.admin.post("/api/buckets", { name: "busy" })).body.id;
     const base = await upload(busy.admin, busyBucket, "base.png", await png(32, 32), { contentType: "image/png" });
     const setId = (await busy.admin.post("/api/sets", { name: "one megapixel", baseObjectId: base.id })).body.id;
     expect((await busy.admin.post(`/api/sets/${setId}/items`, { aspectRatio: "1:1", width: 1000, height: 1000, role: "square" })).status).toBe(201);
-    // Generations asked for a moment ago (recorded as the outbox records them, already handed over):
+    // Generations asked for 10 s ago (recorded as the outbox records them, already handed over):
     // 1 megapixel short of the minute's budget.
-    const earlier = async (pixels: number) =>
-      server.services.deps.db.execute(sql`
-        insert into job_outbox (name, payload, created_at, dispatched_at, done_at)
-        values ('sets.generate', ${JSON.stringify({ orgId: busy.orgId, setId: crypto.randomUUID(), pixels })}::jsonb, now() - interval '10 seconds', now(), now())`);
-    await earlier(MAX_GENERATION_PIXELS_PER_MINUTE - 1_000_000);
+    await earlier(busy.orgId, GENERATION_PIXELS_PER_MINUTE - 1_000_000, 10);
     // This set's megapixel fits exactly.
     expect((await busy.admin.post(`/api/sets/${setId}/generate`)).status).toBe(202);
     // The next does not: refused until the earliest of the minute is a minute old.
@@ -144,10 +148,28 @@ describe("set rendition limits", () => {
     const base = await upload(big.admin, bigBucket, "base.png", await png(32, 32), { contentType: "image/png" });
     const setId = (await big.admin.post("/api/sets", { name: "large", baseObjectId: base.id })).body.id;
     expect((await big.admin.post(`/api/sets/${setId}/items`, { aspectRatio: "1:1", width: 1000, height: 1000, role: "square" })).status).toBe(201);
-    // Ten budgets' worth, asked for two minutes ago.
-    await server.services.deps.db.execute(sql`
-      insert into job_outbox (name, payload, created_at, dispatched_at, done_at)
-      values ('sets.generate', ${JSON.stringify({ orgId: big.orgId, setId: crypto.randomUUID(), pixels: 10 * MAX_GENERATION_PIXELS_PER_MINUTE })}::jsonb, now() - interval '2 minutes', now(), now())`);
+    // Ten minutes' worth, asked for two minutes ago.
+    await earlier(big.orgId, 10 * GENERATION_PIXELS_PER_MINUTE, 120);
     expect((await big.admin.post(`/api/sets/${setId}/generate`)).status).toBe(202);
+  });
+
+  test("a set over a minute's worth needs as many quiet minutes as it spans", async () => {
+    const large = await newOrg(server, "Two minutes' worth");
+    const largeBucket = (await large.admin.post("/api/buckets", { name: "large" })).body.id;
+    const base = await upload(large.admin, largeBucket, "base.png", await png(32, 32), { contentType: "image/png" });
+    const setId = (await large.admin.post("/api/sets", { name: "large", baseObjectId: base.id })).body.id;
+    // Two items of 40 megapixels: two minutes' worth at the rate.
+    for (const role of ["a", "b"]) expect((await large.admin.post(`/api/sets/${setId}/items`, { aspectRatio: "8:5", width: 8000, height: 5000, role })).status).toBe(201);
+    // One megapixel asked for 90 s ago: outside the last minute, inside the last two.
+    await earlier(large.orgId, 1_000_000, 90);
+    const refused = await large.admin.post(`/api/sets/${setId}/generate`);
+    expect(refused.status).toBe(429);
+    expect(refused.body.error.message).toContain("asked for in the last 2 minutes: 1");
+    const retry = Number(refused.headers.get("retry-after"));
+    expect(retry).toBeGreaterThanOrEqual(20);
+    expect(retry).toBeLessThanOrEqual(30);
+    // Refused, nothing was queued.
+    const queued = await server.services.deps.db.execute(sql`select count(*)::int as n from job_outbox where name = 'sets.generate' and payload->>'setId' = ${setId}`);
+    expect(rowsOf<{ n: number }>(queued)[0]?.n).toBe(0);
   });
 });
