@@ -20,24 +20,21 @@ export interface Guards {
  * /mcp: the same without idempotency (a JSON-RPC body is not a resource); each POST counts one.
  */
 export function createGuards(deps: Pick<Deps, "clock" | "log" | "config">, stores: GuardStores): Guards {
-  const limiter = new RateLimiter(
-    stores,
-    { limit: deps.config.rateLimitPerMinute, windowMs: 60_000 },
-    deps.clock,
-    new FailOpen(deps.log, "rate limit"),
-  );
+  // One store, one outage: both limiters report through one FailOpen (their counts share a round trip).
+  const rateLimitStore = new FailOpen(deps.log, "rate limit");
+  const limiter = new RateLimiter(stores, { limit: deps.config.rateLimitPerMinute, windowMs: 60_000 }, deps.clock, rateLimitStore);
   // The organization's cap: above the credential's, so it binds only on many keys at once.
   const orgLimiter = new RateLimiter(
     stores,
     { limit: deps.config.orgRateLimitPerMinute, windowMs: 60_000 },
     deps.clock,
-    new FailOpen(deps.log, "organization rate limit"),
+    rateLimitStore,
     "organization",
   );
   const idempotency = new IdempotencyGuard(stores.idempotency, deps.clock, deps.log, new FailOpen(deps.log, "idempotency"));
   return {
     preAuthGuards: [limitRefused(limiter)],
-    // One Redis round trip before the tool: the limit's count carries the idempotency claim.
+    // One Redis round trip before the tool: both counts and the idempotency claim.
     guards: [limitCallers(limiter, idempotency, orgLimiter), idempotency.middleware],
     mcpGuards: [limitCallers(limiter, undefined, orgLimiter)],
     publicGuards: [limitByAddress(limiter)],

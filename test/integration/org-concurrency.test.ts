@@ -1,9 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { OrgConcurrency } from "../../domain/guards/org-concurrency.ts";
-import { eventually } from "../support/eventually.ts";
-import { png } from "../support/media-files.ts";
 import { newOrg, startServer, type TestOrg, type TestServer } from "../support/server.ts";
-import { upload } from "../support/upload.ts";
+import { pictureWithThumbnail } from "../support/upload.ts";
 
 /**
  * ORG_MAX_SEARCHES and ORG_MAX_RENDERS (2026 attack run): an organization already running its share of
@@ -21,14 +19,7 @@ beforeAll(async () => {
   server = await startServer({ env: { ORG_MAX_SEARCHES: "2", ORG_MAX_RENDERS: "1", ORG_CONCURRENCY_WAIT_MS: String(WAIT_MS) } });
   a = await newOrg(server, "Busy");
   b = await newOrg(server, "Other");
-  for (const [name, org] of [["a", a], ["b", b]] as const) {
-    const bucket = (await org.admin.post("/api/buckets", { name: `pics-${name}` })).body;
-    images[name] = (await upload(org.admin, bucket.id, "photo.png", await png(64, 48), { contentType: "image/png" })).id;
-    await eventually(async () => ((await org.admin.get(`/api/media/${images[name]}`)).body.thumbnail?.state === "ready" ? true : undefined), {
-      timeoutMs: 30_000,
-      what: "the thumbnail",
-    });
-  }
+  for (const [name, org] of [["a", a], ["b", b]] as const) images[name] = await pictureWithThumbnail(org.admin, `pics-${name}`);
 }, 60_000);
 afterAll(() => server.stop());
 

@@ -1,8 +1,6 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { eventually } from "../support/eventually.ts";
-import { png } from "../support/media-files.ts";
 import { newOrg, startServer, type TestOrg, type TestServer } from "../support/server.ts";
-import { upload } from "../support/upload.ts";
+import { pictureWithThumbnail } from "../support/upload.ts";
 
 /**
  * ORG_RENDER_MS_PER_SECOND: uncached on-the-fly renders draw on a per-organization time budget,
@@ -20,14 +18,7 @@ beforeAll(async () => {
   server = await startServer({ env: { ORG_RENDER_MS_PER_SECOND: "1", ORG_RENDER_BURST_MS: "1", ORG_CONCURRENCY_WAIT_MS: "100" } });
   a = await newOrg(server, "Rendering");
   b = await newOrg(server, "Other");
-  for (const [name, org] of [["a", a], ["b", b]] as const) {
-    const bucket = (await org.admin.post("/api/buckets", { name: `pics-${name}` })).body;
-    images[name] = (await upload(org.admin, bucket.id, "photo.png", await png(64, 48), { contentType: "image/png" })).id;
-    await eventually(async () => ((await org.admin.get(`/api/media/${images[name]}`)).body.thumbnail?.state === "ready" ? true : undefined), {
-      timeoutMs: 30_000,
-      what: "the thumbnail",
-    });
-  }
+  for (const [name, org] of [["a", a], ["b", b]] as const) images[name] = await pictureWithThumbnail(org.admin, `pics-${name}`);
 }, 60_000);
 afterAll(() => server.stop());
 

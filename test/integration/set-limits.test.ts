@@ -46,6 +46,20 @@ async function newSet(baseObjectId: string) {
   return res.body.id as string;
 }
 
+type Item = { aspectRatio: string; width: number; height: number; role: string };
+
+/** A new organization with a set cut from a small picture, holding `items`. */
+async function orgWithSet(name: string, items: Item[]): Promise<{ org: TestOrg; setId: string }> {
+  const owner = await newOrg(server, name);
+  const ownBucket = (await owner.admin.post("/api/buckets", { name: "sets" })).body.id;
+  const base = await upload(owner.admin, ownBucket, "base.png", await png(32, 32), { contentType: "image/png" });
+  const setId = (await owner.admin.post("/api/sets", { name, baseObjectId: base.id })).body.id as string;
+  for (const item of items) expect((await owner.admin.post(`/api/sets/${setId}/items`, item)).status).toBe(201);
+  return { org: owner, setId };
+}
+
+const ONE_MEGAPIXEL: Item = { aspectRatio: "1:1", width: 1000, height: 1000, role: "square" };
+
 /** A generation `secondsAgo`, recorded as the outbox records it (already handed over), asking for `pixels`. */
 async function earlier(orgId: string, pixels: number, secondsAgo: number) {
   await server.services.deps.db.execute(sql`
@@ -90,10 +104,7 @@ describe("set rendition limits", () => {
   });
 
   test(`at most ${MAX_GENERATIONS_PER_HOUR} generations per organization an hour; then 429 with Retry-After`, async () => {
-    const other = await newOrg(server, "Other");
-    const otherBucket = (await other.admin.post("/api/buckets", { name: "other" })).body.id;
-    const otherBase = await upload(other.admin, otherBucket, "o.png", await png(32, 32), { contentType: "image/png" });
-    const otherSet = (await other.admin.post("/api/sets", { name: "o", baseObjectId: otherBase.id })).body.id;
+    const { org: other, setId: otherSet } = await orgWithSet("Other", []);
 
     const base = await upload(org.admin, bucket, "base-c.png", await png(32, 32), { contentType: "image/png" });
     const setId = await newSet(base.id);
@@ -115,11 +126,7 @@ describe("set rendition limits", () => {
     expect((await other.admin.post(`/api/sets/${otherSet}/generate`)).status).toBe(202);
   });
   test(`at most ${GENERATION_PIXELS_PER_MINUTE / 1e6} megapixels of renditions a minute; then 429 with Retry-After`, async () => {
-    const busy = await newOrg(server, "Generating");
-    const busyBucket = (await busy.admin.post("/api/buckets", { name: "busy" })).body.id;
-    const base = await upload(busy.admin, busyBucket, "base.png", await png(32, 32), { contentType: "image/png" });
-    const setId = (await busy.admin.post("/api/sets", { name: "one megapixel", baseObjectId: base.id })).body.id;
-    expect((await busy.admin.post(`/api/sets/${setId}/items`, { aspectRatio: "1:1", width: 1000, height: 1000, role: "square" })).status).toBe(201);
+    const { org: busy, setId } = await orgWithSet("Generating", [ONE_MEGAPIXEL]);
     // Generations asked for 10 s ago (recorded as the outbox records them, already handed over):
     // 1 megapixel short of the minute's budget.
     await earlier(busy.orgId, GENERATION_PIXELS_PER_MINUTE - 1_000_000, 10);
@@ -134,32 +141,20 @@ describe("set rendition limits", () => {
     expect(retry).toBeGreaterThanOrEqual(45);
     expect(retry).toBeLessThanOrEqual(60);
     // Another organization is not affected.
-    const other = await newOrg(server, "Quiet generator");
-    const otherBucket = (await other.admin.post("/api/buckets", { name: "quiet" })).body.id;
-    const otherBase = await upload(other.admin, otherBucket, "b.png", await png(32, 32), { contentType: "image/png" });
-    const otherSet = (await other.admin.post("/api/sets", { name: "q", baseObjectId: otherBase.id })).body.id;
-    expect((await other.admin.post(`/api/sets/${otherSet}/items`, { aspectRatio: "1:1", width: 1000, height: 1000, role: "square" })).status).toBe(201);
-    expect((await other.admin.post(`/api/sets/${otherSet}/generate`)).status).toBe(202);
+    const other = await orgWithSet("Quiet generator", [ONE_MEGAPIXEL]);
+    expect((await other.org.admin.post(`/api/sets/${other.setId}/generate`)).status).toBe(202);
   });
 
   test("generations asked for more than a minute ago do not count towards the minute's budget", async () => {
-    const big = await newOrg(server, "Large set");
-    const bigBucket = (await big.admin.post("/api/buckets", { name: "big" })).body.id;
-    const base = await upload(big.admin, bigBucket, "base.png", await png(32, 32), { contentType: "image/png" });
-    const setId = (await big.admin.post("/api/sets", { name: "large", baseObjectId: base.id })).body.id;
-    expect((await big.admin.post(`/api/sets/${setId}/items`, { aspectRatio: "1:1", width: 1000, height: 1000, role: "square" })).status).toBe(201);
+    const { org: big, setId } = await orgWithSet("Earlier generations", [ONE_MEGAPIXEL]);
     // Ten minutes' worth, asked for two minutes ago.
     await earlier(big.orgId, 10 * GENERATION_PIXELS_PER_MINUTE, 120);
     expect((await big.admin.post(`/api/sets/${setId}/generate`)).status).toBe(202);
   });
 
   test("a set over a minute's worth needs as many quiet minutes as it spans", async () => {
-    const large = await newOrg(server, "Two minutes' worth");
-    const largeBucket = (await large.admin.post("/api/buckets", { name: "large" })).body.id;
-    const base = await upload(large.admin, largeBucket, "base.png", await png(32, 32), { contentType: "image/png" });
-    const setId = (await large.admin.post("/api/sets", { name: "large", baseObjectId: base.id })).body.id;
     // Two items of 40 megapixels: two minutes' worth at the rate.
-    for (const role of ["a", "b"]) expect((await large.admin.post(`/api/sets/${setId}/items`, { aspectRatio: "8:5", width: 8000, height: 5000, role })).status).toBe(201);
+    const { org: large, setId } = await orgWithSet("Two minutes' worth", ["a", "b"].map((role) => ({ aspectRatio: "8:5", width: 8000, height: 5000, role })));
     // One megapixel asked for 90 s ago: outside the last minute, inside the last two.
     await earlier(large.orgId, 1_000_000, 90);
     const refused = await large.admin.post(`/api/sets/${setId}/generate`);

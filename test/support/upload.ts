@@ -1,5 +1,7 @@
 import { expect } from "bun:test";
+import { eventually } from "./eventually.ts";
 import type { Api } from "./http.ts";
+import { png } from "./media-files.ts";
 
 /** The single-shot flow as a client runs it: presign, PUT the bytes to storage, confirm. */
 export async function upload(
@@ -29,4 +31,15 @@ export function bytesOf(size: number, seed = 1): Uint8Array<ArrayBuffer> {
 
 export function sha256(data: Uint8Array | ArrayBuffer): string {
   return new Bun.CryptoHasher("sha256").update(data).digest("hex");
+}
+
+/** A 64x48 PNG uploaded into a new bucket `bucketName`, once its thumbnail is ready (renders then read it). Returns its id. */
+export async function pictureWithThumbnail(api: Api, bucketName: string): Promise<string> {
+  const bucket = (await api.post("/api/buckets", { name: bucketName })).body;
+  const id = (await upload(api, bucket.id, "photo.png", await png(64, 48), { contentType: "image/png" })).id as string;
+  await eventually(async () => ((await api.get(`/api/media/${id}`)).body.thumbnail?.state === "ready" ? true : undefined), {
+    timeoutMs: 30_000,
+    what: "the thumbnail",
+  });
+  return id;
 }
