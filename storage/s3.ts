@@ -112,7 +112,11 @@ export class S3Storage implements ObjectStorage {
       await this.client.send(new HeadBucketCommand({ Bucket }));
     } catch (err) {
       if (statusOf(err) !== 404) throw err;
-      await this.client.send(new CreateBucketCommand({ Bucket }));
+      // The API and a worker starting together both find it missing: the second creation is
+      // refused as already owned, which is what it wanted.
+      await this.client.send(new CreateBucketCommand({ Bucket })).catch((e: unknown) => {
+        if ((e as { name?: string })?.name !== "BucketAlreadyOwnedByYou") throw e;
+      });
     }
     await this.client.send(
       new PutBucketCorsCommand({
