@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { getPriority } from "node:os";
 import sharp from "sharp";
 import { MediaError } from "../../worker/derivatives/errors.ts";
@@ -40,6 +40,38 @@ describe("picture process", () => {
     expect([policyOf(plain.pid!), niceOf(plain.pid!)]).toEqual([0, 5]);
   });
 
+  // Linux's autogroups share the CPU between sessions before niceness and the idle class rank
+  // threads within one: the child's own session at niceness 19 is what makes it yield to
+  // PostgreSQL and Redis, which run in sessions of their own.
+  const autogroupOf = (pid: number) => readFileSync(`/proc/${pid}/autogroup`, "utf8").trim();
+  const sessionOf = (pid: number) => {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[3]);
+  };
+  const autogroups = existsSync("/proc/self/autogroup") && !!Bun.which("setsid") && !!Bun.which("chrt") && !!Bun.which("nice");
+
+  test.skipIf(!autogroups)("a lowered child leads a session of its own, whose autogroup it lowers; the service's stays as it was", async () => {
+    const mine = autogroupOf(process.pid);
+    const idle = new NicedHost({ nice: 5, idle: true }, 30_000);
+    await idle.transform(await picture(16, 16), { ...webp, width: 8 }, limits);
+    expect(sessionOf(idle.pid!)).toBe(idle.pid!);
+    expect(autogroupOf(idle.pid!)).toMatch(/ nice 19$/);
+    expect(autogroupOf(idle.pid!).split(" ")[0]).not.toBe(mine.split(" ")[0]);
+    const plain = new NicedHost({ nice: 5, idle: false }, 30_000);
+    await plain.transform(await picture(16, 16), { ...webp, width: 8 }, limits);
+    expect(sessionOf(plain.pid!)).toBe(plain.pid!);
+    expect(autogroupOf(plain.pid!)).toMatch(/ nice 5$/);
+    expect(autogroupOf(process.pid)).toBe(mine);
+  });
+
+  test.skipIf(!autogroups)("a child that shares the service's session leaves the autogroup alone", async () => {
+    const mine = autogroupOf(process.pid);
+    const script = `import { lowerOwnAutogroup } from ${JSON.stringify(`${import.meta.dir}/../../worker/derivatives/nice-command.ts`)}; lowerOwnAutogroup();`;
+    const proc = Bun.spawn([Bun.which("chrt")!, "--idle", "0", process.execPath, "-e", script]);
+    expect(await proc.exited).toBe(0);
+    expect(autogroupOf(process.pid)).toBe(mine);
+  });
+
   test("a child that dies fails what it held; the next request gets a new child", async () => {
     const host = new NicedHost({ nice: 0, idle: false }, 30_000);
     await host.transform(await picture(16, 16), { ...webp, width: 8 }, limits);
@@ -65,11 +97,13 @@ describe.skipIf(!Bun.which("nice"))("nicedCommand", () => {
 
   test("adds only what the caller's own niceness lacks: a worker already at 10 starts its children at 10, not 19", async () => {
     const own = getPriority();
-    const expected = (niceness: number) => (niceness < 10 ? [Bun.which("nice"), "-n", String(10 - niceness), "x"] : ["x"]);
+    // A lowered child also starts its own session (lowerOwnAutogroup), where Linux has setsid.
+    const session = Bun.which("setsid") ? [Bun.which("setsid")] : [];
+    const expected = (niceness: number) => (niceness < 10 ? [...session, Bun.which("nice"), "-n", String(10 - niceness), "x"] : [...session, "x"]);
     expect(await ask([])).toEqual(expected(own));
     expect(await ask([Bun.which("nice")!, "-n", "4"])).toEqual(expected(Math.min(own + 4, 19)));
-    expect(await ask([Bun.which("nice")!, "-n", "10"])).toEqual(["x"]);
-    expect(await ask([Bun.which("nice")!, "-n", "15"])).toEqual(["x"]);
+    expect(await ask([Bun.which("nice")!, "-n", "10"])).toEqual([...session, "x"]);
+    expect(await ask([Bun.which("nice")!, "-n", "15"])).toEqual([...session, "x"]);
     // At niceness 0 nothing is changed, idle or not.
     const { nicedCommand } = await import("../../worker/derivatives/nice-command.ts");
     expect(nicedCommand({ nice: 0, idle: true }, ["x"])).toEqual(["x"]);

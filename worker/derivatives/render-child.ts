@@ -6,9 +6,11 @@
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { lowerOwnAutogroup } from "./nice-command.ts";
 import type { NicedJob } from "./niced.ts";
 import { type ImageInput, renderCover } from "./render.ts";
 
+lowerOwnAutogroup();
 const job = JSON.parse(readFileSync(process.argv[2]!, "utf8")) as NicedJob;
 const input: ImageInput = job.raw ? { ...job.raw, data: readFileSync(job.input) } : job.input;
 for (const item of job.items) {

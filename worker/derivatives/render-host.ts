@@ -10,8 +10,11 @@
 import type { MediaKind } from "../../domain/media/kind.ts";
 import type { ImageTransform, TransformedImage } from "../../domain/ports/images.ts";
 import type { RenderContext, Rendered } from "./kinds.ts";
+import { lowerOwnAutogroup } from "./nice-command.ts";
 import { RENDERERS } from "./renderers.ts";
 import { sharpTransformer } from "./transform.ts";
+
+lowerOwnAutogroup();
 
 export type HostRequest =
   | { id: number; type: "transform"; source: Uint8Array; transform: ImageTransform; limits: { maxPixels: number } }
