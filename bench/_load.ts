@@ -95,13 +95,33 @@ export interface Target {
 }
 
 /**
+ * A command prefix that starts a process in a session of its own, as a service manager or a
+ * container runtime starts a server. Linux with autogroups shares the CPU between sessions
+ * first: a server in the bench's session would share one share with the bench's own clients.
+ * Such a process gets no signal from the bench's terminal: stop it (or let `stopOnExit` do it).
+ */
+export const OWN_SESSION: string[] = process.platform === "linux" && Bun.which("setsid") ? [Bun.which("setsid")!] : [];
+
+/** Stops `stop` when the bench is interrupted (its own-session servers would outlive it). */
+export function stopOnExit(stop: () => unknown): void {
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    process.once(signal, async () => {
+      await stop();
+      process.exit(130);
+    });
+  }
+}
+
+/**
  * Starts bench/_target.ts in a process of its own (so its RSS is the server's alone, and it
  * shares no event loop with the client or other servers) and waits for its first line.
+ * `ownSession`: in a session of its own as well (OWN_SESSION).
  */
-export async function startTarget(job: Record<string, unknown>): Promise<Target> {
+export async function startTarget(job: Record<string, unknown>, opts: { ownSession?: boolean } = {}): Promise<Target> {
   // BENCH_PROFILE_DIR: each target writes a CPU profile (Markdown) there when it stops.
   const profile = process.env.BENCH_PROFILE_DIR ? ["--cpu-prof-md", `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [];
-  const proc = Bun.spawn([process.execPath, ...profile, join(import.meta.dir, "_target.ts")], {
+  const session = opts.ownSession ? OWN_SESSION : [];
+  const proc = Bun.spawn([...session, process.execPath, ...profile, join(import.meta.dir, "_target.ts")], {
     env: { ...process.env, BENCH_TARGET: JSON.stringify(job) },
     stdout: "pipe",
     stderr: "inherit",

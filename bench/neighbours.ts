@@ -16,7 +16,10 @@
  * inline BullMQ worker, embedded storage node) in a process of its own; and "apart", the
  * defaults in the production layout (packaging/compose.yaml: storage node, API with
  * WORKER_INLINE=false and `npm run worker` in three processes). The server CPU reported is the
- * API process's.
+ * API process's. Every server process starts in a session of its own (OWN_SESSION), as a service
+ * manager or a container runtime starts it: with Linux's autogroups the CPU is shared between
+ * sessions first, and a server in the bench's session would share one share with the clients
+ * that stand in for other machines.
  *
  * BENCH_N objects (default 100000), NEIGHBOURS_SECONDS per phase (default 30),
  * NEIGHBOURS_RATE requests per second per B route (default 8: at 4 a p99 was one of about 100
@@ -30,7 +33,7 @@ import { join } from "node:path";
 import { SignJWT } from "jose";
 import postgres from "postgres";
 import sharp from "sharp";
-import { cpuSeconds, deleteRedisPrefix, REDIS_URL, runFixedRate, startTarget, writeSection, type Target } from "./_load.ts";
+import { cpuSeconds, deleteRedisPrefix, OWN_SESSION, REDIS_URL, runFixedRate, startTarget, stopOnExit, writeSection, type Target } from "./_load.ts";
 import { seededDatabase } from "./_seed.ts";
 
 const N = Number(process.env.BENCH_N ?? 100_000);
@@ -75,7 +78,7 @@ const APART = new Set(["apart"]);
 async function storageNode(dataDir: string): Promise<{ env: Record<string, string>; stop: () => Promise<void> }> {
   const port = 20_000 + Math.floor(Math.random() * 20_000);
   const creds = { S3_ACCESS_KEY_ID: "neighbours", S3_SECRET_ACCESS_KEY: "neighbours-secret-neighbours-secret" };
-  const proc = Bun.spawn([process.execPath, join(import.meta.dir, "../storage/local-s3/main.ts")], {
+  const proc = Bun.spawn([...OWN_SESSION, process.execPath, join(import.meta.dir, "../storage/local-s3/main.ts")], {
     env: { ...process.env, ...creds, STORAGE_PORT: String(port), DATA_DIR: join(dataDir, "storage") },
     stdout: "ignore",
     stderr: "ignore",
@@ -95,7 +98,7 @@ async function storageNode(dataDir: string): Promise<{ env: Record<string, strin
 
 /** A worker process (worker/main.ts) on the same database, queue and storage as the API. */
 function workerProcess(env: Record<string, string>): { pid: number; stop: () => Promise<void> } {
-  const proc = Bun.spawn([process.execPath, join(import.meta.dir, "../worker/main.ts")], { env: { ...process.env, ...env }, stdout: "ignore", stderr: "inherit" });
+  const proc = Bun.spawn([...OWN_SESSION, process.execPath, join(import.meta.dir, "../worker/main.ts")], { env: { ...process.env, ...env }, stdout: "ignore", stderr: "inherit" });
   return {
     pid: proc.pid,
     stop: async () => {
@@ -220,6 +223,10 @@ interface Outcome {
   serverCpu: number;
 }
 
+/** The servers of the configuration running now: in sessions of their own, so stopped here if the bench is interrupted. */
+const running = new Set<{ stop: () => Promise<void> }>();
+stopOnExit(() => Promise.all([...running].map((p) => p.stop())));
+
 async function runConfig(name: string): Promise<Outcome> {
   const prefix = `mbench-neighbours-${name}-${Date.now()}`;
   const dataDir = join(import.meta.dir, ".work", prefix);
@@ -234,7 +241,9 @@ async function runConfig(name: string): Promise<Outcome> {
       env = { ...env, ...node.env, WORKER_INLINE: "false" };
       apart.push(workerProcess(env));
     }
-    app = await startTarget({ mode: "app", secret: ADMIN_SECRET, env });
+    for (const p of apart) running.add(p);
+    app = await startTarget({ mode: "app", secret: ADMIN_SECRET, env }, { ownSession: true });
+    running.add(app);
     const base = app.url;
     // Org A: the seeded organization, its bucket of 100,000 objects, five API keys.
     const aJwt = await jwtFor(seeded.orgId);
@@ -286,6 +295,7 @@ async function runConfig(name: string): Promise<Outcome> {
   } finally {
     await app?.stop();
     for (const p of apart) await p.stop();
+    running.clear();
     rmSync(dataDir, { recursive: true, force: true });
     await deleteRedisPrefix(prefix);
   }
