@@ -19,6 +19,7 @@ import { openRedis, type RedisConnection } from "./redis.ts";
 import { openSearch } from "./search.ts";
 import { ApiCallMeter } from "../domain/usage/meter.ts";
 import { OrgConcurrency } from "../domain/guards/org-concurrency.ts";
+import { EgressLedger } from "../domain/usage/egress-ledger.ts";
 import { UsageRollup } from "../domain/usage/usage-rollup.ts";
 import { applyAutoCapacity } from "../domain/billing/billing.ts";
 import { StripePayments } from "../payments/stripe.ts";
@@ -132,7 +133,10 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     const concurrency = { search: new OrgConcurrency("searches", oc.searches, oc.waitMs, oc.searchBudget), render: new OrgConcurrency("renders", oc.renders, oc.waitMs, oc.renderBudget) };
     // On-the-fly renders at the worker's lower priority, in a child process started on the first one.
     const images = mediaImages(storage, config.worker, config.worker.nice > 0 ? nicedHost({ nice: config.worker.nice, idle: config.worker.schedIdle }, config.worker.toolTimeoutMs) : null);
-    const deps: Deps = { db: database.db, clock: overrides.clock ?? systemClock, log, config, jobs, storage, search, payments, credentials, concurrency, meters: meters(metrics), images };
+    // Its last events are written on shutdown, after the closers pushed later and before the database closes.
+    const egress = new EgressLedger(database.db, log);
+    closers.push(() => egress.flush());
+    const deps: Deps = { db: database.db, clock: overrides.clock ?? systemClock, log, config, jobs, storage, search, payments, credentials, concurrency, egress, meters: meters(metrics), images };
     const processors = observeProcessors((overrides.processors ?? processorsFor)(deps), metrics);
     const w = config.worker;
 

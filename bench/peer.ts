@@ -159,7 +159,7 @@ end`;
       name: "signed download URL",
       ours: lua("POST", "/api/presign/download", oursAuth, `{"objectId":"${target.id}"}`),
       peer: lua("POST", "/object/sign/bench/target.jpg", peerAuth, `{"expiresIn":3600}`),
-      note: "ours also records egress (an appended usage event)",
+      note: "ours also counts egress (events written in batches every 250 ms)",
     },
     { name: "object metadata", ours: lua("GET", `/api/media/${target.id}`, oursAuth, null), peer: lua("GET", "/object/info/bench/target.jpg", peerAuth, null), note: "ours adds labels and thumbnails" },
     {

@@ -9,6 +9,7 @@ import type { PaymentProvider } from "../ports/payments.ts";
 import type { SearchBackend } from "../ports/search.ts";
 import type { OrgConcurrency } from "../guards/org-concurrency.ts";
 import type { ObjectStorage } from "../ports/storage.ts";
+import type { EgressLedger } from "../usage/egress-ledger.ts";
 
 /**
  * Everything domain code may use, chosen once at start from configuration.
@@ -31,6 +32,8 @@ export interface Deps {
   credentials?: CredentialCache;
   /** Per-organization caps on expensive work in this process (search, renders); absent: none. */
   concurrency?: { search: OrgConcurrency; render: OrgConcurrency };
+  /** Download and stream egress written in batches; absent: each URL appends its own event. */
+  egress?: EgressLedger;
   /** Counts for the service's metrics; absent where nothing is measured. */
   meters?: Meters;
 }

@@ -216,7 +216,7 @@ export async function updateMetadata(
 /** A presigned GET for a live object; its size is counted as (estimated) egress. */
 export async function presignDownload(deps: Deps, caller: Caller, input: { objectId: string; expiresIn: number }): Promise<PresignedDownload> {
   const now = deps.clock.now();
-  const row = await resolveForEgress(deps.db, caller, input.objectId, "download", now);
+  const row = await resolveForEgress(deps, caller, input.objectId, "download", now);
   const url = deps.storage.presignGet(objectPath(row.bucketId, row.key), { expiresIn: input.expiresIn, downloadName: fileNameOf(row.key), now });
   deps.meters?.egressIssued("download", row.size);
   return {
@@ -243,7 +243,7 @@ export function playsInPlace(contentType: string): boolean {
 /** Like a download, but for playing in place: no attachment disposition (but for active types, see playsInPlace). */
 export async function streamUrl(deps: Deps, caller: Caller, id: string, expiresIn = 3600): Promise<PresignedDownload> {
   const now = deps.clock.now();
-  const row = await resolveForEgress(deps.db, caller, id, "stream", now);
+  const row = await resolveForEgress(deps, caller, id, "stream", now);
   const url = deps.storage.presignGet(objectPath(row.bucketId, row.key), { expiresIn, now, ...(playsInPlace(row.contentType) ? {} : { downloadName: fileNameOf(row.key) }) });
   deps.meters?.egressIssued("stream", row.size);
   return { url, method: "GET", objectId: row.id, key: row.key, expiresIn, expiresAt: new Date(now.getTime() + expiresIn * 1000).toISOString() };

@@ -1,8 +1,10 @@
-import { and, eq, sql } from "drizzle-orm";
+import { and, eq, isNull, sql } from "drizzle-orm";
 import { type Db, rowsOf } from "../../db/client.ts";
 import type { Caller } from "../access/caller.ts";
 import { assertBucketAllowed } from "../access/visibility.ts";
-import { orgUsage, usageDaily } from "../../db/schema/index.ts";
+import { mediaObjects, orgUsage, usageDaily } from "../../db/schema/index.ts";
+import type { Deps } from "../core/deps.ts";
+import { prepared } from "../core/prepared.ts";
 import { AppError, errors } from "../core/errors.ts";
 import { recordUsageEvent } from "./events.ts";
 
@@ -122,42 +124,33 @@ export async function recordEgress(
 }
 
 /**
- * The live object a download or stream URL is for, and its egress recorded, in one statement:
- * the lookup and the appended event share a round trip (a download URL is otherwise cheap, so
- * the round trip was a fifth of its cost). Same answers as resolveLiveObject: 404 unless the
- * object is live in the caller's organization, 403 outside a restricted key's bucket; the
- * event is written only when the URL will be issued.
- *
- * Its commit does not wait for the WAL flush (`synchronous_commit` off for this transaction, as
- * for an upload's reservation): with the wait, every download URL held a pooled connection for
- * a flush and the route plateaued below the peer (bench/RESULTS.md, peer: 0.90x -> 1.09x). The
- * price: if PostgreSQL itself crashes, the events of its last fraction of a second (up to three
- * times `wal_writer_delay`) are lost, so those URLs count no egress. The estimate loses a
- * little; nothing else depends on the row.
+ * The live object a download or stream URL is for, with its egress counted. Same answers as
+ * resolveLiveObject: 404 unless the object is live in the caller's organization, 403 outside a
+ * restricted key's bucket; the event is counted only when the URL will be issued. With an
+ * egress ledger (the server's) the event joins the next batched write (egress-ledger.ts) and the
+ * route's only statement is this lookup; without one it is appended here.
  */
 export async function resolveForEgress(
-  db: Db,
+  deps: Pick<Deps, "db" | "egress">,
   caller: Pick<Caller, "orgId" | "bucketId">,
   objectId: string,
   kind: "download" | "stream",
   at: Date,
 ): Promise<{ id: string; bucketId: string; key: string; size: number; contentType: string }> {
-  const [row] = rowsOf<{ id: string; bucket_id: string; key: string; size: string | number; content_type: string }>(
-    await db.execute(sql`
-      with durability as (select set_config('synchronous_commit', 'off', true)),
-      o as (
-        select id, bucket_id, key, size, content_type from media_objects
-         where id = ${objectId} and org_id = ${caller.orgId} and deleted_at is null
-      ), counted as (
-        insert into usage_events (org_id, type, at, object_id, bucket_id, key, bytes, rollup_pending)
-        select ${caller.orgId}::uuid, ${kind}::text, ${at.toISOString()}::timestamptz, id, bucket_id, key, size, true from o, durability
-         where ${caller.bucketId}::uuid is null or bucket_id = ${caller.bucketId}::uuid
-      )
-      select id, bucket_id, key, size, content_type from o`),
-  );
+  const [row] = await prepared(deps.db, "egress_object", (d) =>
+    d
+      .select({ id: mediaObjects.id, bucketId: mediaObjects.bucketId, key: mediaObjects.key, size: mediaObjects.size, contentType: mediaObjects.contentType })
+      .from(mediaObjects)
+      .where(and(eq(mediaObjects.id, sql.placeholder("id")), eq(mediaObjects.orgId, sql.placeholder("orgId")), isNull(mediaObjects.deletedAt)))
+      .limit(1)
+      .prepare("egress_object"),
+  ).execute({ id: objectId, orgId: caller.orgId });
   if (!row) throw errors.notFound("Media object");
-  assertBucketAllowed(caller, row.bucket_id, "The media object");
-  return { id: row.id, bucketId: row.bucket_id, key: row.key, size: Number(row.size), contentType: row.content_type };
+  assertBucketAllowed(caller, row.bucketId, "The media object");
+  const event = { kind, at, objectId: row.id, bucketId: row.bucketId, key: row.key, bytes: Number(row.size) };
+  if (deps.egress) deps.egress.add(caller.orgId, event);
+  else await recordEgress(deps.db, caller.orgId, event);
+  return { ...row, size: Number(row.size) };
 }
 
 /** API calls counted in memory (usage-meter.ts), flushed per organization and day. */

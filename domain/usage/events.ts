@@ -43,6 +43,8 @@ export async function listUsageEvents(
   caller: Caller,
   q: { days: number; limit: number; offset: number; type?: UsageEventType | undefined },
 ): Promise<Page<UsageEvent>> {
+  // This instance's egress events not yet written are written first, so the page lists them.
+  await deps.egress?.flush();
   const where: SQL[] = [eq(usageEvents.orgId, caller.orgId), gte(usageEvents.at, windowStart(deps.clock.now(), q.days))];
   if (q.type) where.push(eq(usageEvents.type, q.type));
   // A bucket-restricted key sees its bucket's events only, not the organization's billing.

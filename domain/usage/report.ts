@@ -28,6 +28,8 @@ async function monthTotals(deps: Deps, orgId: string, month: string): Promise<{ 
 
 /** Read from the counters, never by scanning objects. */
 export async function getUsage(deps: Deps, caller: Caller): Promise<UsageSummary> {
+  // This instance's egress not yet written is written first, so the answer counts it.
+  await deps.egress?.flush();
   const month = monthOf(deps.clock.now());
   const [usage, monthly, [account]] = await Promise.all([
     liveUsage(deps.db, caller.orgId),
@@ -52,6 +54,7 @@ export async function getUsage(deps: Deps, caller: Caller): Promise<UsageSummary
  * Days before the organization's first recorded day are left out.
  */
 export async function usageHistory(deps: Deps, caller: Caller, days: number): Promise<UsageHistory> {
+  await deps.egress?.flush();
   const now = deps.clock.now();
   const from = dayOf(windowStart(now, days));
   const to = dayOf(now);

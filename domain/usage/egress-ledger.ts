@@ -1,0 +1,98 @@
+import { sql } from "drizzle-orm";
+import type { Db } from "../../db/client.ts";
+import type { Logger } from "../ports/log.ts";
+
+export interface EgressEvent {
+  kind: "download" | "stream";
+  at: Date;
+  objectId: string;
+  bucketId: string;
+  key: string;
+  bytes: number;
+}
+
+/** Events kept for a later write while the database refuses them; past this the oldest go. */
+const MAX_KEPT = 100_000;
+
+/**
+ * Download and stream URLs' egress events, gathered in memory and appended to the ledger
+ * (`usage_events`, flagged for the rollup) in one statement at most `intervalMs` after the
+ * first of them, or as soon as `batchSize` are waiting. Appending one row per URL was most of
+ * PostgreSQL's work on that route: without it the route went from 1.09x to 1.62x Supabase
+ * Storage's (bench/RESULTS.md, peer).
+ *
+ * The price, documented in docs/billing.md: a process that dies without its shutdown loses the
+ * egress of its last `intervalMs`, and another instance's reads see an event up to `intervalMs`
+ * late. Reads on this instance call flush() first, so they stay exact here. Events of an
+ * organization deleted meanwhile are dropped, as its ledger is.
+ */
+export class EgressLedger {
+  private pending: { orgId: string; e: EgressEvent }[] = [];
+  private timer: ReturnType<typeof setTimeout> | null = null;
+  /** Writes run one after another, so flush() also waits for one under way. */
+  private writing: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly db: Db,
+    private readonly log: Logger,
+    readonly intervalMs = 250,
+    readonly batchSize = 1_000,
+  ) {}
+
+  /** Events added and not yet written. */
+  get waiting(): number {
+    return this.pending.length;
+  }
+
+  add(orgId: string, e: EgressEvent): void {
+    this.pending.push({ orgId, e });
+    if (this.pending.length >= this.batchSize) void this.flush();
+    else if (!this.timer) {
+      this.timer = setTimeout(() => void this.flush(), this.intervalMs);
+      this.timer.unref?.();
+    }
+  }
+
+  /** Writes everything added so far; resolves once it is in the ledger (or kept after a failure). */
+  flush(): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    const batch = this.pending;
+    this.pending = [];
+    if (batch.length) this.writing = this.writing.then(() => this.write(batch));
+    return this.writing;
+  }
+
+  private async write(batch: { orgId: string; e: EgressEvent }[]): Promise<void> {
+    for (let i = 0; i < batch.length; i += this.batchSize) {
+      const chunk = batch.slice(i, i + this.batchSize);
+      const rows = chunk.map(({ orgId, e }) => ({ org_id: orgId, type: e.kind, at: e.at.toISOString(), object_id: e.objectId, bucket_id: e.bucketId, key: e.key, bytes: e.bytes }));
+      try {
+        // One parameter for the whole batch; organizations deleted since are left out.
+        await this.db.execute(sql`
+          insert into usage_events (org_id, type, at, object_id, bucket_id, key, bytes, rollup_pending)
+          select e.org_id, e.type, e.at, e.object_id, e.bucket_id, e.key, e.bytes, true
+            from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
+              as e(org_id uuid, type text, at timestamptz, object_id uuid, bucket_id uuid, key text, bytes bigint)
+           where exists (select 1 from organizations o where o.id = e.org_id)`);
+      } catch (err) {
+        this.keep(chunk, err);
+      }
+    }
+  }
+
+  /** A failed write is tried again with the next flush, unless the rows themselves were refused. */
+  private keep(chunk: { orgId: string; e: EgressEvent }[], err: unknown): void {
+    const code = (err as { code?: string; cause?: { code?: string } })?.code ?? (err as { cause?: { code?: string } })?.cause?.code;
+    if (code?.startsWith("23")) {
+      this.log.warn("egress events refused by the database; dropped", { events: chunk.length, error: String(err) });
+      return;
+    }
+    this.log.warn("writing egress events failed; they are kept for the next write", { events: chunk.length, error: String(err) });
+    this.pending = [...chunk, ...this.pending].slice(-MAX_KEPT);
+    if (!this.timer) {
+      this.timer = setTimeout(() => void this.flush(), this.intervalMs);
+      this.timer.unref?.();
+    }
+  }
+}
