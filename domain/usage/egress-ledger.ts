@@ -13,6 +13,8 @@ export interface EgressEvent {
 
 /** Events kept for a later write while the database refuses them; past this the oldest go. */
 const MAX_KEPT = 100_000;
+/** After a failed write the next comes this much later (or with a read's flush), not every interval. */
+const RETRY_MS = 5_000;
 
 /**
  * Download and stream URLs' egress events, gathered in memory and appended to the ledger
@@ -76,23 +78,24 @@ export class EgressLedger {
               as e(org_id uuid, type text, at timestamptz, object_id uuid, bucket_id uuid, key text, bytes bigint)
            where exists (select 1 from organizations o where o.id = e.org_id)`);
       } catch (err) {
-        this.keep(chunk, err);
+        if (!refused(err)) return this.keep(batch.slice(i), err);
+        this.log.warn("egress events refused by the database; dropped", { events: chunk.length, error: String(err) });
       }
     }
   }
 
-  /** A failed write is tried again with the next flush, unless the rows themselves were refused. */
-  private keep(chunk: { orgId: string; e: EgressEvent }[], err: unknown): void {
-    const code = (err as { code?: string; cause?: { code?: string } })?.code ?? (err as { cause?: { code?: string } })?.cause?.code;
-    if (code?.startsWith("23")) {
-      this.log.warn("egress events refused by the database; dropped", { events: chunk.length, error: String(err) });
-      return;
-    }
-    this.log.warn("writing egress events failed; they are kept for the next write", { events: chunk.length, error: String(err) });
-    this.pending = [...chunk, ...this.pending].slice(-MAX_KEPT);
-    if (!this.timer) {
-      this.timer = setTimeout(() => void this.flush(), this.intervalMs);
-      this.timer.unref?.();
-    }
+  /** What a write could not take is tried again RETRY_MS later (or with a read's flush). */
+  private keep(rest: { orgId: string; e: EgressEvent }[], err: unknown): void {
+    this.log.warn("writing egress events failed; they are kept for the next write", { events: rest.length, error: String(err) });
+    this.pending = [...rest, ...this.pending].slice(-MAX_KEPT);
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => void this.flush(), RETRY_MS);
+    this.timer.unref?.();
   }
+}
+
+/** The rows themselves were refused (an integrity constraint, SQLSTATE class 23): writing them again cannot help. */
+function refused(err: unknown): boolean {
+  const e = err as { code?: string; cause?: { code?: string } } | null;
+  return (e?.code ?? e?.cause?.code ?? "").startsWith("23");
 }

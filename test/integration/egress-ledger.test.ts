@@ -4,6 +4,7 @@ import { drizzle } from "drizzle-orm/postgres-js";
 import postgres from "postgres";
 import { type Db, rowsOf } from "../../db/client.ts";
 import { EgressLedger, type EgressEvent } from "../../domain/usage/egress-ledger.ts";
+import { testEnv } from "../support/env.ts";
 import { eventually } from "../support/eventually.ts";
 import { newBucket } from "../support/objects.ts";
 import { newOrg, startServer, type TestOrg, type TestServer } from "../support/server.ts";
@@ -101,4 +102,16 @@ test("a usage read right after a download URL counts it: the instance writes wha
   expect((await org.admin.get("/api/usage/history?days=1")).body.data.at(-1).egressBytes).toBe(600);
   const events = (await org.admin.get("/api/usage/events?days=1")).body.data.filter((e: { type: string }) => e.type === "download" || e.type === "stream");
   expect(events.length).toBe(2);
+});
+
+// With PostgreSQL the servers of a run share one database, so another server can look after this one stops.
+test.skipIf(testEnv.mode !== "services")("a clean shutdown writes the waiting batch", async () => {
+  const other = await startServer();
+  const org = await newOrg(other);
+  const bucket = await newBucket(org, "egress");
+  const obj = await upload(org.admin, bucket.id, "last.bin", bytesOf(300), { size: 300 });
+  expect((await org.admin.post("/api/presign/download", { objectId: obj.id })).status).toBe(200);
+  expect(other.services.deps.egress!.waiting).toBe(1);
+  await other.stop();
+  expect((await egressRows(org.orgId)).length).toBe(1);
 });
