@@ -8,10 +8,11 @@ import { rollUpStorage, STORAGE_ROLLUP_ORGS } from "./storage-deltas.ts";
  * Runs the rollups every `intervalMs` until nothing is pending: egress events into the month
  * and day rows (egress-rollup.ts), storage deltas into the organizations' usage rows and their
  * buckets (storage-deltas.ts). Only background work touches the per-organization counter rows
- * on these paths; a request appends its row and returns. Nothing is lost on a crash: the rows
- * are committed with what they count, and whatever a rollup had not folded is folded by the
- * next one (here or on another instance). Reads add what is still pending, so the totals are
- * exact at any moment.
+ * on these paths; a request appends its row and returns (download and stream URLs hand theirs
+ * to the egress ledger, which writes them in batches: egress-ledger.ts). Nothing written is lost
+ * on a crash: the rows are committed with what they count, and whatever a rollup had not folded
+ * is folded by the next one (here or on another instance). Reads add what is still pending, so
+ * the totals are exact at any moment.
  */
 export class UsageRollup {
   private timer: ReturnType<typeof setInterval> | null = null;
