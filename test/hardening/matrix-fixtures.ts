@@ -241,9 +241,10 @@ const VOLATILE_TABLES = new Set(["audit_log"]);
 export async function orgDigest(server: TestServer, f: Fixture): Promise<Record<string, string[]>> {
   const { db } = server.services.deps;
   const orgId = f.org.orgId;
-  // Metered calls are written in batches, and egress events folded by a rollup; both done
-  // now, they cannot show up mid-comparison.
+  // Metered calls and download egress are written in batches, and egress events folded by a
+  // rollup; all done now, they cannot show up mid-comparison.
   await server.services.apiCalls.flush();
+  await server.services.deps.egress?.flush();
   await server.services.rollup.flush();
   const tables = rowsOf<{ table_name: string }>(
     await db.execute(sql`select table_name from information_schema.columns where column_name = 'org_id' and table_schema = current_schema() order by table_name`),
