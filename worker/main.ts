@@ -1,6 +1,7 @@
 import { readdirSync } from "node:fs";
 import { setPriority } from "node:os";
 import { loadConfig } from "../app/config.ts";
+import { lowerOwnAutogroup } from "./derivatives/nice-command.ts";
 
 /**
  * `npm run worker`: runs background jobs from the BullMQ queue (REDIS_URL), with the same
@@ -12,10 +13,15 @@ import { loadConfig } from "../app/config.ts";
  * The whole process runs at niceness WORKER_NICE: its jobs are background work, and on a host
  * shared with the API (or PostgreSQL, or the storage node) they should take the CPU those leave.
  * Set here, before the rest is loaded, for every thread the runtime has started so far, so every
- * thread started later (libvips', the database driver's) inherits it.
+ * thread started later (libvips', the database driver's) inherits it. Started in a session of its
+ * own (a service manager, a container's first process, `setsid`), it lowers that session's
+ * autogroup as well: Linux shares the CPU between sessions before niceness counts.
  */
 const config = loadConfig();
-if (config.worker.nice > 0) lowerPriority(config.worker.nice);
+if (config.worker.nice > 0) {
+  lowerPriority(config.worker.nice);
+  lowerOwnAutogroup();
+}
 
 /**
  * Lowers every thread of this process to `nice`. Threads started later inherit their creator's

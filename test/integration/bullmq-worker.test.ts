@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import type { BullQueue } from "../../worker/bullmq-queue.ts";
 import { testEnv } from "../support/env.ts";
 import { eventually } from "../support/eventually.ts";
@@ -43,15 +43,18 @@ describe.skipIf(!testEnv.redisUrl || !testEnv.databaseUrl)("BullMQ workers in th
     await server?.stop();
   });
 
-  const start = (script: string, extra: Record<string, string> = {}) => {
-    const child = spawnScript(script, { ...workerEnv, ...extra });
+  const start = (script: string, extra: Record<string, string> = {}, prefix: string[] = []) => {
+    const child = spawnScript(script, { ...workerEnv, ...extra }, prefix);
     children.push(child);
     return child;
   };
   const state = async (id: string) => (await org.admin.get(`/api/media/${id}`)).body.thumbnail?.state;
 
-  test("npm run worker runs the jobs at WORKER_NICE, every thread of it; SIGTERM stops it cleanly", async () => {
-    const worker = start("worker/main.ts", { LOG_LEVEL: "info", WORKER_NICE: "6" });
+  // Started as a service manager starts it, in a session of its own (where Linux has setsid and autogroups).
+  const ownSession = Bun.which("setsid") && existsSync("/proc/self/autogroup") ? [Bun.which("setsid")!] : [];
+
+  test("npm run worker runs the jobs at WORKER_NICE, every thread of it, and its own session's autogroup too; SIGTERM stops it cleanly", async () => {
+    const worker = start("worker/main.ts", { LOG_LEVEL: "info", WORKER_NICE: "6" }, ownSession);
     const obj = await upload(org.admin, bucket.id, "w/one.png", await png(640, 480), { contentType: "image/png" });
     await eventually(async () => ((await state(obj.id)) === "ready" ? true : undefined), { what: "the worker to make the thumbnail" });
     // Linux keeps a priority per thread: the ones started after the worker lowered its own inherit it.
@@ -59,6 +62,8 @@ describe.skipIf(!testEnv.redisUrl || !testEnv.databaseUrl)("BullMQ workers in th
     const tasks = readdirSync(`/proc/${worker.proc.pid}/task`).map((t) => niceOf(readFileSync(`/proc/${worker.proc.pid}/task/${t}/stat`, "utf8")));
     try {
       expect(new Set(tasks)).toEqual(new Set([6]));
+      // Autogroups share the CPU between sessions before niceness counts (worker/derivatives/nice-command.ts).
+      if (ownSession.length) expect(readFileSync(`/proc/${worker.proc.pid}/autogroup`, "utf8").trim()).toMatch(/ nice 6$/);
     } catch (err) {
       worker.proc.kill("SIGKILL");
       throw err;

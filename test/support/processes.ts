@@ -11,8 +11,8 @@ export interface Child {
 }
 
 /** Runs a repository script under Bun with a minimal environment plus `env`, reading its output as it comes. */
-export function spawnScript(script: string, env: Record<string, string>): Child {
-  const proc = Bun.spawn([process.execPath, script], {
+export function spawnScript(script: string, env: Record<string, string>, prefix: string[] = []): Child {
+  const proc = Bun.spawn([...prefix, process.execPath, script], {
     cwd: root,
     env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", LOG_LEVEL: "warn", ...env },
     stdout: "pipe",
