@@ -20,8 +20,8 @@ const RETRY_MS = 5_000;
  * Download and stream URLs' egress events, gathered in memory and appended to the ledger
  * (`usage_events`, flagged for the rollup) in one statement at most `intervalMs` after the
  * first of them, or as soon as `batchSize` are waiting. Appending one row per URL was most of
- * PostgreSQL's work on that route: without it the route went from 1.09x to 1.62x Supabase
- * Storage's (bench/RESULTS.md, peer).
+ * PostgreSQL's work on that route: with it the route ran at 1.09x Supabase Storage's
+ * throughput, batched at 2.3x (bench/RESULTS.md, peer).
  *
  * The price, documented in docs/billing.md: a process that dies without its shutdown loses the
  * egress of its last `intervalMs`, and another instance's reads see an event up to `intervalMs`
