@@ -147,10 +147,10 @@ export async function resolveForEgress(
   ).execute({ id: objectId, orgId: caller.orgId });
   if (!row) throw errors.notFound("Media object");
   assertBucketAllowed(caller, row.bucketId, "The media object");
-  const event = { kind, at, objectId: row.id, bucketId: row.bucketId, key: row.key, bytes: Number(row.size) };
+  const event = { kind, at, objectId: row.id, bucketId: row.bucketId, key: row.key, bytes: row.size };
   if (deps.egress) deps.egress.add(caller.orgId, event);
   else await recordEgress(deps.db, caller.orgId, event);
-  return { ...row, size: Number(row.size) };
+  return row;
 }
 
 /** API calls counted in memory (usage-meter.ts), flushed per organization and day. */
