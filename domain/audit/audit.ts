@@ -5,6 +5,7 @@ import type { AuditEntry, AuditPage } from "../../contract/audit.ts";
 import type { Caller } from "../access/caller.ts";
 import type { Deps } from "../core/deps.ts";
 import { errors } from "../core/errors.ts";
+import { prepared } from "../core/prepared.ts";
 
 /**
  * The audit log: who did what to which ids, when, from where, and how it ended. Written by the
@@ -36,8 +37,29 @@ export function actorOf(caller: Pick<Caller, "apiKeyId" | "serviceCredentialId" 
   return { type: "user", userId: caller.userId };
 }
 
+const p = (name: string) => sql.placeholder(name);
+
 export async function recordAudit(db: Db, e: NewAuditEntry): Promise<void> {
-  await db.insert(auditLog).values({
+  // Prepared (see prepared.ts): every mutating call writes one.
+  await prepared(db, "record_audit", (d) =>
+    d
+      .insert(auditLog)
+      .values({
+        orgId: p("orgId"),
+        at: p("at"),
+        actorType: p("actorType"),
+        apiKeyId: p("apiKeyId"),
+        serviceCredentialId: p("serviceCredentialId"),
+        userId: p("userId"),
+        action: p("action"),
+        targets: p("targets"),
+        status: p("status"),
+        errorCode: p("errorCode"),
+        clientAddress: p("clientAddress"),
+        requestId: p("requestId"),
+      })
+      .prepare("record_audit"),
+  ).execute({
     orgId: e.orgId,
     // Milliseconds, as JavaScript dates hold them, so that cursors compare exactly.
     at: e.at ?? new Date(),

@@ -26,3 +26,22 @@ export function prepared<T>(db: Db, name: string, build: (db: Db) => T): T {
 export function anyId(column: AnyPgColumn): SQL {
   return sql`${column} = any(string_to_array(${sql.placeholder("ids")}, ',')::uuid[])`;
 }
+
+interface RawPrepared {
+  execute(values: Record<string, unknown>): Promise<unknown>;
+}
+
+/**
+ * A hand-written statement (a CTE the query builder cannot express), prepared on the server
+ * under `name` like the builder's queries: its values are `sql.placeholder`s. `db.execute`
+ * sends its text unnamed, so PostgreSQL parses and plans it on every call; for the upload
+ * URL's one-statement reservation that planning was two thirds of the statement's time
+ * (bench/RESULTS.md, peer). Drizzle has no public call for this, so it goes through the same
+ * session method its `.prepare(name)` uses, on both drivers.
+ */
+export function preparedSql(db: Db, name: string, build: () => SQL): RawPrepared {
+  return prepared(db, name, (d) => {
+    const internal = d as unknown as { session: { prepareQuery(q: unknown, fields: undefined, name: string, arrayMode: boolean): RawPrepared }; dialect: { sqlToQuery(s: SQL): unknown } };
+    return internal.session.prepareQuery(internal.dialect.sqlToQuery(build()), undefined, name, false);
+  });
+}

@@ -1,5 +1,6 @@
 import { and, desc, eq, inArray, isNull, lte, sql } from "drizzle-orm";
 import { rowsOf } from "../../db/client.ts";
+import { preparedSql } from "../core/prepared.ts";
 import type { MediaObject } from "../../contract/media.ts";
 import type { AbortedUpload, CompletedUpload, MultipartUpload, PresignedPart, PresignedUpload } from "../../contract/presign.ts";
 import { mediaObjects, orgUsage, uploadReservations } from "../../db/schema/index.ts";
@@ -155,6 +156,38 @@ async function reserveUpload(
   return uploadId;
 }
 
+const p = (name: string) => sql.placeholder(name);
+
+// The subqueries see the tables as they were before this statement: its own reservation is not counted.
+const reserveSingleShotSql = () => sql`
+  with durability as (select set_config('synchronous_commit', 'off', true)),
+  bucket as (select name from buckets where id = ${p("bucketId")} and org_id = ${p("orgId")}),
+  reserved as (
+    update org_usage set reserved_storage = reserved_storage + ${p("bytes")}, updated_at = now()
+    where org_id = ${p("orgId")} and exists (select 1 from bucket)
+      and used_storage + reserved_storage + ${pendingStorage(p("orgId"))} + ${p("bytes")} <= allocated_storage
+    returning org_id
+  ),
+  ins as (
+    insert into upload_reservations (org_id, bucket_id, key, bytes, content_type, tags, expires_at, created_at)
+    select reserved.org_id, ${p("bucketId")}, ${p("key")}, ${p("bytes")}, ${p("contentType")},
+      array(select jsonb_array_elements_text(${p("tags")}::text::jsonb)),
+      ${p("expiresAt")}::timestamptz, ${p("createdAt")}::timestamptz
+    from reserved, durability
+    returning id
+  )
+  select ins.id, (select name from bucket) as bucket_name, live.etag as live_etag,
+    trash.etag as trash_etag, coalesce(trash.purging, false) as purging,
+    exists (select 1 from upload_reservations u where u.bucket_id = ${p("bucketId")} and u.key = ${p("key")}) as pending
+  from ins
+  left join (select id, etag from media_objects where bucket_id = ${p("bucketId")} and key = ${p("key")} and deleted_at is null) live on true
+  -- Only without a live object: the latest deleted one's bytes are what the key holds, unless a purge is removing them.
+  left join lateral (
+    select (array_agg(o.etag order by o.deleted_at desc) filter (where o.purge_queued_at is null))[1] as etag,
+      bool_or(o.purge_queued_at is not null) as purging
+    from media_objects o where o.bucket_id = ${p("bucketId")} and o.key = ${p("key")} and o.deleted_at is not null
+  ) trash on live.id is null`;
+
 /**
  * reserveUpload for a single-shot upload, as one statement, which also checks the bucket is
  * the organization's (null when it is not, or when the allocation refuses: the caller tells
@@ -175,35 +208,17 @@ async function reserveSingleShot(
   r: { bucketId: string; key: string; size: number | undefined; contentType: string; tags: string[]; now: Date; lifetimeMs: number },
 ): Promise<KeySeen | null> {
   const bytes = r.size ?? 0;
-  // The subqueries see the tables as they were before this statement: its own reservation is not counted.
   const rows = rowsOf<{ id: string; bucket_name: string; live_etag: string | null; trash_etag: string | null; pending: boolean; purging: boolean }>(
-    await db.execute(sql`
-      with durability as (select set_config('synchronous_commit', 'off', true)),
-      bucket as (select name from buckets where id = ${r.bucketId} and org_id = ${orgId}),
-      reserved as (
-        update org_usage set reserved_storage = reserved_storage + ${bytes}, updated_at = now()
-        where org_id = ${orgId} and exists (select 1 from bucket) and used_storage + reserved_storage + ${pendingStorage(orgId)} + ${bytes} <= allocated_storage
-        returning org_id
-      ),
-      ins as (
-        insert into upload_reservations (org_id, bucket_id, key, bytes, content_type, tags, expires_at, created_at)
-        select reserved.org_id, ${r.bucketId}, ${r.key}, ${bytes}, ${r.contentType},
-          array(select jsonb_array_elements_text(${JSON.stringify(r.tags)}::text::jsonb)),
-          ${new Date(r.now.getTime() + r.lifetimeMs).toISOString()}::timestamptz, ${r.now.toISOString()}::timestamptz
-        from reserved, durability
-        returning id
-      )
-      select ins.id, (select name from bucket) as bucket_name, live.etag as live_etag,
-        trash.etag as trash_etag, coalesce(trash.purging, false) as purging,
-        exists (select 1 from upload_reservations u where u.bucket_id = ${r.bucketId} and u.key = ${r.key}) as pending
-      from ins
-      left join (select id, etag from media_objects where bucket_id = ${r.bucketId} and key = ${r.key} and deleted_at is null) live on true
-      -- Only without a live object: the latest deleted one's bytes are what the key holds, unless a purge is removing them.
-      left join lateral (
-        select (array_agg(o.etag order by o.deleted_at desc) filter (where o.purge_queued_at is null))[1] as etag,
-          bool_or(o.purge_queued_at is not null) as purging
-        from media_objects o where o.bucket_id = ${r.bucketId} and o.key = ${r.key} and o.deleted_at is not null
-      ) trash on live.id is null`),
+    await preparedSql(db, "reserve_single_shot", reserveSingleShotSql).execute({
+      orgId,
+      bucketId: r.bucketId,
+      key: r.key,
+      bytes,
+      contentType: r.contentType,
+      tags: JSON.stringify(r.tags),
+      expiresAt: new Date(r.now.getTime() + r.lifetimeMs).toISOString(),
+      createdAt: r.now.toISOString(),
+    }),
   );
   const row = rows[0];
   // Refused: the bucket is not the organization's, or the reservation would pass the allocation.

@@ -1,4 +1,4 @@
-import { and, eq, isNull, sql } from "drizzle-orm";
+import { and, type Placeholder, eq, isNull, sql } from "drizzle-orm";
 import { type Db, rowsOf } from "../../db/client.ts";
 import type { Caller } from "../access/caller.ts";
 import { assertBucketAllowed } from "../access/visibility.ts";
@@ -49,7 +49,7 @@ async function addCallsToDay(tx: Db, orgId: string, day: string, calls: number):
  * used and reserved together: every quota check adds them, so a pending confirm or delete
  * counts as if it were folded.
  */
-export const pendingStorage = (orgId: string) =>
+export const pendingStorage = (orgId: string | Placeholder) =>
   sql`(select coalesce(sum(d.used_storage + d.reserved_storage), 0) from storage_deltas d where d.org_id = ${orgId})`;
 
 /**
