@@ -111,6 +111,26 @@ describe("tags", () => {
     expect(await tagIdsOf(obj.id)).toEqual([]);
   });
 
+  test("every object of a list page carries its own tags and categories, ordered by slug, filtered or not", async () => {
+    const b = (await org.admin.post("/api/buckets", { name: `labels-page-${crypto.randomUUID().slice(0, 8)}` })).body as { id: string };
+    const [zebra, apple] = [await createTag("page zebra"), await createTag("page apple")];
+    const cat = (await org.admin.post("/api/categories", { name: `Page ${crypto.randomUUID().slice(0, 8)}` })).body as { id: string; name: string; slug: string };
+    const both = await insertObject(server, org, b.id, { key: "a-both.png" });
+    await insertObject(server, org, b.id, { key: "b-bare.png" });
+    const one = await insertObject(server, org, b.id, { key: "c-one.png" });
+    expect((await org.admin.put(`/api/objects/${both.id}/tags`, { tagIds: [zebra.id, apple.id] })).status).toBe(200);
+    expect((await org.admin.put(`/api/objects/${both.id}/categories`, { categoryIds: [cat.id] })).status).toBe(200);
+    expect((await org.admin.put(`/api/objects/${one.id}/tags`, { tagIds: [zebra.id] })).status).toBe(200);
+    const labels = (res: { body: { data: { key: string; tags: { slug: string }[]; categories: { slug: string }[] }[] } }) =>
+      Object.fromEntries(res.body.data.map((o) => [o.key, [o.tags.map((t) => t.slug), o.categories.map((c) => c.slug)]]));
+    const want = { "a-both.png": [["page-apple", "page-zebra"], [cat.slug]], "b-bare.png": [[], []], "c-one.png": [["page-zebra"], []] };
+    for (const order of ["asc", "desc"]) expect(labels(await org.admin.get(`/api/media?bucketId=${b.id}&sort=key&order=${order}`))).toEqual(want);
+    // The organization's whole listing (the unfiltered page) holds the same objects with the same labels.
+    const all = labels(await org.admin.get("/api/media?limit=200"));
+    for (const [key, l] of Object.entries(want)) expect(all[key]).toEqual(l);
+    expect(labels(await org.admin.get(`/api/media?bucketId=${b.id}&tags=page-zebra&sort=key&order=asc`))).toEqual({ "a-both.png": want["a-both.png"], "c-one.png": want["c-one.png"] });
+  });
+
   test("an unknown or foreign tag id is 404 and changes nothing", async () => {
     const a = await createTag("keep me");
     const b = await createTag("also valid");
