@@ -7,7 +7,7 @@ import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
 import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
 import { migrate as migratePglite } from "drizzle-orm/pglite/migrator";
 import { instrumentPglite, instrumentPostgresJs, type PoolState, SingleConnectionGauge, type SqlInstrument } from "./instrument.ts";
-import { postgresFixApplied } from "./postgres-fix.ts";
+import { postgresFixApplied, postgresOneRoundTrip } from "./postgres-fix.ts";
 import * as schema from "./schema/index.ts";
 
 // Loaded only after postgres-fix.ts has registered its patch: a static import would load
@@ -16,7 +16,7 @@ const { default: postgres } = await import("postgres");
 const { drizzle: drizzlePostgres } = await import("drizzle-orm/postgres-js");
 const { migrate: migratePostgres } = await import("drizzle-orm/postgres-js/migrator");
 
-export { postgresFixApplied };
+export { postgresFixApplied, postgresOneRoundTrip };
 
 /** The same Drizzle API over postgres.js and PGlite; domain code never knows which. */
 export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;

@@ -30,6 +30,26 @@ const replacements: [string, string][] = [
 ];
 
 /**
+ * postgres.js sends a statement it does not keep prepared (Drizzle's unnamed queries: every
+ * `db.execute` and every builder query not `.prepare`d) in two round trips when it has
+ * parameters: Parse + Describe, a wait for the parameter types, then Bind + Execute. It asks
+ * so that it can serialize each value by its type. Drizzle has already turned every value
+ * into what the driver sends as text (dates, JSON and arrays as strings, through the
+ * column's mapping), and what postgres.js still infers from a value (booleans, bigints,
+ * dates, bytes) it declares in the Parse either way; so the answer changes no value, only
+ * when the Bind leaves. With this change such a statement goes in one write and one round
+ * trip (Parse, Describe, Bind, Execute, Sync), as node-postgres and JDBC send it, and it no
+ * longer stops the connection's pipeline. Statements kept prepared still describe once per
+ * connection. Measured in bench/RESULTS.md (peer: list, search).
+ */
+export let postgresOneRoundTrip = false;
+
+const oneRoundTrip: [string, string] = [
+  "q.describeFirst = q.onlyDescribe || (parameters.length && !q.prepared)",
+  "q.describeFirst = q.onlyDescribe || (parameters.length && q.prepare && !q.prepared)",
+];
+
+/**
  * postgres.js keeps its pool's queues private. One getter added to the `sql` object reads
  * their lengths, for the pool metrics (app/metrics.ts): connections serving queries (busy,
  * full, reserved by a transaction), idle ones, and queries waiting for a connection. Applied
@@ -55,7 +75,11 @@ plugin({
   name: "postgres.js closed-socket write guard",
   setup(build) {
     build.onLoad({ filter: /[\\/]postgres[\\/]src[\\/]connection\.js$/ }, async ({ path }) => {
-      const source = await Bun.file(path).text();
+      let source = await Bun.file(path).text();
+      if (source.includes(oneRoundTrip[0])) {
+        source = source.replace(oneRoundTrip[0], oneRoundTrip[1]);
+        postgresOneRoundTrip = true;
+      }
       if (!replacements.every(([from]) => source.includes(from))) return { contents: source, loader: "js" };
       postgresFixApplied = true;
       return { contents: replacements.reduce((s, [from, to]) => s.replace(from, to), source), loader: "js" };

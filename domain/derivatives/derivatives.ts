@@ -39,7 +39,16 @@ export function derivativeKey(d: { bucketId: string; objectId: string; variant: 
   return `${derivativePrefix(d.bucketId, d.objectId)}${d.variant}-${d.etag}.${EXTENSIONS[d.contentType] ?? "bin"}`;
 }
 
-export function thumbnailSummary(row: DerivativeRow): ThumbnailSummary {
+/** What a media view shows of its thumbnail's row: views select only these columns. */
+export const thumbnailSummaryColumns = {
+  state: derivatives.state,
+  width: derivatives.width,
+  height: derivatives.height,
+  contentType: derivatives.contentType,
+  etag: derivatives.etag,
+};
+
+export function thumbnailSummary(row: Pick<DerivativeRow, keyof typeof thumbnailSummaryColumns>): ThumbnailSummary {
   const ready = row.state === "ready";
   return {
     state: row.state,

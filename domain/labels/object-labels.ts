@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray, type SQL, type SQLWrapper, sql } from "drizzle-orm";
+import { and, asc, eq, type SQL, sql } from "drizzle-orm";
 import type { AnyPgColumn } from "drizzle-orm/pg-core";
 import type { Label } from "../../contract/labels.ts";
 import type { Db } from "../../db/client.ts";
@@ -35,25 +35,6 @@ export function labelsColumn(kind: LabelKind, objectId: AnyPgColumn, orgId: SQL)
   return sql<Label[]>`(select coalesce(json_agg(json_build_object('id', ${labels.id}, 'name', ${labels.name}, 'slug', ${labels.slug}) order by ${labels.slug}), '[]'::json)
     from ${links} join ${labels} on ${labels.id} = ${kind.labelId}
     where ${links.objectId} = ${objectId} and ${links.orgId} = ${orgId} and ${labels.orgId} = ${orgId})`;
-}
-
-/**
- * The labels of one kind of every object whose id `ids` selects, one JSON array (ordered by
- * slug) per object that has any, as a subquery to join on `objectId`: a listing's page gets
- * its labels in one pass rather than a lookup per row (bench/RESULTS.md, list).
- */
-export function labelsByObject(db: Db, kind: LabelKind, ids: SQLWrapper, orgId: SQL) {
-  const { labels, links } = kind;
-  return db
-    .select({
-      objectId: links.objectId,
-      labels: sql<Label[]>`json_agg(json_build_object('id', ${labels.id}, 'name', ${labels.name}, 'slug', ${labels.slug}) order by ${labels.slug})`.as(`${kind.key}_json`),
-    })
-    .from(links)
-    .innerJoin(labels, eq(labels.id, kind.labelId))
-    .where(and(inArray(links.objectId, ids), eq(links.orgId, orgId), eq(labels.orgId, orgId)))
-    .groupBy(links.objectId)
-    .as(`${kind.key}_of_page`);
 }
 
 /**

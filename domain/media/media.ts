@@ -1,4 +1,4 @@
-import { and, asc, count, desc, eq, ilike, isNotNull, isNull, lte, type SQL, sql } from "drizzle-orm";
+import { and, asc, count, desc, eq, ilike, isNotNull, isNull, lte, type Placeholder, type SQL, sql } from "drizzle-orm";
 import type { Deleted } from "../../contract/common.ts";
 import { type Db, rowsOf } from "../../db/client.ts";
 import type { Label } from "../../contract/labels.ts";
@@ -7,10 +7,11 @@ import type { PresignedDownload } from "../../contract/presign.ts";
 import { buckets, derivatives, mediaObjects } from "../../db/schema/index.ts";
 import { resolveBucket } from "../buckets/buckets.ts";
 import type { Caller } from "../access/caller.ts";
-import { labelsByObject, labelsColumn } from "../labels/object-labels.ts";
+import { labelsColumn } from "../labels/object-labels.ts";
 import { categoryKind, tagKind } from "../labels/kinds.ts";
 import { assertBucketAllowed } from "../access/visibility.ts";
-import { anyId, prepared } from "../core/prepared.ts";
+import { anyId, prepared, preparedSql } from "../core/prepared.ts";
+import { type PageViewRow, viewOfPageRow, viewsOverPage } from "./view-rows.ts";
 import { resolveLiveObject } from "./object-refs.ts";
 import { touchSearch } from "../search/index-rows.ts";
 import { runHooks } from "./lifecycle.ts";
@@ -18,13 +19,13 @@ import { RETENTION_DAYS } from "./retention.ts";
 import { onObjectRemoved } from "./object-hooks.ts";
 import { slugList } from "../labels/slug.ts";
 import type { Deps } from "../core/deps.ts";
-import { thumbnailOf, thumbnailSummary } from "../derivatives/derivatives.ts";
+import { thumbnailOf, thumbnailSummary, thumbnailSummaryColumns } from "../derivatives/derivatives.ts";
 import { type FactFilters, factFilterCondition } from "../derivatives/facts.ts";
 import { errors } from "../core/errors.ts";
 import { enqueueJob } from "../core/jobs.ts";
 import type { MediaKind } from "./kind.ts";
 import { fileNameOf } from "./kind.ts";
-import { type MediaRow, toMediaView } from "./view.ts";
+import { type MediaRow, type MediaViewRow, toMediaView } from "./view.ts";
 import { type Page, page } from "../core/pagination.ts";
 import { derivativePrefix, objectPath } from "./storage-keys.ts";
 import { resolveForEgress } from "../usage/counters.ts";
@@ -41,22 +42,25 @@ export const MEDIA_SORTS = ["created_at", "size", "key"] as const;
  * thumbnail beside the `info` of the moment before.
  */
 function viewColumns(orgId: SQL) {
-  return { info: mediaObjects.info, d: derivatives, tags: labelsColumn(tagKind, mediaObjects.id, orgId), categories: labelsColumn(categoryKind, mediaObjects.id, orgId) };
+  return { info: mediaObjects.info, d: thumbnailSummaryColumns, tags: labelsColumn(tagKind, mediaObjects.id, orgId), categories: labelsColumn(categoryKind, mediaObjects.id, orgId) };
 }
 const viewJoin = thumbnailOf(mediaObjects.id);
-type ViewColumns = { info: MediaRow["info"]; d: typeof derivatives.$inferSelect | null; tags: Label[]; categories: Label[] };
-const viewOf = (row: MediaRow, v: ViewColumns) => toMediaView({ ...row, info: v.info }, { tags: v.tags, categories: v.categories }, v.d ? thumbnailSummary(v.d) : null);
-
-/** Prepared (prepared.ts), the ids as one parameter: the view columns of objects (live or deleted) of an organization. */
-const viewsById = (db: Db) =>
-  prepared(db, "media_views", (d) =>
-    d
-      .select({ id: mediaObjects.id, ...viewColumns(sql`${sql.placeholder("orgId")}::uuid`) })
-      .from(mediaObjects)
-      .leftJoin(derivatives, viewJoin)
-      .where(and(anyId(mediaObjects.id), eq(mediaObjects.orgId, sql.placeholder("orgId"))))
-      .prepare("media_views"),
-  );
+/** The columns of MediaViewRow. */
+const mediaViewColumns = {
+  id: mediaObjects.id,
+  bucketId: mediaObjects.bucketId,
+  key: mediaObjects.key,
+  size: mediaObjects.size,
+  contentType: mediaObjects.contentType,
+  kind: mediaObjects.kind,
+  etag: mediaObjects.etag,
+  metadata: mediaObjects.metadata,
+  info: mediaObjects.info,
+  createdAt: mediaObjects.createdAt,
+  updatedAt: mediaObjects.updatedAt,
+};
+type ViewColumns = { info: MediaRow["info"]; d: Parameters<typeof thumbnailSummary>[0] | null; tags: Label[]; categories: Label[] };
+const viewOf = (row: MediaViewRow, v: ViewColumns) => toMediaView({ ...row, info: v.info }, { tags: v.tags, categories: v.categories }, v.d ? thumbnailSummary(v.d) : null);
 
 /** Prepared: one live object of an organization with its view columns. */
 const liveView = (db: Db) =>
@@ -70,14 +74,30 @@ const liveView = (db: Db) =>
       .prepare("media_view_live"),
   );
 
-/** Media views of rows already read (a search's or the trash's page), in their order: one query, whatever their number. */
-export async function viewsOf(deps: Deps, orgId: string, rows: MediaRow[]): Promise<MediaObject[]> {
-  if (rows.length === 0) return [];
-  const found = await viewsById(deps.db).execute({ ids: rows.map((r) => r.id).join(","), orgId });
-  const byId = new Map(found.map((v) => [v.id, v]));
-  return rows.flatMap((r) => {
-    const v = byId.get(r.id);
-    return v ? [viewOf(r, v)] : [];
+/**
+ * Media views of objects of an organization by id (a search's page, the trash's), in the
+ * order given, leaving out ids not found: one prepared statement, whatever their number.
+ * `live`: only objects not deleted (search); otherwise deleted ones too (the trash).
+ */
+export async function viewsOf(deps: Deps, orgId: string, ids: string[], opts: { live: boolean }): Promise<MediaObject[]> {
+  if (ids.length === 0) return [];
+  const p = (name: string) => sql.placeholder(name);
+  const name = opts.live ? "media_views_live" : "media_views";
+  const found = await preparedSql(deps.db, name, () =>
+    viewsOverPage(
+      deps.db
+        .select(mediaViewColumns)
+        .from(mediaObjects)
+        .where(and(anyId(mediaObjects.id), eq(mediaObjects.orgId, p("orgId")), opts.live ? isNull(mediaObjects.deletedAt) : undefined))
+        .getSQL(),
+      sql`${p("orgId")}::uuid`,
+      sql`page.id`,
+    ),
+  ).execute({ ids: ids.join(","), orgId });
+  const byId = new Map(rowsOf<PageViewRow>(found).map((r) => [r.id, r]));
+  return ids.flatMap((id) => {
+    const r = byId.get(id);
+    return r ? [viewOfPageRow(r)] : [];
   });
 }
 
@@ -131,32 +151,26 @@ export async function listMedia(deps: Deps, caller: Caller, q: MediaQuery): Prom
   const facts = await factFilterCondition(deps, caller, q);
   if (facts) where.push(facts);
   const filtered = Boolean(q.kind || q.search || tagSlugs.length || categorySlugs.length || facts);
-  const column = ({ created_at: "createdAt", size: "size", key: "key" } as const)[q.sort];
+  const column = { created_at: mediaObjects.createdAt, size: mediaObjects.size, key: mediaObjects.key }[q.sort];
   const dir = q.order === "asc" ? asc : desc;
-  const filter = and(...where);
-  // The page first, then its thumbnails and labels joined to it, each kind of label aggregated
-  // over the whole page at once: a third of the statement's time of a per-row lookup.
-  const db = deps.db;
-  const pageRows = db.$with("page").as(db.select().from(mediaObjects).where(filter).orderBy(dir(mediaObjects[column]), dir(mediaObjects.id)).limit(q.limit).offset(q.offset));
-  const org = sql`${caller.orgId}::uuid`;
-  const ids = db.select({ id: pageRows.id }).from(pageRows);
-  const pageTags = labelsByObject(db, tagKind, ids, org);
-  const pageCategories = labelsByObject(db, categoryKind, ids, org);
-  const listing = db
-    .with(pageRows)
-    .select({ o: pageRows._.selectedFields, d: derivatives, tags: sql<Label[]>`coalesce(${pageTags.labels}, '[]'::json)`, categories: sql<Label[]>`coalesce(${pageCategories.labels}, '[]'::json)` })
-    .from(pageRows)
-    .leftJoin(derivatives, thumbnailOf(pageRows.id))
-    .leftJoin(pageTags, eq(pageTags.objectId, pageRows.id))
-    .leftJoin(pageCategories, eq(pageCategories.objectId, pageRows.id))
-    .orderBy(dir(pageRows[column]), dir(pageRows.id));
+  const listing = (filter: SQL | undefined, orgId: SQL, limit: number | Placeholder, offset: number | Placeholder) =>
+    viewsOverPage(
+      deps.db.select(mediaViewColumns).from(mediaObjects).where(filter).orderBy(dir(column), dir(mediaObjects.id)).limit(limit).offset(offset).getSQL(),
+      orgId,
+      sql`page.${sql.identifier(q.sort)} ${sql.raw(q.order)}, page.id ${sql.raw(q.order)}`,
+    );
+  const p = (name: string) => sql.placeholder(name);
   const [rows, total] = await Promise.all([
-    // Unfiltered pages, the common call, are prepared: the text is the same for every organization.
-    filtered ? listing : listing.prepare("media_page").execute(),
+    filtered
+      ? deps.db.execute(listing(and(...where), sql`${caller.orgId}::uuid`, q.limit, q.offset))
+      : // The unfiltered page, the common call, is prepared: one text per order and scope, whatever the organization.
+        preparedSql(deps.db, `media_page_${q.sort}_${q.order}${bucketId ? "_bucket" : ""}`, () =>
+          listing(and(eq(mediaObjects.orgId, p("orgId")), isNull(mediaObjects.deletedAt), bucketId ? eq(mediaObjects.bucketId, p("bucketId")) : undefined), sql`${p("orgId")}::uuid`, p("limit"), p("offset")),
+        ).execute({ orgId: caller.orgId, bucketId, limit: q.limit, offset: q.offset }),
     // Without filters the total is a kept counter: no count over a million rows.
-    filtered ? countWhere(deps, filter) : liveObjectCount(deps, caller.orgId, bucketId),
+    filtered ? countWhere(deps, and(...where)) : liveObjectCount(deps, caller.orgId, bucketId),
   ]);
-  return page(rows.map((v) => viewOf(v.o, { ...v, info: v.o.info })), total, q.offset);
+  return page(rowsOf<PageViewRow>(rows).map(viewOfPageRow), total, q.offset);
 }
 
 async function countWhere(deps: Deps, filter: SQL | undefined): Promise<number> {

@@ -56,7 +56,7 @@ export async function listTrash(deps: Deps, caller: Caller, q: { bucketId?: stri
       .offset(q.offset),
     deps.db.select({ total: count() }).from(mediaObjects).where(filter),
   ]);
-  const views = await viewsOf(deps, caller.orgId, rows.map((r) => r.row));
+  const views = await viewsOf(deps, caller.orgId, rows.map((r) => r.row.id), { live: false });
   return page(
     views.map((v, i) => {
       const { row, blockedBy } = rows[i]!;

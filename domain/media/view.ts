@@ -5,7 +5,10 @@ import { fileNameOf } from "./kind.ts";
 
 export type MediaRow = typeof mediaObjects.$inferSelect;
 
-export function toMediaView(row: MediaRow, labels?: ObjectLabels, thumbnail: ThumbnailSummary | null = null): MediaObject {
+/** What a view shows of an object's row (a listing reads only these). */
+export type MediaViewRow = Pick<MediaRow, "id" | "bucketId" | "key" | "size" | "contentType" | "kind" | "etag" | "metadata" | "info" | "createdAt" | "updatedAt">;
+
+export function toMediaView(row: MediaViewRow, labels?: ObjectLabels, thumbnail: ThumbnailSummary | null = null): MediaObject {
   return {
     id: row.id,
     bucketId: row.bucketId,
