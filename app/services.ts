@@ -33,7 +33,6 @@ import { startOpsServer } from "./ops-server.ts";
 import { jobTraceparent, startTracing } from "./tracing.ts";
 import { mediaImages } from "../worker/derivatives/transform.ts";
 import { nicedHost } from "../worker/derivatives/render-pool.ts";
-import { flushRenderEgress } from "../domain/derivatives/render-egress.ts";
 
 /**
  * "server": `npm start` (the API; runs jobs itself unless REDIS_URL is set with
@@ -173,9 +172,8 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     const apiCalls = new ApiCallMeter(deps);
     apiCalls.start();
     closers.push(() => apiCalls.stop());
-    closers.push(() => flushRenderEgress(deps));
-    // Pushed before the render flush's closer would be wrong: closers run in reverse, and the
-    // rollup should fold what that flush writes. Tasks-only processes leave it to the API.
+    // Folds what the egress ledger and confirms append; what it has not folded when it stops,
+    // reads still count (usage/report.ts). Tasks-only processes leave it to the API.
     const rollup = new UsageRollup(deps, (tx, orgId, after) => applyAutoCapacity(deps, tx, orgId, after, deps.clock.now()));
     if (role !== "task") rollup.start();
     closers.push(() => rollup.stop());

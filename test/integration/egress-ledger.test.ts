@@ -60,6 +60,26 @@ test("events wait in memory until the interval or a flush, then are written toge
   ]);
 });
 
+test("renders of one object wait as one event with their bytes summed; downloads stay one event each", async () => {
+  const { org, obj } = await orgWithObject();
+  const other = { ...obj, id: crypto.randomUUID() };
+  const ledger = new EgressLedger(db(), log(), 60_000);
+  for (const bytes of [10, 20, 30]) ledger.add(org.orgId, eventFor(obj, bytes, "render"));
+  ledger.add(org.orgId, eventFor(other, 5, "render"));
+  ledger.add(org.orgId, eventFor(obj, 300));
+  ledger.add(org.orgId, eventFor(obj, 300));
+  expect(ledger.waiting).toBe(4);
+  await ledger.flush();
+  // The next batch starts its own sum.
+  ledger.add(org.orgId, eventFor(obj, 7, "render"));
+  await ledger.flush();
+  const rows = rowsOf<{ type: string; object_id: string; bytes: number | string }>(
+    await db().execute(sql`select type, object_id, bytes from usage_events where org_id = ${org.orgId} and type in ('download', 'render') order by seq`),
+  ).map((r) => `${r.type} ${r.object_id === obj.id ? "obj" : "other"} ${Number(r.bytes)}`);
+  // One statement writes a batch: the order of its rows is not kept.
+  expect(rows.sort()).toEqual(["download obj 300", "download obj 300", "render obj 60", "render obj 7", "render other 5"]);
+});
+
 test("a full batch is written without waiting for the interval", async () => {
   const { org, obj } = await orgWithObject();
   const ledger = new EgressLedger(db(), log(), 60_000, 2);
