@@ -60,8 +60,8 @@ const uuidArray = (ids: string[]) => sql`array[${sql.join(ids.map((id) => sql`${
  *
  * The statement is sent unprepared (planned per call with its values). `q` is materialized all
  * the same: when it was prepared, PostgreSQL switched to a generic plan from the sixth run on a
- * connection, and there an inlined `q` re-parsed the query text for every matching row (the match scan 15 -> 35 ms for 10,000 matches; bench/RESULTS.md,
- * search). Ranking is `ts_rank` (term frequency with the A/B/C weights of key, labels and
+ * connection, and there an inlined `q` re-parsed the query text for every matching row (the
+ * match scan 15 -> 35 ms for 10,000 matches; bench/RESULTS.md, search). Ranking is `ts_rank` (term frequency with the A/B/C weights of key, labels and
  * metadata) rather than `ts_rank_cd` (cover density): on texts this short they order alike, and
  * cover density cost a quarter of the statement.
  */
