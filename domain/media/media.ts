@@ -10,7 +10,7 @@ import type { Caller } from "../access/caller.ts";
 import { labelsColumn } from "../labels/object-labels.ts";
 import { categoryKind, tagKind } from "../labels/kinds.ts";
 import { assertBucketAllowed } from "../access/visibility.ts";
-import { prepared, preparedSql } from "../core/prepared.ts";
+import { anyId, prepared, preparedSql } from "../core/prepared.ts";
 import { type PageViewRow, viewOfPageRow, viewsOverPage } from "./view-rows.ts";
 import { resolveLiveObject } from "./object-refs.ts";
 import { touchSearch } from "../search/index-rows.ts";
@@ -81,19 +81,25 @@ const liveView = (db: Db) =>
  */
 export async function viewsOf(deps: Deps, orgId: string, ids: string[], opts: { live: boolean }): Promise<MediaObject[]> {
   if (ids.length === 0) return [];
-  // Not prepared: under a generic plan PostgreSQL cannot tell how many ids the parameter holds,
-  // guesses one, and aggregates the labels once per object (14 ms against 1.5 for 100 ids).
-  const found = await deps.db.execute(
-    viewsOverPage(
-      deps.db
-        .select(mediaViewColumns)
-        .from(mediaObjects)
-        .where(and(sql`${mediaObjects.id} = any(string_to_array(${ids.join(",")}, ',')::uuid[])`, eq(mediaObjects.orgId, orgId), opts.live ? isNull(mediaObjects.deletedAt) : undefined))
-        .getSQL(),
-      sql`${orgId}::uuid`,
-      sql`page.id`,
-    ),
-  );
+  // Built once, but planned on every call: under a generic plan PostgreSQL cannot tell how many
+  // ids the parameter holds, guesses one, and aggregates the labels once per object (14 ms
+  // against 1.5 for 100 ids).
+  const p = (name: string) => sql.placeholder(name);
+  const found = await preparedSql(
+    deps.db,
+    opts.live ? "media_views_live" : "media_views",
+    () =>
+      viewsOverPage(
+        deps.db
+          .select(mediaViewColumns)
+          .from(mediaObjects)
+          .where(and(anyId(mediaObjects.id), eq(mediaObjects.orgId, p("orgId")), opts.live ? isNull(mediaObjects.deletedAt) : undefined))
+          .getSQL(),
+        sql`${p("orgId")}::uuid`,
+        sql`page.id`,
+      ),
+    { planEachCall: true },
+  ).execute({ ids: ids.join(","), orgId });
   const byId = new Map(rowsOf<PageViewRow>(found).map((r) => [r.id, r]));
   return ids.flatMap((id) => {
     const r = byId.get(id);
