@@ -1,6 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { PGlite } from "@electric-sql/pglite";
+import { btree_gin } from "@electric-sql/pglite/contrib/btree_gin";
 import { pg_trgm } from "@electric-sql/pglite/contrib/pg_trgm";
 import { sql } from "drizzle-orm";
 import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
@@ -71,7 +72,7 @@ export async function openDatabase(opts: { url?: string; dataDir: string; poolSi
     return { db, kind: "postgres", pool, close: () => client.end({ timeout: 5 }) };
   }
   if (!opts.dataDir.startsWith("memory://")) mkdirSync(opts.dataDir, { recursive: true });
-  const client = await PGlite.create(opts.dataDir, { extensions: { pg_trgm } });
+  const client = await PGlite.create(opts.dataDir, { extensions: { pg_trgm, btree_gin } });
   const gauge = new SingleConnectionGauge();
   const db = drizzlePglite(instrumentPglite(client, opts.instrument ?? ((_k, _s, run) => run()), gauge), { schema }) as unknown as Db;
   await migratePglite(drizzlePglite(client, { schema }), { migrationsFolder });

@@ -53,7 +53,8 @@ const PROBE_SCAN_FROM = 100;
 const uuidArray = (ids: string[]) => sql`array[${sql.join(ids.map((id) => sql`${id}`), sql`, `)}]::uuid[]`;
 
 /**
- * The default backend: PostgreSQL full text over `media_search` (GIN index), which also holds
+ * The default backend: PostgreSQL full text over `media_search` (a GIN index over org_id and
+ * the vector, so the organization's matches come from the index alone), which also holds
  * every field a search filters and counts on, ranked by relevance then recency. One statement
  * computes the page, the total and the facets over the match set (up to `exactUpTo` matches),
  * reading no other table per match.

@@ -38,5 +38,5 @@ export const mediaSearch = pgTable(
         sql`setweight(to_tsvector('simple'::regconfig, regexp_replace(key, '[/._\\-]+', ' ', 'g')), 'A') || setweight(to_tsvector('simple'::regconfig, regexp_replace(labels, '[/._\\-]+', ' ', 'g')), 'B') || setweight(to_tsvector('simple'::regconfig, regexp_replace(meta, '[/._\\-]+', ' ', 'g')), 'C')`,
       ),
   },
-  (t) => [index("media_search_vector_idx").using("gin", t.vector), index("media_search_org_idx").on(t.orgId)],
+  (t) => [index("media_search_org_vector_idx").using("gin", t.orgId, t.vector), index("media_search_org_idx").on(t.orgId)],
 );
