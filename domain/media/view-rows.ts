@@ -18,17 +18,18 @@ import { toMediaView } from "./view.ts";
  * select of them does); `orderBy` is the page's order, written over `page`.
  */
 export function viewsOverPage(page: SQL, orgId: SQL, orderBy: SQL): SQL {
-  const labels = (links: string, labelId: string, table: string) =>
-    sql.raw(`(select l.object_id, json_agg(json_build_object('id', x.id, 'name', x.name, 'slug', x.slug) order by x.slug) as labels
-       from ${links} l join ${table} x on x.id = l.${labelId}
-       where l.object_id in (select id from page) and l.org_id = `);
+  const labelsOfPage = (links: string, labelId: string, labels: string) => sql`(
+      select l.object_id, json_agg(json_build_object('id', x.id, 'name', x.name, 'slug', x.slug) order by x.slug) as labels
+        from ${sql.raw(links)} l join ${sql.raw(labels)} x on x.id = l.${sql.raw(labelId)}
+       where l.object_id in (select id from page) and l.org_id = ${orgId} and x.org_id = ${orgId}
+       group by l.object_id)`;
   return sql`with page as (${page})
     select page.*, d.state as t_state, d.width as t_width, d.height as t_height, d.content_type as t_content_type, d.etag as t_etag,
       coalesce(t.labels, '[]'::json) as tags, coalesce(c.labels, '[]'::json) as categories
     from page
     left join derivatives d on d.object_id = page.id and d.variant = ${sql.raw(`'${THUMBNAIL}'`)}
-    left join ${labels("object_tags", "tag_id", "tags")}${orgId} and x.org_id = ${orgId} group by l.object_id) t on t.object_id = page.id
-    left join ${labels("object_categories", "category_id", "categories")}${orgId} and x.org_id = ${orgId} group by l.object_id) c on c.object_id = page.id
+    left join ${labelsOfPage("object_tags", "tag_id", "tags")} t on t.object_id = page.id
+    left join ${labelsOfPage("object_categories", "category_id", "categories")} c on c.object_id = page.id
     order by ${orderBy}`;
 }
 
