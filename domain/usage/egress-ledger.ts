@@ -17,9 +17,10 @@ const MAX_KEPT = 100_000;
 const RETRY_MS = 5_000;
 
 /**
- * Egress events of download and stream URLs and of renders answered with their bytes, gathered in memory and appended to the ledger
- * (`usage_events`, flagged for the rollup) in one statement at most `intervalMs` after the
- * first of them, or as soon as `batchSize` are waiting. Appending one row per URL was most of
+ * Egress events of download and stream URLs and of renders answered with their bytes,
+ * gathered in memory and appended to the ledger (`usage_events`, flagged for the rollup) in
+ * one statement at most `intervalMs` after the first of them, or as soon as `batchSize` are
+ * waiting. Appending one row per URL was most of
  * PostgreSQL's work on that route: with it the route ran at 1.09x Supabase Storage's
  * throughput, batched at 2.3x (bench/RESULTS.md, peer).
  *
