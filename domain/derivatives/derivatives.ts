@@ -1,5 +1,4 @@
 import { and, eq, inArray, isNull, ne, sql } from "drizzle-orm";
-import type { AnyPgColumn } from "drizzle-orm/pg-core";
 import { type Db, rowsOf } from "../../db/client.ts";
 import type { DerivativeState, Thumbnail, ThumbnailSummary } from "../../contract/media.ts";
 import { derivatives, mediaObjects } from "../../db/schema/index.ts";
@@ -39,16 +38,7 @@ export function derivativeKey(d: { bucketId: string; objectId: string; variant: 
   return `${derivativePrefix(d.bucketId, d.objectId)}${d.variant}-${d.etag}.${EXTENSIONS[d.contentType] ?? "bin"}`;
 }
 
-/** What a media view shows of its thumbnail's row: views select only these columns. */
-export const thumbnailSummaryColumns = {
-  state: derivatives.state,
-  width: derivatives.width,
-  height: derivatives.height,
-  contentType: derivatives.contentType,
-  etag: derivatives.etag,
-};
-
-export function thumbnailSummary(row: Pick<DerivativeRow, keyof typeof thumbnailSummaryColumns>): ThumbnailSummary {
+export function thumbnailSummary(row: Pick<DerivativeRow, "state" | "width" | "height" | "contentType" | "etag">): ThumbnailSummary {
   const ready = row.state === "ready";
   return {
     state: row.state,
@@ -58,9 +48,6 @@ export function thumbnailSummary(row: Pick<DerivativeRow, keyof typeof thumbnail
     etag: ready ? row.etag : null,
   };
 }
-
-/** The join condition of an object's thumbnail row (a media view reads it with the object). */
-export const thumbnailOf = (objectId: AnyPgColumn) => and(eq(derivatives.objectId, objectId), eq(derivatives.variant, THUMBNAIL));
 
 /**
  * Called in confirm's transaction, so a thumbnail request right after confirm says

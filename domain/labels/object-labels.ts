@@ -1,5 +1,4 @@
-import { and, asc, eq, type SQL, sql } from "drizzle-orm";
-import type { AnyPgColumn } from "drizzle-orm/pg-core";
+import { and, asc, eq, sql } from "drizzle-orm";
 import type { Label } from "../../contract/labels.ts";
 import type { Db } from "../../db/client.ts";
 import { anyId, prepared } from "../core/prepared.ts";
@@ -8,7 +7,7 @@ import { LABEL_KINDS, type LabelKind } from "./kinds.ts";
 export type ObjectLabels = Record<LabelKind["key"], Label[]>;
 
 /**
- * Tags and categories of many media objects at once, for the media object view: one query
+ * Tags and categories of many media objects at once (a labels answer, the Meilisearch sync): one query
  * per kind, whatever the number of objects. Every id asked for has an entry (empty lists
  * when it has no labels). Labels are ordered by slug.
  */
@@ -23,18 +22,6 @@ export async function labelsFor(db: Db, orgId: string, objectIds: readonly strin
     for (const { objectId, ...label } of found[i]!) out.get(objectId)?.[kind.key].push(label);
   });
   return out;
-}
-
-/**
- * The labels of one kind of the object whose id is `objectId` (a column of the enclosing
- * query), as a JSON array ordered by slug: what labelsFor answers, as a column, so a media
- * view is one query with its object rather than one per kind.
- */
-export function labelsColumn(kind: LabelKind, objectId: AnyPgColumn, orgId: SQL): SQL<Label[]> {
-  const { labels, links } = kind;
-  return sql<Label[]>`(select coalesce(json_agg(json_build_object('id', ${labels.id}, 'name', ${labels.name}, 'slug', ${labels.slug}) order by ${labels.slug}), '[]'::json)
-    from ${links} join ${labels} on ${labels.id} = ${kind.labelId}
-    where ${links.objectId} = ${objectId} and ${links.orgId} = ${orgId} and ${labels.orgId} = ${orgId})`;
 }
 
 /**

@@ -1,16 +1,13 @@
 import { and, asc, count, desc, eq, ilike, isNotNull, isNull, lte, type Placeholder, type SQL, sql } from "drizzle-orm";
 import type { Deleted } from "../../contract/common.ts";
-import { type Db, rowsOf } from "../../db/client.ts";
-import type { Label } from "../../contract/labels.ts";
+import { rowsOf } from "../../db/client.ts";
 import type { MediaObject } from "../../contract/media.ts";
 import type { PresignedDownload } from "../../contract/presign.ts";
-import { buckets, derivatives, mediaObjects } from "../../db/schema/index.ts";
+import { buckets, mediaObjects } from "../../db/schema/index.ts";
 import { resolveBucket } from "../buckets/buckets.ts";
 import type { Caller } from "../access/caller.ts";
-import { labelsColumn } from "../labels/object-labels.ts";
-import { categoryKind, tagKind } from "../labels/kinds.ts";
 import { assertBucketAllowed } from "../access/visibility.ts";
-import { anyId, prepared, preparedSql } from "../core/prepared.ts";
+import { anyId, preparedSql } from "../core/prepared.ts";
 import { type PageViewRow, viewOfPageRow, viewsOverPage } from "./view-rows.ts";
 import { resolveLiveObject } from "./object-refs.ts";
 import { touchSearch } from "../search/index-rows.ts";
@@ -19,13 +16,11 @@ import { RETENTION_DAYS } from "./retention.ts";
 import { onObjectRemoved } from "./object-hooks.ts";
 import { slugList } from "../labels/slug.ts";
 import type { Deps } from "../core/deps.ts";
-import { thumbnailOf, thumbnailSummary, thumbnailSummaryColumns } from "../derivatives/derivatives.ts";
 import { type FactFilters, factFilterCondition } from "../derivatives/facts.ts";
 import { errors } from "../core/errors.ts";
 import { enqueueJob } from "../core/jobs.ts";
 import type { MediaKind } from "./kind.ts";
 import { fileNameOf } from "./kind.ts";
-import { type MediaRow, type MediaViewRow, toMediaView } from "./view.ts";
 import { type Page, page } from "../core/pagination.ts";
 import { derivativePrefix, objectPath } from "./storage-keys.ts";
 import { resolveForEgress } from "../usage/counters.ts";
@@ -35,17 +30,7 @@ export { RETENTION_DAYS } from "./retention.ts";
 
 export const MEDIA_SORTS = ["created_at", "size", "key"] as const;
 
-/**
- * What a media view adds to an object's row, as columns of a query on media_objects: its
- * thumbnail (joined: viewJoin), and its tags and categories as JSON arrays. The worker writes
- * `info` and the thumbnail row in one statement, so reading them together never shows a ready
- * thumbnail beside the `info` of the moment before.
- */
-function viewColumns(orgId: SQL) {
-  return { info: mediaObjects.info, d: thumbnailSummaryColumns, tags: labelsColumn(tagKind, mediaObjects.id, orgId), categories: labelsColumn(categoryKind, mediaObjects.id, orgId) };
-}
-const viewJoin = thumbnailOf(mediaObjects.id);
-/** The columns of MediaViewRow. */
+/** The columns of a MediaViewRow: what viewsOverPage's page selects. */
 const mediaViewColumns = {
   id: mediaObjects.id,
   bucketId: mediaObjects.bucketId,
@@ -59,24 +44,16 @@ const mediaViewColumns = {
   createdAt: mediaObjects.createdAt,
   updatedAt: mediaObjects.updatedAt,
 };
-type ViewColumns = { info: MediaRow["info"]; d: Parameters<typeof thumbnailSummary>[0] | null; tags: Label[]; categories: Label[] };
-const viewOf = (row: MediaViewRow, v: ViewColumns) => toMediaView({ ...row, info: v.info }, { tags: v.tags, categories: v.categories }, v.d ? thumbnailSummary(v.d) : null);
 
-/** Prepared: one live object of an organization with its view columns. */
-const liveView = (db: Db) =>
-  prepared(db, "media_view_live", (d) =>
-    d
-      .select({ o: mediaObjects, ...viewColumns(sql`${sql.placeholder("orgId")}::uuid`) })
-      .from(mediaObjects)
-      .leftJoin(derivatives, viewJoin)
-      .where(and(eq(mediaObjects.id, sql.placeholder("id")), eq(mediaObjects.orgId, sql.placeholder("orgId")), isNull(mediaObjects.deletedAt)))
-      .limit(1)
-      .prepare("media_view_live"),
-  );
+const p = (name: string) => sql.placeholder(name);
+
+/** The views of the objects of an organization that `where` selects, over viewsOverPage; `orderBy` is written over `page`. */
+const viewsWhere = (deps: Pick<Deps, "db">, where: SQL | undefined, orgId: SQL, orderBy: SQL) =>
+  viewsOverPage(deps.db.select(mediaViewColumns).from(mediaObjects).where(where).getSQL(), orgId, orderBy);
 
 /**
  * Media views of objects of an organization by id (a search's page, the trash's), in the
- * order given, leaving out ids not found: one prepared statement, whatever their number.
+ * order given, leaving out ids not found: one statement, whatever their number.
  * `live`: only objects not deleted (search); otherwise deleted ones too (the trash).
  */
 export async function viewsOf(deps: Deps, orgId: string, ids: string[], opts: { live: boolean }): Promise<MediaObject[]> {
@@ -84,20 +61,10 @@ export async function viewsOf(deps: Deps, orgId: string, ids: string[], opts: { 
   // Built once, but planned on every call: under a generic plan PostgreSQL cannot tell how many
   // ids the parameter holds, guesses one, and aggregates the labels once per object (14 ms
   // against 1.5 for 100 ids).
-  const p = (name: string) => sql.placeholder(name);
   const found = await preparedSql(
     deps.db,
     opts.live ? "media_views_live" : "media_views",
-    () =>
-      viewsOverPage(
-        deps.db
-          .select(mediaViewColumns)
-          .from(mediaObjects)
-          .where(and(anyId(mediaObjects.id), eq(mediaObjects.orgId, p("orgId")), opts.live ? isNull(mediaObjects.deletedAt) : undefined))
-          .getSQL(),
-        sql`${p("orgId")}::uuid`,
-        sql`page.id`,
-      ),
+    () => viewsWhere(deps, and(anyId(mediaObjects.id), eq(mediaObjects.orgId, p("orgId")), opts.live ? isNull(mediaObjects.deletedAt) : undefined), sql`${p("orgId")}::uuid`, sql`page.id`),
     { planEachCall: true },
   ).execute({ ids: ids.join(","), orgId });
   const byId = new Map(rowsOf<PageViewRow>(found).map((r) => [r.id, r]));
@@ -107,12 +74,16 @@ export async function viewsOf(deps: Deps, orgId: string, ids: string[], opts: { 
   });
 }
 
-/** A live object of the caller's organization as a view, in one statement (404 otherwise; 403 outside a restricted key's bucket). */
-export async function loadMediaView(deps: Deps, caller: Caller, id: string): Promise<MediaObject> {
-  const [v] = await liveView(deps.db).execute({ id, orgId: caller.orgId });
-  if (!v) throw errors.notFound("Media object");
-  assertBucketAllowed(caller, v.o.bucketId, "The media object");
-  return viewOf(v.o, v);
+/** A live object of the caller's organization as a view, in one prepared statement (404 otherwise; 403 outside a restricted key's bucket). */
+export async function loadMediaView(deps: Pick<Deps, "db">, caller: Caller, id: string): Promise<MediaObject> {
+  const [row] = rowsOf<PageViewRow>(
+    await preparedSql(deps.db, "media_view_live", () =>
+      viewsWhere(deps, and(eq(mediaObjects.id, p("id")), eq(mediaObjects.orgId, p("orgId")), isNull(mediaObjects.deletedAt)), sql`${p("orgId")}::uuid`, sql`page.id`),
+    ).execute({ id, orgId: caller.orgId }),
+  );
+  if (!row) throw errors.notFound("Media object");
+  assertBucketAllowed(caller, row.bucket_id, "The media object");
+  return viewOfPageRow(row);
 }
 
 export interface MediaQuery extends FactFilters {
@@ -159,22 +130,22 @@ export async function listMedia(deps: Deps, caller: Caller, q: MediaQuery): Prom
   const filtered = Boolean(q.kind || q.search || tagSlugs.length || categorySlugs.length || facts);
   const column = { created_at: mediaObjects.createdAt, size: mediaObjects.size, key: mediaObjects.key }[q.sort];
   const dir = q.order === "asc" ? asc : desc;
-  const listing = (filter: SQL | undefined, orgId: SQL, limit: number | Placeholder, offset: number | Placeholder) =>
+  const listing = (cond: SQL | undefined, orgId: SQL, limit: number | Placeholder, offset: number | Placeholder) =>
     viewsOverPage(
-      deps.db.select(mediaViewColumns).from(mediaObjects).where(filter).orderBy(dir(column), dir(mediaObjects.id)).limit(limit).offset(offset).getSQL(),
+      deps.db.select(mediaViewColumns).from(mediaObjects).where(cond).orderBy(dir(column), dir(mediaObjects.id)).limit(limit).offset(offset).getSQL(),
       orgId,
       sql`page.${sql.identifier(q.sort)} ${sql.raw(q.order)}, page.id ${sql.raw(q.order)}`,
     );
-  const p = (name: string) => sql.placeholder(name);
+  const filter = and(...where);
   const [rows, total] = await Promise.all([
     filtered
-      ? deps.db.execute(listing(and(...where), sql`${caller.orgId}::uuid`, q.limit, q.offset))
+      ? deps.db.execute(listing(filter, sql`${caller.orgId}::uuid`, q.limit, q.offset))
       : // The unfiltered page, the common call, is prepared: one text per order and scope, whatever the organization.
         preparedSql(deps.db, `media_page_${q.sort}_${q.order}${bucketId ? "_bucket" : ""}`, () =>
           listing(and(eq(mediaObjects.orgId, p("orgId")), isNull(mediaObjects.deletedAt), bucketId ? eq(mediaObjects.bucketId, p("bucketId")) : undefined), sql`${p("orgId")}::uuid`, p("limit"), p("offset")),
         ).execute({ orgId: caller.orgId, bucketId, limit: q.limit, offset: q.offset }),
     // Without filters the total is a kept counter: no count over a million rows.
-    filtered ? countWhere(deps, and(...where)) : liveObjectCount(deps, caller.orgId, bucketId),
+    filtered ? countWhere(deps, filter) : liveObjectCount(deps, caller.orgId, bucketId),
   ]);
   return page(rowsOf<PageViewRow>(rows).map(viewOfPageRow), total, q.offset);
 }

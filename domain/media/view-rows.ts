@@ -12,7 +12,9 @@ import { toMediaView } from "./view.ts";
  * the per-row label subqueries a third of that (bench/RESULTS.md, list). Here the page is a
  * CTE `page` of media_objects rows; its thumbnails are joined, and each kind of label is
  * aggregated once over the whole page. The columns are few and named, so the mapping below
- * is short and the same on postgres.js and PGlite.
+ * is short and the same on postgres.js and PGlite. A single object's view is a page of one.
+ * The worker writes `info` and the thumbnail row in one statement, so reading them together
+ * never shows a ready thumbnail beside the `info` of the moment before.
  *
  * `page` selects the columns of a MediaViewRow under their names in the table (a Drizzle
  * select of them does); `orderBy` is the page's order, written over `page`.
