@@ -19,6 +19,7 @@ import { openRedis, type RedisConnection } from "./redis.ts";
 import { openSearch } from "./search.ts";
 import { ApiCallMeter } from "../domain/usage/meter.ts";
 import { OrgConcurrency } from "../domain/guards/org-concurrency.ts";
+import { AuditWriter } from "../domain/audit/audit-writer.ts";
 import { EgressLedger } from "../domain/usage/egress-ledger.ts";
 import { UsageRollup } from "../domain/usage/usage-rollup.ts";
 import { applyAutoCapacity } from "../domain/billing/billing.ts";
@@ -135,7 +136,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     // Its last events are written on shutdown, after the closers pushed later and before the database closes.
     const egress = new EgressLedger(database.db, log);
     closers.push(() => egress.flush());
-    const deps: Deps = { db: database.db, clock: overrides.clock ?? systemClock, log, config, jobs, storage, search, payments, credentials, concurrency, egress, meters: meters(metrics), images };
+    const deps: Deps = { db: database.db, clock: overrides.clock ?? systemClock, log, config, jobs, storage, search, payments, credentials, concurrency, egress, audit: new AuditWriter(database.db), meters: meters(metrics), images };
     const processors = observeProcessors((overrides.processors ?? processorsFor)(deps), metrics);
     const w = config.worker;
 

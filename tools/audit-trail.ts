@@ -38,7 +38,7 @@ export async function auditCall(tool: AnyTool, input: unknown, ctx: ToolContext,
   const refused = status === 401 || status === 403;
   if (tool.annotations.readOnlyHint && !refused) return;
   try {
-    await recordAudit(ctx.deps.db, {
+    const entry = {
       orgId: ctx.caller.orgId,
       actor: actorOf(ctx.caller),
       action: tool.name,
@@ -47,7 +47,8 @@ export async function auditCall(tool: AnyTool, input: unknown, ctx: ToolContext,
       errorCode: failure?.code ?? null,
       clientAddress: ctx.clientAddress ?? null,
       requestId: ctx.requestId,
-    });
+    };
+    await (ctx.deps.audit ? ctx.deps.audit.write(entry) : recordAudit(ctx.deps.db, entry));
   } catch (err) {
     // The call's own outcome stands; a lost entry is logged (the database being down is the usual cause).
     ctx.deps.log.warn("audit entry not written", { requestId: ctx.requestId, tool: tool.name, error: String(err) });

@@ -9,6 +9,7 @@ import type { PaymentProvider } from "../ports/payments.ts";
 import type { SearchBackend } from "../ports/search.ts";
 import type { OrgConcurrency } from "../guards/org-concurrency.ts";
 import type { ObjectStorage } from "../ports/storage.ts";
+import type { AuditWriter } from "../audit/audit-writer.ts";
 import type { EgressLedger } from "../usage/egress-ledger.ts";
 
 /**
@@ -34,6 +35,8 @@ export interface Deps {
   concurrency?: { search: OrgConcurrency; render: OrgConcurrency };
   /** Download and stream egress written in batches; absent: each URL appends its own event. */
   egress?: EgressLedger;
+  /** Writes the audit rows of concurrent calls together; absent: each call appends its own. */
+  audit?: AuditWriter;
   /** Counts for the service's metrics; absent where nothing is measured. */
   meters?: Meters;
 }

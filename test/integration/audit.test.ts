@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
 import { rowsOf } from "../../db/client.ts";
+import { AuditWriter } from "../../domain/audit/audit-writer.ts";
 import { recordAudit } from "../../domain/audit/audit.ts";
 import { mcpClient, withServerAndOrg } from "../support/fixtures.ts";
 import { newOrg, type TestOrg, type TestServer } from "../support/server.ts";
@@ -115,5 +116,28 @@ describe("audit log", () => {
     expect((await audit("?action=ancient_history")).data).toHaveLength(1);
     await server.services.maintenance.runOnce();
     expect((await audit("?action=ancient_history")).data).toHaveLength(0);
+  });
+
+  test("concurrent calls' entries are written together, each call waiting for its own", async () => {
+    const writer = new AuditWriter(server.services.deps.db, 1);
+    const entries = Array.from({ length: 40 }, (_, i) => ({ orgId: org.orgId, actor: { type: "system" } as const, action: "batched", targets: { n: String(i) }, status: 200 }));
+    await Promise.all(entries.map((e) => writer.write(e)));
+    // Rows one statement inserted share its transaction id: the first went alone, the rest together.
+    const rows = rowsOf<{ n: string; xid: string }>(
+      await server.services.deps.db.execute(sql`select targets->>'n' as n, xmin::text as xid from audit_log where org_id = ${org.orgId} and action = 'batched'`),
+    );
+    expect(rows.map((r) => Number(r.n)).sort((a, b) => a - b)).toEqual(entries.map((_, i) => i));
+    expect(new Set(rows.map((r) => r.xid)).size).toBe(2);
+  });
+
+  test("an entry the database refuses costs only its own call: the rest of its batch is written", async () => {
+    const writer = new AuditWriter(server.services.deps.db, 1);
+    const entry = (orgId: string, n: number) => ({ orgId, actor: { type: "system" } as const, action: "refused_batch", targets: { n: String(n) }, status: 200 });
+    const first = writer.write(entry(org.orgId, 0)); // goes alone; the next three wait for it and go together
+    const outcomes = await Promise.allSettled([entry(org.orgId, 1), entry("00000000-0000-4000-8000-000000000000", 2), entry(org.orgId, 3)].map((e) => writer.write(e)));
+    await first;
+    expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+    const rows = rowsOf<{ n: string }>(await server.services.deps.db.execute(sql`select targets->>'n' as n from audit_log where action = 'refused_batch' order by 1`));
+    expect(rows.map((r) => r.n)).toEqual(["0", "1", "3"]);
   });
 });
