@@ -131,7 +131,8 @@ try {
     if (!put.ok) throw new Error(`PUT answered ${put.status}`);
     return oursCall("POST", "/api/presign/confirm", { bucketId: ours.bucketId, key });
   };
-  const target = await uploadOurs("target.jpg", new Uint8Array(1000));
+  // A key of its own per run: the seeded database is reused, and the storage is new each run.
+  const target = await uploadOurs(`target-${Date.now()}.jpg`, new Uint8Array(1000));
   const oursIdle = rssMiB(ours.app.pid);
 
   // Both answer these before the clock starts: a wrong answer is an error, not a fast one.

@@ -8,7 +8,7 @@ import { resolveBucket } from "../buckets/buckets.ts";
 import type { Caller } from "../access/caller.ts";
 import { assertBucketAllowed } from "../access/visibility.ts";
 import { anyId, preparedSql } from "../core/prepared.ts";
-import { type PageViewRow, viewOfPageRow, viewsOverPage } from "./view-rows.ts";
+import { pageViewRows, viewOfPageRow, viewsOverPage } from "./view-rows.ts";
 import { resolveLiveObject } from "./object-refs.ts";
 import { touchSearch } from "../search/index-rows.ts";
 import { runHooks } from "./lifecycle.ts";
@@ -47,7 +47,7 @@ const mediaViewColumns = {
 
 const p = (name: string) => sql.placeholder(name);
 
-/** The views of the objects of an organization that `where` selects, over viewsOverPage; `orderBy` is written over `page`. */
+/** The views of the objects of an organization that `where` selects, over viewsOverPage; `orderBy` is written over `v`. */
 const viewsWhere = (deps: Pick<Deps, "db">, where: SQL | undefined, orgId: SQL, orderBy: SQL) =>
   viewsOverPage(deps.db.select(mediaViewColumns).from(mediaObjects).where(where).getSQL(), orgId, orderBy);
 
@@ -64,10 +64,10 @@ export async function viewsOf(deps: Deps, orgId: string, ids: string[], opts: { 
   const found = await preparedSql(
     deps.db,
     opts.live ? "media_views_live" : "media_views",
-    () => viewsWhere(deps, and(anyId(mediaObjects.id), eq(mediaObjects.orgId, p("orgId")), opts.live ? isNull(mediaObjects.deletedAt) : undefined), sql`${p("orgId")}::uuid`, sql`page.id`),
+    () => viewsWhere(deps, and(anyId(mediaObjects.id), eq(mediaObjects.orgId, p("orgId")), opts.live ? isNull(mediaObjects.deletedAt) : undefined), sql`${p("orgId")}::uuid`, sql`v.id`),
     { planEachCall: true },
   ).execute({ ids: ids.join(","), orgId });
-  const byId = new Map(rowsOf<PageViewRow>(found).map((r) => [r.id, r]));
+  const byId = new Map(pageViewRows(found).map((r) => [r.id, r]));
   return ids.flatMap((id) => {
     const r = byId.get(id);
     return r ? [viewOfPageRow(r)] : [];
@@ -76,9 +76,9 @@ export async function viewsOf(deps: Deps, orgId: string, ids: string[], opts: { 
 
 /** A live object of the caller's organization as a view, in one prepared statement (404 otherwise; 403 outside a restricted key's bucket). */
 export async function loadMediaView(deps: Pick<Deps, "db">, caller: Caller, id: string): Promise<MediaObject> {
-  const [row] = rowsOf<PageViewRow>(
+  const [row] = pageViewRows(
     await preparedSql(deps.db, "media_view_live", () =>
-      viewsWhere(deps, and(eq(mediaObjects.id, p("id")), eq(mediaObjects.orgId, p("orgId")), isNull(mediaObjects.deletedAt)), sql`${p("orgId")}::uuid`, sql`page.id`),
+      viewsWhere(deps, and(eq(mediaObjects.id, p("id")), eq(mediaObjects.orgId, p("orgId")), isNull(mediaObjects.deletedAt)), sql`${p("orgId")}::uuid`, sql`v.id`),
     ).execute({ id, orgId: caller.orgId }),
   );
   if (!row) throw errors.notFound("Media object");
@@ -106,6 +106,21 @@ function likeContaining(text: string): string {
 }
 
 export async function listMedia(deps: Deps, caller: Caller, q: MediaQuery): Promise<Page<MediaObject>> {
+  const tagSlugs = slugList(q.tags);
+  const categorySlugs = slugList(q.categories);
+  const facts = await factFilterCondition(deps, caller, q);
+  const column = { created_at: mediaObjects.createdAt, size: mediaObjects.size, key: mediaObjects.key }[q.sort];
+  const dir = q.order === "asc" ? asc : desc;
+  const listing = (cond: SQL | undefined, orgId: SQL, limit: number | Placeholder, offset: number | Placeholder) =>
+    viewsOverPage(
+      deps.db.select(mediaViewColumns).from(mediaObjects).where(cond).orderBy(dir(column), dir(mediaObjects.id)).limit(limit).offset(offset).getSQL(),
+      orgId,
+      sql`v.${sql.identifier(q.sort)} ${sql.raw(q.order)}, v.id ${sql.raw(q.order)}`,
+    );
+  const filtered = Boolean(q.kind || q.search || tagSlugs.length || categorySlugs.length || facts);
+  // Outside a restricted key's bucket: 404 or 403 as everywhere (resolveBucket throws either).
+  if (!filtered && !(q.bucketId && caller.bucketId && caller.bucketId !== q.bucketId)) return firstPages(deps, caller, q, listing);
+
   const where: SQL[] = [eq(mediaObjects.orgId, caller.orgId), isNull(mediaObjects.deletedAt)];
   const bucketId = q.bucketId ? (await resolveBucket(deps, caller, q.bucketId)).id : caller.bucketId;
   if (bucketId) where.push(eq(mediaObjects.bucketId, bucketId));
@@ -113,8 +128,6 @@ export async function listMedia(deps: Deps, caller: Caller, q: MediaQuery): Prom
   // The file name is the key's last segment, so matching the key covers both.
   if (q.search) where.push(ilike(mediaObjects.key, likeContaining(q.search)));
   // The same meaning as search's filters: every tag given, and each category or below it.
-  const tagSlugs = slugList(q.tags);
-  const categorySlugs = slugList(q.categories);
   for (const slug of tagSlugs) {
     where.push(sql`exists (select 1 from object_tags ot join tags t on t.id = ot.tag_id
       where ot.object_id = ${mediaObjects.id} and t.org_id = ${caller.orgId} and t.slug = ${slug})`);
@@ -125,51 +138,44 @@ export async function listMedia(deps: Deps, caller: Caller, q: MediaQuery): Prom
         union all select c.id from categories c join sub on c.parent_id = sub.id where c.org_id = ${caller.orgId})
       select 1 from object_categories oc where oc.object_id = ${mediaObjects.id} and oc.category_id in (select id from sub))`);
   }
-  const facts = await factFilterCondition(deps, caller, q);
   if (facts) where.push(facts);
-  const filtered = Boolean(q.kind || q.search || tagSlugs.length || categorySlugs.length || facts);
-  const column = { created_at: mediaObjects.createdAt, size: mediaObjects.size, key: mediaObjects.key }[q.sort];
-  const dir = q.order === "asc" ? asc : desc;
-  const listing = (cond: SQL | undefined, orgId: SQL, limit: number | Placeholder, offset: number | Placeholder) =>
-    viewsOverPage(
-      deps.db.select(mediaViewColumns).from(mediaObjects).where(cond).orderBy(dir(column), dir(mediaObjects.id)).limit(limit).offset(offset).getSQL(),
-      orgId,
-      sql`page.${sql.identifier(q.sort)} ${sql.raw(q.order)}, page.id ${sql.raw(q.order)}`,
-    );
   const filter = and(...where);
-  const [rows, total] = await Promise.all([
-    filtered
-      ? deps.db.execute(listing(filter, sql`${caller.orgId}::uuid`, q.limit, q.offset))
-      : // The unfiltered page, the common call, is prepared: one text per order and scope, whatever the organization.
-        preparedSql(deps.db, `media_page_${q.sort}_${q.order}${bucketId ? "_bucket" : ""}`, () =>
-          listing(and(eq(mediaObjects.orgId, p("orgId")), isNull(mediaObjects.deletedAt), bucketId ? eq(mediaObjects.bucketId, p("bucketId")) : undefined), sql`${p("orgId")}::uuid`, p("limit"), p("offset")),
-        ).execute({ orgId: caller.orgId, bucketId, limit: q.limit, offset: q.offset }),
-    // Without filters the total is a kept counter: no count over a million rows.
-    filtered ? countWhere(deps, filter) : liveObjectCount(deps, caller.orgId, bucketId),
+  const [rows, [{ total } = { total: 0 }]] = await Promise.all([
+    deps.db.execute(listing(filter, sql`${caller.orgId}::uuid`, q.limit, q.offset)),
+    deps.db.select({ total: count() }).from(mediaObjects).where(filter),
   ]);
-  return page(rowsOf<PageViewRow>(rows).map(viewOfPageRow), total, q.offset);
-}
-
-async function countWhere(deps: Deps, filter: SQL | undefined): Promise<number> {
-  const [{ total } = { total: 0 }] = await deps.db.select({ total: count() }).from(mediaObjects).where(filter);
-  return total;
+  return page(pageViewRows(rows).map(viewOfPageRow), total, q.offset);
 }
 
 /**
- * Live objects of the organization or of one of its buckets, from the counters confirm and
- * delete keep: the folded count plus the pending deltas (one statement, one snapshot).
+ * The unfiltered listing, the common call, in one prepared statement per order and scope,
+ * whatever the organization: the total is the kept counters (the folded count plus the
+ * pending deltas, no count over a million rows), and it drives the statement, so an empty
+ * page still carries it and no row at all means the bucket is not the organization's (404).
+ * The bucket check, the page and the total were three statements, two of them holding a
+ * pooled connection at once.
  */
-async function liveObjectCount(deps: Deps, orgId: string, bucketId: string | null): Promise<number> {
-  const [row] = rowsOf<{ n: string | number }>(
-    await deps.db.execute(
-      bucketId
-        ? sql`select b.object_count + coalesce((select sum(d.object_count) from storage_deltas d where d.bucket_id = b.id), 0) as n
-                from buckets b where b.id = ${bucketId} and b.org_id = ${orgId}`
-        : sql`select u.object_count + coalesce((select sum(d.object_count) from storage_deltas d where d.org_id = u.org_id), 0) as n
-                from org_usage u where u.org_id = ${orgId}`,
-    ),
+async function firstPages(
+  deps: Deps,
+  caller: Caller,
+  q: MediaQuery,
+  listing: (cond: SQL | undefined, orgId: SQL, limit: Placeholder, offset: Placeholder) => SQL,
+): Promise<Page<MediaObject>> {
+  const bucketId = q.bucketId ?? caller.bucketId;
+  const total = bucketId
+    ? sql`select b.object_count + coalesce((select sum(d.object_count) from storage_deltas d where d.bucket_id = b.id), 0) as n
+            from buckets b where b.id = ${p("bucketId")} and b.org_id = ${p("orgId")}`
+    : sql`select u.object_count + coalesce((select sum(d.object_count) from storage_deltas d where d.org_id = u.org_id), 0) as n
+            from org_usage u where u.org_id = ${p("orgId")}`;
+  const [row] = rowsOf<{ total: string | number; views: unknown }>(
+    await preparedSql(deps.db, `media_page_${q.sort}_${q.order}${bucketId ? "_bucket" : ""}`, () => {
+      const cond = and(eq(mediaObjects.orgId, p("orgId")), isNull(mediaObjects.deletedAt), bucketId ? eq(mediaObjects.bucketId, p("bucketId")) : undefined);
+      return sql`with total as (${total})
+        select total.n as total, (${listing(cond, sql`${p("orgId")}::uuid`, p("limit"), p("offset"))}) as views from total`;
+    }).execute({ orgId: caller.orgId, bucketId, limit: q.limit, offset: q.offset }),
   );
-  return Number(row?.n ?? 0);
+  if (!row && bucketId) throw errors.notFound("Bucket");
+  return page(row ? pageViewRows([row]).map(viewOfPageRow) : [], Number(row?.total ?? 0), q.offset);
 }
 
 /**

@@ -68,6 +68,11 @@ describe("GET /api/media", () => {
       seen.push(...keysOf(page));
     }
     expect(seen).toEqual(keysOf(await org.admin.get("/api/media?sort=key&order=asc")));
+    // A page past the end is empty and still carries the total, of the organization or of a bucket.
+    for (const [q, total] of [["", 5], [`&bucketId=${b2.id}`, 2]] as const) {
+      const past = await org.admin.get(`/api/media?offset=10${q}`);
+      expect(past.body).toEqual({ data: [], total, hasMore: false });
+    }
   });
   test("bad parameters are 400", async () => {
     for (const q of ["kind=movie", "sort=name", "order=up", "limit=0", "limit=201", "offset=-1", "bucketId=nope", "search="]) {
