@@ -174,15 +174,19 @@ export function requireWrk() {
 }
 
 let wrkRuns = 0;
+/** Seeded databases outlive a bench process, so names carry the process's start too. */
+const RUN_ID = Date.now().toString(36);
 /**
  * wrk with one thread (the machine has two cores; the server needs the other). The script's
- * `request()` builds each request; BENCH_TAG is unique per run so generated names never repeat.
+ * `request()` builds each request; BENCH_TAG is unique per run so generated names never repeat
+ * (a repeated upload key finds the earlier run's unconfirmed reservation, and its presign then
+ * asks storage what the key holds: a different, slower call).
  */
 export async function runWrk(url: string, luaBody: string, connections: number, seconds: number, tag: string, serverPid?: number): Promise<LoadResult> {
   const file = join(import.meta.dir, ".work", `wrk-${process.pid}.lua`);
   await Bun.write(file, `${luaBody}\n${DONE_LUA}`);
   const proc = Bun.spawn([wrk!, "-t1", `-c${connections}`, `-d${seconds}s`, "--timeout", "10s", "-s", file, url], {
-    env: { ...process.env, BENCH_TAG: `${tag}-${++wrkRuns}` },
+    env: { ...process.env, BENCH_TAG: `${tag}-${RUN_ID}-${++wrkRuns}` },
     stdout: "pipe",
     stderr: "inherit",
   });
