@@ -131,8 +131,13 @@ try {
     if (!put.ok) throw new Error(`PUT answered ${put.status}`);
     return oursCall("POST", "/api/presign/confirm", { bucketId: ours.bucketId, key });
   };
-  // A key of its own per run: the seeded database is reused, and the storage is new each run.
-  const target = await uploadOurs(`target-${Date.now()}.jpg`, new Uint8Array(1000));
+  // Keys of their own per run: the seeded database is reused, and the storage is new each run.
+  // What earlier runs uploaded and reserved stays counted there, so the allocation is lifted:
+  // the quota is not what this measures.
+  const run = Date.now().toString(36);
+  const oursSql = postgres(ours.url, { max: 1, onnotice: () => {} });
+  await oursSql`update org_usage set allocated_storage = ${String(2 ** 50)} where org_id = ${ours.orgId}`.finally(() => oursSql.end());
+  const target = await uploadOurs(`target-${run}.jpg`, new Uint8Array(1000));
   const oursIdle = rssMiB(ours.app.pid);
 
   // Both answer these before the clock starts: a wrong answer is an error, not a fast one.
@@ -234,7 +239,7 @@ end`;
   const uploadRounds = !only || only.some((w) => "uploads".includes(w)) ? ROUNDS : 0;
   for (let r = 0; r < uploadRounds; r++) {
     up.load.push(load1());
-    up.ours.push(await pool(UPLOADS, (i) => uploadOurs(`up/${r}-${i}.bin`, bytes)));
+    up.ours.push(await pool(UPLOADS, (i) => uploadOurs(`up/${run}-${r}-${i}.bin`, bytes)));
     up.peer.push(await pool(UPLOADS, (i) => peerCall("POST", `/object/bench/up/${r}-${i}.bin`, bytes, "application/octet-stream")));
     process.stderr.write(`uploads round ${r + 1}: ours ${up.ours.at(-1)!.toFixed(1)} MiB/s, peer ${up.peer.at(-1)!.toFixed(1)} MiB/s\n`);
   }
