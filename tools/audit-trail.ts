@@ -1,4 +1,4 @@
-import { actorOf, recordAudit } from "../domain/audit/audit.ts";
+import { actorOf, recordAudit } from "../domain/audit/audit-writer.ts";
 import type { AnyTool, ToolContext } from "./define.ts";
 import { classifyError } from "./failure.ts";
 

@@ -1,5 +1,70 @@
+import { sql } from "drizzle-orm";
 import type { Db } from "../../db/client.ts";
-import { appendAudit, type NewAuditEntry } from "./audit.ts";
+import type { Caller } from "../access/caller.ts";
+import { preparedSql } from "../core/prepared.ts";
+
+/** Writing the audit log (audit.ts reads it): one entry in the caller's transaction, or the entries of concurrent calls together. */
+
+export type AuditActor =
+  | { type: "api_key"; apiKeyId: string; userId: string }
+  | { type: "service_credential"; serviceCredentialId: string; userId: string }
+  | { type: "user"; userId: string }
+  | { type: "system" };
+
+export interface NewAuditEntry {
+  orgId: string;
+  actor: AuditActor;
+  action: string;
+  targets: Record<string, string | string[]>;
+  status: number;
+  errorCode?: string | null;
+  clientAddress?: string | null;
+  requestId?: string | null;
+  at?: Date;
+}
+
+export function actorOf(caller: Pick<Caller, "apiKeyId" | "serviceCredentialId" | "userId">): AuditActor {
+  if (caller.apiKeyId) return { type: "api_key", apiKeyId: caller.apiKeyId, userId: caller.userId };
+  if (caller.serviceCredentialId) return { type: "service_credential", serviceCredentialId: caller.serviceCredentialId, userId: caller.userId };
+  return { type: "user", userId: caller.userId };
+}
+
+/** One audit row as the batch statement reads it from JSON. */
+const rowOf = (e: NewAuditEntry) => ({
+  org_id: e.orgId,
+  // Milliseconds, as JavaScript dates hold them, so that cursors compare exactly.
+  at: (e.at ?? new Date()).toISOString(),
+  actor_type: e.actor.type,
+  api_key_id: e.actor.type === "api_key" ? e.actor.apiKeyId : null,
+  service_credential_id: e.actor.type === "service_credential" ? e.actor.serviceCredentialId : null,
+  user_id: e.actor.type === "system" ? null : e.actor.userId,
+  action: e.action,
+  targets: e.targets,
+  status: e.status,
+  error_code: e.errorCode ?? null,
+  client_address: e.clientAddress ?? null,
+  request_id: e.requestId ?? null,
+});
+
+// Prepared (see prepared.ts), with the rows as one JSON parameter, so that any number of
+// entries is one statement of one plan.
+const appendAuditSql = () => sql`
+  insert into audit_log (org_id, at, actor_type, api_key_id, service_credential_id, user_id, action, targets, status, error_code, client_address, request_id)
+  select e.org_id, e.at, e.actor_type, e.api_key_id, e.service_credential_id, e.user_id, e.action, coalesce(e.targets, '{}'::jsonb), e.status, e.error_code, e.client_address, e.request_id
+    from jsonb_to_recordset(${sql.placeholder("rows")}::text::jsonb)
+      as e(org_id uuid, at timestamptz, actor_type text, api_key_id uuid, service_credential_id uuid, user_id uuid, action text,
+           targets jsonb, status integer, error_code text, client_address text, request_id text)`;
+
+/** Appends `entries` in one statement, in `db`'s transaction if it is one. */
+export async function appendAudit(db: Db, entries: readonly NewAuditEntry[]): Promise<void> {
+  if (entries.length === 0) return;
+  await preparedSql(db, "append_audit", appendAuditSql).execute({ rows: JSON.stringify(entries.map(rowOf)) });
+}
+
+export function recordAudit(db: Db, e: NewAuditEntry): Promise<void> {
+  return appendAudit(db, [e]);
+}
+
 
 interface Waiting {
   entry: NewAuditEntry;

@@ -1,77 +1,16 @@
 import { and, desc, eq, gte, lt, lte, or, type SQL, sql } from "drizzle-orm";
-import type { Db } from "../../db/client.ts";
 import { auditLog } from "../../db/schema/index.ts";
 import type { AuditEntry, AuditPage } from "../../contract/audit.ts";
 import type { Caller } from "../access/caller.ts";
 import type { Deps } from "../core/deps.ts";
 import { errors } from "../core/errors.ts";
-import { preparedSql } from "../core/prepared.ts";
 
 /**
  * The audit log: who did what to which ids, when, from where, and how it ended. Written by the
  * one tool invoker (tools/invoke.ts) for every call of a mutating tool and every refused call,
- * and by the service for what it does by itself. Only ids are kept of what a call carried.
+ * and by the service for what it does by itself (audit-writer.ts). Only ids are kept of what a
+ * call carried. Read here.
  */
-
-export type AuditActor =
-  | { type: "api_key"; apiKeyId: string; userId: string }
-  | { type: "service_credential"; serviceCredentialId: string; userId: string }
-  | { type: "user"; userId: string }
-  | { type: "system" };
-
-export interface NewAuditEntry {
-  orgId: string;
-  actor: AuditActor;
-  action: string;
-  targets: Record<string, string | string[]>;
-  status: number;
-  errorCode?: string | null;
-  clientAddress?: string | null;
-  requestId?: string | null;
-  at?: Date;
-}
-
-export function actorOf(caller: Pick<Caller, "apiKeyId" | "serviceCredentialId" | "userId">): AuditActor {
-  if (caller.apiKeyId) return { type: "api_key", apiKeyId: caller.apiKeyId, userId: caller.userId };
-  if (caller.serviceCredentialId) return { type: "service_credential", serviceCredentialId: caller.serviceCredentialId, userId: caller.userId };
-  return { type: "user", userId: caller.userId };
-}
-
-/** One audit row as the batch statement reads it from JSON. */
-const rowOf = (e: NewAuditEntry) => ({
-  org_id: e.orgId,
-  // Milliseconds, as JavaScript dates hold them, so that cursors compare exactly.
-  at: (e.at ?? new Date()).toISOString(),
-  actor_type: e.actor.type,
-  api_key_id: e.actor.type === "api_key" ? e.actor.apiKeyId : null,
-  service_credential_id: e.actor.type === "service_credential" ? e.actor.serviceCredentialId : null,
-  user_id: e.actor.type === "system" ? null : e.actor.userId,
-  action: e.action,
-  targets: e.targets,
-  status: e.status,
-  error_code: e.errorCode ?? null,
-  client_address: e.clientAddress ?? null,
-  request_id: e.requestId ?? null,
-});
-
-// Prepared (see prepared.ts), with the rows as one JSON parameter, so that any number of
-// entries is one statement of one plan.
-const appendAuditSql = () => sql`
-  insert into audit_log (org_id, at, actor_type, api_key_id, service_credential_id, user_id, action, targets, status, error_code, client_address, request_id)
-  select e.org_id, e.at, e.actor_type, e.api_key_id, e.service_credential_id, e.user_id, e.action, coalesce(e.targets, '{}'::jsonb), e.status, e.error_code, e.client_address, e.request_id
-    from jsonb_to_recordset(${sql.placeholder("rows")}::text::jsonb)
-      as e(org_id uuid, at timestamptz, actor_type text, api_key_id uuid, service_credential_id uuid, user_id uuid, action text,
-           targets jsonb, status integer, error_code text, client_address text, request_id text)`;
-
-/** Appends `entries` in one statement, in `db`'s transaction if it is one. */
-export async function appendAudit(db: Db, entries: readonly NewAuditEntry[]): Promise<void> {
-  if (entries.length === 0) return;
-  await preparedSql(db, "append_audit", appendAuditSql).execute({ rows: JSON.stringify(entries.map(rowOf)) });
-}
-
-export function recordAudit(db: Db, e: NewAuditEntry): Promise<void> {
-  return appendAudit(db, [e]);
-}
 
 export const outcomeOf = (status: number): AuditEntry["outcome"] => (status < 400 ? "succeeded" : status === 401 || status === 403 ? "refused" : "failed");
 

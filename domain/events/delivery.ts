@@ -1,7 +1,7 @@
 import { and, eq, gte, sql } from "drizzle-orm";
 import { type Db, rowsOf } from "../../db/client.ts";
 import { webhookAttempts, webhookDeliveries, webhookEndpoints } from "../../db/schema/index.ts";
-import { recordAudit } from "../audit/audit.ts";
+import { recordAudit } from "../audit/audit-writer.ts";
 import type { Deps } from "../core/deps.ts";
 import type { JobPayloads } from "../core/jobs.ts";
 import type { WebhookSender } from "../ports/webhook-sender.ts";

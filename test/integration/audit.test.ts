@@ -1,8 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
 import { rowsOf } from "../../db/client.ts";
-import { AuditWriter } from "../../domain/audit/audit-writer.ts";
-import { recordAudit } from "../../domain/audit/audit.ts";
+import { AuditWriter, recordAudit } from "../../domain/audit/audit-writer.ts";
 import { mcpClient, withServerAndOrg } from "../support/fixtures.ts";
 import { newOrg, type TestOrg, type TestServer } from "../support/server.ts";
 
