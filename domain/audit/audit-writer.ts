@@ -3,7 +3,10 @@ import type { Db } from "../../db/client.ts";
 import type { Caller } from "../access/caller.ts";
 import { preparedSql } from "../core/prepared.ts";
 
-/** Writing the audit log (audit.ts reads it): one entry in the caller's transaction, or the entries of concurrent calls together. */
+/**
+ * Writing the audit log (audit.ts reads it): one entry in the caller's transaction, or the
+ * entries of concurrent calls together (AuditWriter).
+ */
 
 export type AuditActor =
   | { type: "api_key"; apiKeyId: string; userId: string }
@@ -64,7 +67,6 @@ export async function appendAudit(db: Db, entries: readonly NewAuditEntry[]): Pr
 export function recordAudit(db: Db, e: NewAuditEntry): Promise<void> {
   return appendAudit(db, [e]);
 }
-
 
 interface Waiting {
   entry: NewAuditEntry;
