@@ -23,7 +23,7 @@ import type { MediaKind } from "./kind.ts";
 import { fileNameOf } from "./kind.ts";
 import { type Page, page } from "../core/pagination.ts";
 import { derivativePrefix, objectPath } from "./storage-keys.ts";
-import { resolveForEgress } from "../usage/counters.ts";
+import { keptCounter, resolveForEgress } from "../usage/counters.ts";
 import { announceUpdated } from "../events/object-events.ts";
 
 export { RETENTION_DAYS } from "./retention.ts";
@@ -163,10 +163,8 @@ async function firstPages(
 ): Promise<Page<MediaObject>> {
   const bucketId = q.bucketId ?? caller.bucketId;
   const total = bucketId
-    ? sql`select b.object_count + coalesce((select sum(d.object_count) from storage_deltas d where d.bucket_id = b.id), 0) as n
-            from buckets b where b.id = ${p("bucketId")} and b.org_id = ${p("orgId")}`
-    : sql`select u.object_count + coalesce((select sum(d.object_count) from storage_deltas d where d.org_id = u.org_id), 0) as n
-            from org_usage u where u.org_id = ${p("orgId")}`;
+    ? sql`select ${keptCounter("b", "object_count")} as n from buckets b where b.id = ${p("bucketId")} and b.org_id = ${p("orgId")}`
+    : sql`select ${keptCounter("u", "object_count")} as n from org_usage u where u.org_id = ${p("orgId")}`;
   const [row] = rowsOf<{ total: string | number; views: unknown }>(
     await preparedSql(deps.db, `media_page_${q.sort}_${q.order}${bucketId ? "_bucket" : ""}`, () => {
       const cond = and(eq(mediaObjects.orgId, p("orgId")), isNull(mediaObjects.deletedAt), bucketId ? eq(mediaObjects.bucketId, p("bucketId")) : undefined);

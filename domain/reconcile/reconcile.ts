@@ -7,7 +7,7 @@ import { enqueueJob } from "../core/jobs.ts";
 import { markThumbnailPending } from "../derivatives/derivatives.ts";
 import { bucketDerivativesPrefix, bucketPrefix } from "../media/storage-keys.ts";
 import type { ListedObject } from "../ports/storage.ts";
-import { snapshotDay } from "../usage/counters.ts";
+import { keptCounter, snapshotDay } from "../usage/counters.ts";
 import { mergeJoin } from "./merge.ts";
 
 /**
@@ -283,7 +283,7 @@ async function countUsage(db: Db, orgId: string): Promise<{ recorded: Counters; 
   const bucketRows = rowsOf<{ id: string; recorded: number; counted: number }>(
     await db.execute(sql`
       select b.id::text as id,
-        (b.object_count + coalesce((select sum(d.object_count) from storage_deltas d where d.bucket_id = b.id), 0))::float8 as recorded,
+        ${keptCounter("b", "object_count")}::float8 as recorded,
         (select count(*) from media_objects m where m.bucket_id = b.id and m.deleted_at is null)::float8 as counted
       from buckets b where b.org_id = ${orgId}`),
   );

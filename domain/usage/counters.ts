@@ -1,4 +1,4 @@
-import { and, type Placeholder, eq, isNull, sql } from "drizzle-orm";
+import { and, type Placeholder, type SQL, eq, isNull, sql } from "drizzle-orm";
 import { type Db, rowsOf } from "../../db/client.ts";
 import type { Caller } from "../access/caller.ts";
 import { assertBucketAllowed } from "../access/visibility.ts";
@@ -51,6 +51,18 @@ async function addCallsToDay(tx: Db, orgId: string, day: string, calls: number):
  */
 export const pendingStorage = (orgId: string | Placeholder) =>
   sql`(select coalesce(sum(d.used_storage + d.reserved_storage), 0) from storage_deltas d where d.org_id = ${orgId})`;
+
+/**
+ * A kept counter as it stands: the column of a `buckets b` or `org_usage u` row plus the same
+ * column of the deltas not folded into it yet (storage-deltas.ts). A fragment of a statement
+ * that selects from that row under that alias.
+ */
+export function keptCounter(row: "b" | "u", column: "object_count" | "used_storage"): SQL {
+  const c = sql.raw(column);
+  return row === "b"
+    ? sql`(b.${c} + coalesce((select sum(d.${c}) from storage_deltas d where d.bucket_id = b.id), 0))`
+    : sql`(u.${c} + coalesce((select sum(d.${c}) from storage_deltas d where d.org_id = u.org_id), 0))`;
+}
 
 /**
  * Reserves `bytes` of the organization's allocation for an upload, or refuses with 403

@@ -1,7 +1,7 @@
 import { and, eq, sql } from "drizzle-orm";
 import { type Db, rowsOf } from "../../db/client.ts";
 import { buckets, orgUsage, storageDeltas } from "../../db/schema/index.ts";
-import { dayOf, snapshotDay, type UsageCounters } from "./counters.ts";
+import { dayOf, keptCounter, snapshotDay, type UsageCounters } from "./counters.ts";
 
 type UsageRow = typeof orgUsage.$inferSelect;
 import { announceThresholds, LOWEST_THRESHOLD_PCT } from "./thresholds.ts";
@@ -94,7 +94,7 @@ export async function nearLimit(db: Db, orgId: string, growth: number): Promise<
   if (growth <= 0) return false;
   const [row] = rowsOf<{ used: string | number; allocated: string | number; pct: number | null }>(
     await db.execute(sql`
-      select u.used_storage + coalesce((select sum(d.used_storage) from storage_deltas d where d.org_id = u.org_id), 0) as used,
+      select ${keptCounter("u", "used_storage")} as used,
              u.allocated_storage as allocated,
              (select a.auto_capacity_threshold_pct from billing_accounts a where a.org_id = u.org_id and a.auto_capacity_enabled) as pct
         from org_usage u where u.org_id = ${orgId}`),
