@@ -74,6 +74,14 @@ describe("GET /api/media", () => {
       expect(past.body).toEqual({ data: [], total, hasMore: false });
     }
   });
+  test("a first page is the same whether its size is one written into the statement (1, 50, 100, 200) or any other", async () => {
+    const newestFirst = keysOf(await org.admin.get("/api/media?limit=5&offset=0"));
+    for (const [limit, scope] of [1, 50, 100, 200, 2, 3].flatMap((n) => [[n, ""], [n, `&bucketId=${b1.id}`]] as const)) {
+      const page = await org.admin.get(`/api/media?limit=${limit}${scope}`);
+      const all = scope ? newestFirst.filter((k) => k !== "audio/song.mp3" && k !== "docs/report.pdf") : newestFirst;
+      expect({ limit, scope, keys: keysOf(page), total: page.body.total, hasMore: page.body.hasMore }).toEqual({ limit, scope, keys: all.slice(0, limit), total: all.length, hasMore: limit < all.length });
+    }
+  });
   test("bad parameters are 400", async () => {
     for (const q of ["kind=movie", "sort=name", "order=up", "limit=0", "limit=201", "offset=-1", "bucketId=nope", "search="]) {
       const res = await org.admin.get(`/api/media?${q}`);
