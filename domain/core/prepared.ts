@@ -34,17 +34,16 @@ interface RawPrepared {
 /**
  * A hand-written statement (a CTE the query builder cannot express), built once per database
  * handle and name like the builder's prepared queries: its values are `sql.placeholder`s.
- * By default it is also prepared on the server under `name`: `db.execute` sends its text
- * unnamed, so PostgreSQL parses and plans it on every call, and for the upload URL's
- * one-statement reservation that planning was two thirds of the statement's time
- * (bench/RESULTS.md, peer). `planEachCall` keeps the text built once but sends it unnamed, for a
- * statement whose best plan depends on its values (a generic plan would guess them). Drizzle
- * has no public call for this, so it goes through the session method its `.prepare(name)`
- * uses, on both drivers.
+ * It is also prepared on the server under `name`: `db.execute` sends its text unnamed, so
+ * PostgreSQL parses and plans it on every call, and for the upload URL's one-statement
+ * reservation that planning was two thirds of the statement's time (bench/RESULTS.md, peer).
+ * A statement whose best plan depends on its values does not belong here: PostgreSQL may keep
+ * a generic plan that guessed them. Drizzle has no public call for this, so it goes through
+ * the session method its `.prepare(name)` uses, on both drivers.
  */
-export function preparedSql(db: Db, name: string, build: () => SQL, opts: { planEachCall?: boolean } = {}): RawPrepared {
+export function preparedSql(db: Db, name: string, build: () => SQL): RawPrepared {
   return prepared(db, name, (d) => {
     const internal = d as unknown as { session: { prepareQuery(q: unknown, fields: undefined, name: string | undefined, arrayMode: boolean): RawPrepared }; dialect: { sqlToQuery(s: SQL): unknown } };
-    return internal.session.prepareQuery(internal.dialect.sqlToQuery(build()), undefined, opts.planEachCall ? undefined : name, false);
+    return internal.session.prepareQuery(internal.dialect.sqlToQuery(build()), undefined, name, false);
   });
 }

@@ -58,14 +58,11 @@ const viewsWhere = (deps: Pick<Deps, "db">, where: SQL | undefined, orgId: SQL, 
  */
 export async function viewsOf(deps: Deps, orgId: string, ids: string[], opts: { live: boolean }): Promise<MediaObject[]> {
   if (ids.length === 0) return [];
-  // Built once, but planned on every call: under a generic plan PostgreSQL cannot tell how many
-  // ids the parameter holds, guesses one, and aggregates the labels once per object (14 ms
-  // against 1.5 for 100 ids).
-  const found = await preparedSql(
-    deps.db,
-    opts.live ? "media_views_live" : "media_views",
-    () => viewsWhere(deps, and(anyId(mediaObjects.id), eq(mediaObjects.orgId, p("orgId")), opts.live ? isNull(mediaObjects.deletedAt) : undefined), sql`${p("orgId")}::uuid`, sql`v.id`),
-    { planEachCall: true },
+  // Under its generic plan PostgreSQL guesses ten ids and probes the labels' indexes once per
+  // object, which serves one id or 200 alike (a page of 100 at 50,000 objects: 4.9 ms, against
+  // 5.2 ms plus 1.6 ms of planning when it was planned for its values on every call).
+  const found = await preparedSql(deps.db, opts.live ? "media_views_live" : "media_views", () =>
+    viewsWhere(deps, and(anyId(mediaObjects.id), eq(mediaObjects.orgId, p("orgId")), opts.live ? isNull(mediaObjects.deletedAt) : undefined), sql`${p("orgId")}::uuid`, sql`v.id`),
   ).execute({ ids: ids.join(","), orgId });
   const byId = new Map(pageViewRows(found).map((r) => [r.id, r]));
   return ids.flatMap((id) => {
