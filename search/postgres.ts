@@ -46,9 +46,13 @@ export function tsQuery(q: ParsedQuery): SQL {
  * in physical order), so the choice changes the cost, never the answer; a probe that guesses
  * wrong (a term common among the first rows only) costs a scan of the organization.
  */
-const PROBE_ROWS = 2_000;
+// 500 rather than 2,000: the probe was a quarter of a search's execution for a term in 500 of
+// 50,000 objects (bench/RESULTS.md, peer). At 500 rows a term in 2% of objects is expected 10
+// times (the line at 25 is 4.8 standard deviations above) and one in 10% 50 times (3.7 below);
+// a guess wrong near 5% costs time, never the answer.
+const PROBE_ROWS = 500;
 /** 5% of the probe: the scan then reads at most 20x the limit to fill it. */
-const PROBE_SCAN_FROM = 100;
+const PROBE_SCAN_FROM = 25;
 
 const uuidArray = (ids: string[]) => sql`array[${sql.join(ids.map((id) => sql`${id}`), sql`, `)}]::uuid[]`;
 
