@@ -74,7 +74,7 @@ describe("GET /api/media", () => {
       expect(past.body).toEqual({ data: [], total, hasMore: false });
     }
   });
-  test("a first page is the same whether its size is one written into the statement (1, 50, 100, 200) or any other", async () => {
+  test("a first page is the same whether its size is one written into the statement (50, 100, 200) or any other", async () => {
     const newestFirst = keysOf(await org.admin.get("/api/media?limit=5&offset=0"));
     for (const [limit, scope] of [1, 50, 100, 200, 2, 3].flatMap((n) => [[n, ""], [n, `&bucketId=${b1.id}`]] as const)) {
       const page = await org.admin.get(`/api/media?limit=${limit}${scope}`);
