@@ -116,7 +116,7 @@ export async function listMedia(deps: Deps, caller: Caller, q: MediaQuery): Prom
     );
   const filtered = Boolean(q.kind || q.search || tagSlugs.length || categorySlugs.length || facts);
   // Outside a restricted key's bucket: 404 or 403 as everywhere (resolveBucket throws either).
-  if (!filtered && !(q.bucketId && caller.bucketId && caller.bucketId !== q.bucketId)) return firstPages(deps, caller, q, listing);
+  if (!filtered && !(q.bucketId && caller.bucketId && caller.bucketId !== q.bucketId)) return unfilteredPages(deps, caller, q, listing);
 
   const where: SQL[] = [eq(mediaObjects.orgId, caller.orgId), isNull(mediaObjects.deletedAt)];
   const bucketId = q.bucketId ? (await resolveBucket(deps, caller, q.bucketId)).id : caller.bucketId;
@@ -165,7 +165,7 @@ const FIRST_PAGE_SIZES: ReadonlySet<number> = new Set([DEFAULT_LIMIT, 100, MAX_L
  * The bucket check, the page and the total were three statements, two of them holding a
  * pooled connection at once.
  */
-async function firstPages(deps: Deps, caller: Caller, q: MediaQuery, listing: (cond: SQL | undefined, orgId: SQL, bounds: SQL) => SQL): Promise<Page<MediaObject>> {
+async function unfilteredPages(deps: Deps, caller: Caller, q: MediaQuery, listing: (cond: SQL | undefined, orgId: SQL, bounds: SQL) => SQL): Promise<Page<MediaObject>> {
   const bucketId = q.bucketId ?? caller.bucketId;
   const first = q.offset === 0 && FIRST_PAGE_SIZES.has(q.limit);
   const total = bucketId

@@ -70,7 +70,6 @@ export interface PageViewRow {
   categories: Label[];
 }
 
-
 export function viewOfPageRow(r: PageViewRow): MediaObject {
   const thumbnail = r.t_state ? thumbnailSummary({ state: r.t_state, width: r.t_width, height: r.t_height, contentType: r.t_content_type, etag: r.t_etag }) : null;
   return toMediaView(
