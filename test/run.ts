@@ -48,6 +48,20 @@ interface Counts {
   skipped: number;
 }
 
+// CI keeps only the tail of a run's output, so the failing tests are named again at the end.
+const failures: string[] = [];
+const unescape = (s: string) => s.replace(/&#10;/g, " ").replace(/&quot;/g, '"').replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&");
+
+function failuresIn(xml: string, mode: string): string[] {
+  const found: string[] = [];
+  for (const m of xml.matchAll(/<testcase ([^>]*?)>\s*<(?:failure|error)\b([^>]*)>/g)) {
+    const attr = (s: string, n: string) => unescape(new RegExp(`\\b${n}="([^"]*)"`).exec(s)?.[1] ?? "");
+    const why = attr(m[2]!, "message").replace(/\s+/g, " ").trim().slice(0, 300);
+    found.push(`${mode}: ${attr(m[1]!, "file")}:${attr(m[1]!, "line")} ${attr(m[1]!, "classname")} > ${attr(m[1]!, "name")}${why ? ` (${why})` : ""}`);
+  }
+  return found;
+}
+
 async function runBunTest(name: string, env: Record<string, string>): Promise<Counts> {
   const dir = mkdtempSync(join(tmpdir(), "media-junit-"));
   const report = join(dir, "junit.xml");
@@ -72,6 +86,7 @@ async function runBunTest(name: string, env: Record<string, string>): Promise<Co
     const skipped = attr("skipped");
     // A crash outside any test still fails the run.
     counts = { passed: tests - failed - skipped, failed: failed || (code === 0 ? 0 : 1), skipped };
+    failures.push(...failuresIn(xml, name));
   } catch {}
   rmSync(dir, { recursive: true, force: true });
   process.stdout.write(`--- ${name}: ${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped\n`);
@@ -141,5 +156,6 @@ if (modes.includes("embedded")) {
 }
 
 for (const note of notes) process.stdout.write(`\n${note}\n`);
+if (failures.length) process.stdout.write(`\nFailed:\n${failures.map((f) => `  ${f}`).join("\n")}\n`);
 process.stdout.write(`\n${total.passed} passed, ${total.failed} failed\n`);
 process.exit(total.failed > 0 ? 1 : 0);
