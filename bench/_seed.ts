@@ -10,6 +10,7 @@ import type { Db } from "../db/client.ts";
 import { loadConfig } from "../app/config.ts";
 import { systemClock } from "../domain/core/clock.ts";
 import { createOrganization } from "../domain/access/organizations.ts";
+import { writeObjectLabels } from "../domain/labels/object-labels.ts";
 import { writeSearchRows } from "../domain/search/index-rows.ts";
 
 export async function seed(db: Db, n: number): Promise<{ orgId: string; bucketId: string }> {
@@ -44,6 +45,7 @@ export async function seed(db: Db, n: number): Promise<{ orgId: string; bucketId
     insert into object_categories (org_id, object_id, category_id)
     select o.org_id, o.id, c.id from media_objects o join categories c on c.org_id = o.org_id
     where o.org_id = ${orgId} and c.slug = 'cat-' || (abs(hashtext(o.id::text || 'c')) % 20)`);
+  await writeObjectLabels(db, sql`o.org_id = ${orgId}`);
   await writeSearchRows(db, sql`o.org_id = ${orgId}`);
   // A bulk load leaves the GIN index's pending list full; production gets this from autovacuum.
   await db.execute(sql`vacuum analyze media_search`);

@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import { bigint, index, jsonb, pgTable, text, timestamp, uniqueIndex, uuid } from "drizzle-orm/pg-core";
+import type { Label } from "../../contract/labels.ts";
 import { MEDIA_KINDS } from "../../contract/media.ts";
 import { bucketRef } from "./buckets.ts";
 import { organizationRef } from "./identity.ts";
@@ -19,6 +20,12 @@ export const mediaObjects = pgTable(
     etag: text("etag"),
     /** Technical facts the worker extracted (dimensions, duration, pages, EXIF); `metadata` stays the user's. */
     info: jsonb("info").$type<Record<string, unknown>>().notNull().default({}),
+    /**
+     * The object's tags and categories as its view shows them, rewritten in the transaction that
+     * changes its labels (domain/labels/object-labels.ts): a page of views reads them with its
+     * rows instead of probing both label tables once per object.
+     */
+    labels: jsonb("labels").$type<{ tags: Label[]; categories: Label[] }>().notNull().default({ tags: [], categories: [] }),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
     // Soft delete: hidden everywhere at once; the bytes are purged after a retention period.

@@ -1,4 +1,4 @@
-import { and, eq, inArray, notInArray } from "drizzle-orm";
+import { and, eq, inArray, notInArray, sql } from "drizzle-orm";
 import type { Deleted } from "../../contract/common.ts";
 import type { Label } from "../../contract/labels.ts";
 import type { Db } from "../../db/client.ts";
@@ -9,7 +9,7 @@ import { announceUpdated } from "../events/object-events.ts";
 import { resolveLiveObject } from "../media/object-refs.ts";
 import { touchSearch } from "../search/index-rows.ts";
 import type { LabelKind } from "./kinds.ts";
-import { labelsFor } from "./object-labels.ts";
+import { labelsFor, objectsWithIds, writeObjectLabels } from "./object-labels.ts";
 
 /**
  * Deletes a label and takes it off every object, in one transaction; `alsoRemoving` runs in
@@ -25,6 +25,12 @@ export async function deleteLabel<E extends Record<string, number>>(
 ): Promise<Deleted & E & { unassignedObjects: number }> {
   const { labels, links } = kind;
   const result = await deps.db.transaction(async (tx) => {
+    // The objects carrying it are locked first, in id order, as setting an object's labels
+    // locks the object before its labels: taken the other way round, a concurrent
+    // setObjectLabels holding one of them and waiting on this label would deadlock with it.
+    await tx.execute(sql`select o.id from media_objects o
+      where o.org_id = ${caller.orgId} and o.id in (select l.object_id from ${links} l where l.${sql.identifier(kind.labelId.name)} = ${id})
+      order by o.id for update of o`);
     const [label] = await tx
       .select({ id: labels.id })
       .from(labels)
@@ -37,6 +43,7 @@ export async function deleteLabel<E extends Record<string, number>>(
       .where(and(eq(kind.labelId, id), eq(links.orgId, caller.orgId)))
       .returning({ objectId: links.objectId });
     await tx.delete(labels).where(and(eq(labels.id, id), eq(labels.orgId, caller.orgId)));
+    if (removed.length > 0) await writeObjectLabels(tx, objectsWithIds(caller.orgId, removed.map((r) => r.objectId)), [kind]);
     await touchSearch(tx, deps, caller.orgId, removed.map((r) => r.objectId));
     // Every object that carried it changed: one media.updated each.
     await announceUpdated(tx, caller.orgId, removed.map((r) => r.objectId), [kind.key], deps.clock.now());
@@ -95,4 +102,5 @@ export async function replaceObjectLabels(tx: Db, kind: LabelKind, orgId: string
       .values(wanted.map((labelId) => kind.link(orgId, objectId, labelId)))
       .onConflictDoNothing();
   }
+  await writeObjectLabels(tx, objectsWithIds(orgId, [objectId]), [kind]);
 }

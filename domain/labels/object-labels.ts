@@ -1,4 +1,4 @@
-import { and, asc, eq, sql } from "drizzle-orm";
+import { and, asc, eq, getTableName, type SQL, sql } from "drizzle-orm";
 import type { Label } from "../../contract/labels.ts";
 import type { Db } from "../../db/client.ts";
 import { anyId, prepared } from "../core/prepared.ts";
@@ -39,4 +39,33 @@ function labelsOfKind(db: Db, kind: LabelKind) {
       .orderBy(asc(labels.slug))
       .prepare(`object_${kind.key}`),
   );
+}
+
+/**
+ * Rewrites `media_objects.labels` (what a view shows of its tags and categories) of the objects
+ * `where` selects (over media_objects as `o`), from their links, for the given kinds. Every
+ * change of an object's links calls it in the same transaction, with the object locked, so the
+ * column never disagrees with the links a committed transaction left.
+ */
+export async function writeObjectLabels(tx: Db, where: SQL, kinds: readonly LabelKind[] = LABEL_KINDS): Promise<void> {
+  const fields = sql.join(
+    kinds.map((kind) => sql`${sql.raw(`'${kind.key}'`)}, ${labelsOfObject(kind)}`),
+    sql`, `,
+  );
+  await tx.execute(sql`update media_objects o set labels = o.labels || jsonb_build_object(${fields}) where ${where}`);
+}
+
+/** The objects of an organization with these ids, over media_objects as `o` (one parameter, whatever their number). */
+export function objectsWithIds(orgId: string, ids: readonly string[]): SQL {
+  return sql`o.org_id = ${orgId} and o.id = any(string_to_array(${ids.join(",")}, ',')::uuid[])`;
+}
+
+/** An object's labels of one kind as its view shows them, ordered by slug, over media_objects as `o`. */
+function labelsOfObject(kind: LabelKind): SQL {
+  const links = sql.identifier(getTableName(kind.links));
+  const labels = sql.identifier(getTableName(kind.labels));
+  return sql`coalesce((
+    select jsonb_agg(jsonb_build_object('id', x.id, 'name', x.name, 'slug', x.slug) order by x.slug)
+      from ${links} l join ${labels} x on x.id = l.${sql.identifier(kind.labelId.name)}
+     where l.object_id = o.id), '[]'::jsonb)`;
 }

@@ -9,11 +9,13 @@ import { toMediaView } from "./view.ts";
  * Media views of a page of objects in one statement, mapped by hand.
  *
  * A listing's or a search's page is up to 200 views. Read through Drizzle's select, mapping
- * the rows (a type check per field per row) cost twice what PostgreSQL spent answering, and
- * the per-row label subqueries a third of that (bench/RESULTS.md, list). Here the page is a
- * CTE `page` of media_objects rows; its thumbnails are joined, and each kind of label is
- * aggregated once over the whole page. The columns are few and named, so the mapping below
- * is short and the same on postgres.js and PGlite. A single object's view is a page of one.
+ * the rows (a type check per field per row) cost twice what PostgreSQL spent answering
+ * (bench/RESULTS.md, list). Here the page is a CTE `page` of media_objects rows, whose
+ * `labels` column holds their tags and categories as the view shows them: aggregating them
+ * from both label tables, an index probe per object each, was over half of the statement
+ * (2.7 against 1.1 ms for a page of 100). Its thumbnails are joined. The columns are few and
+ * named, so the mapping below is short and the same on postgres.js and PGlite. A single
+ * object's view is a page of one.
  * The worker writes `info` and the thumbnail row in one statement, so reading them together
  * never shows a ready thumbnail beside the `info` of the moment before.
  *
@@ -25,20 +27,12 @@ import { toMediaView } from "./view.ts";
  * `page` selects the columns of a MediaViewRow under their names in the table (a Drizzle
  * select of them does); `orderBy` is the page's order, written over `v`, a view row.
  */
-export function viewsOverPage(page: SQL, orgId: SQL, orderBy: SQL): SQL {
-  const labelsOfPage = (links: string, labelId: string, labels: string) => sql`(
-      select l.object_id, json_agg(json_build_object('id', x.id, 'name', x.name, 'slug', x.slug) order by x.slug) as labels
-        from ${sql.raw(links)} l join ${sql.raw(labels)} x on x.id = l.${sql.raw(labelId)}
-       where l.object_id in (select id from page) and l.org_id = ${orgId} and x.org_id = ${orgId}
-       group by l.object_id)`;
+export function viewsOverPage(page: SQL, orderBy: SQL): SQL {
   return sql`with page as (${page})
     select coalesce(json_agg(v order by ${orderBy}), '[]'::json) as views from (
-      select page.*, d.state as t_state, d.width as t_width, d.height as t_height, d.content_type as t_content_type, d.etag as t_etag,
-        coalesce(t.labels, '[]'::json) as tags, coalesce(c.labels, '[]'::json) as categories
+      select page.*, d.state as t_state, d.width as t_width, d.height as t_height, d.content_type as t_content_type, d.etag as t_etag
       from page
       left join derivatives d on d.object_id = page.id and d.variant = ${sql.raw(`'${THUMBNAIL}'`)}
-      left join ${labelsOfPage("object_tags", "tag_id", "tags")} t on t.object_id = page.id
-      left join ${labelsOfPage("object_categories", "category_id", "categories")} c on c.object_id = page.id
     ) v`;
 }
 
@@ -66,8 +60,7 @@ export interface PageViewRow {
   t_height: number | null;
   t_content_type: string | null;
   t_etag: string | null;
-  tags: Label[];
-  categories: Label[];
+  labels: { tags: Label[]; categories: Label[] };
 }
 
 export function viewOfPageRow(r: PageViewRow): MediaObject {
@@ -86,7 +79,7 @@ export function viewOfPageRow(r: PageViewRow): MediaObject {
       createdAt: new Date(r.created_at),
       updatedAt: new Date(r.updated_at),
     },
-    { tags: r.tags, categories: r.categories },
+    r.labels,
     thumbnail,
   );
 }

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
-import { objectTags, tags } from "../../db/schema/index.ts";
+import { mediaObjects, objectTags, tags } from "../../db/schema/index.ts";
 import { labelsFor } from "../../domain/labels/object-labels.ts";
 import { tagKind } from "../../domain/labels/kinds.ts";
 import { replaceObjectLabels } from "../../domain/labels/labels.ts";
@@ -271,5 +271,73 @@ describe("tags for the upload flow (domain)", () => {
     const foreign = await createTag("not yours", other);
     await expect(db.transaction((tx) => replaceObjectLabels(tx, tagKind, org.orgId, o1.id, [foreign.id]))).rejects.toMatchObject({ code: "not_found" });
     expect((await labelsFor(db, org.orgId, [o1.id])).get(o1.id)!.tags).toHaveLength(2);
+  });
+});
+
+/**
+ * A view reads its labels from the object's row (media_objects.labels), not from the links:
+ * every change of the links must rewrite it in the same transaction.
+ */
+describe("a view's labels follow its links", () => {
+  /** Every object of the organization, in the trash too: the labels its row holds are those its links give. */
+  const rowsMatchLinks = async () => {
+    const { db } = server.services.deps;
+    const rows = await db.select({ id: mediaObjects.id, labels: mediaObjects.labels }).from(mediaObjects).where(eq(mediaObjects.orgId, org.orgId));
+    const fromLinks = await labelsFor(db, org.orgId, rows.map((r) => r.id));
+    for (const r of rows) expect({ id: r.id, ...r.labels }).toEqual({ id: r.id, ...fromLinks.get(r.id)! });
+  };
+  const slugsOf = (view: { tags: { slug: string }[]; categories: { slug: string }[] }) => [view.tags.map((t) => t.slug), view.categories.map((c) => c.slug)];
+
+  test("set, a tag deleted, a category deleted: in get, list, search and the trash", async () => {
+    const b = await newBucket(org, "follow");
+    const [gone, stays] = [await createTag("follow gone"), await createTag("follow stays")];
+    const cat = (await org.admin.post("/api/categories", { name: `Follow ${crypto.randomUUID().slice(0, 8)}` })).body as { id: string; slug: string };
+    const live = await insertObject(server, org, b.id, { key: "zqfollow-live.png" });
+    const trashed = await insertObject(server, org, b.id, { key: "zqfollow-trashed.png" });
+    for (const o of [live, trashed]) {
+      expect((await org.admin.put(`/api/objects/${o.id}/tags`, { tagIds: [stays.id, gone.id] })).status).toBe(200);
+      expect((await org.admin.put(`/api/objects/${o.id}/categories`, { categoryIds: [cat.id] })).status).toBe(200);
+    }
+    expect(slugsOf((await org.admin.get(`/api/media/${live.id}`)).body)).toEqual([["follow-gone", "follow-stays"], [cat.slug]]);
+    await softDeleteObject(server, trashed.id);
+
+    expect((await org.admin.delete(`/api/tags/${gone.id}`)).body.unassignedObjects).toBe(2);
+    expect((await org.admin.delete(`/api/categories/${cat.id}`)).status).toBe(200);
+    const want = [["follow-stays"], []];
+    expect(slugsOf((await org.admin.get(`/api/media/${live.id}`)).body)).toEqual(want);
+    expect((await org.admin.get(`/api/media?bucketId=${b.id}`)).body.data.map(slugsOf)).toEqual([want]);
+    expect((await org.admin.get("/api/media?limit=200")).body.data.filter((o: { id: string }) => o.id === live.id).map(slugsOf)).toEqual([want]);
+    expect((await org.admin.get("/api/search?q=zqfollow")).body.media.map(slugsOf)).toEqual([want]);
+    expect((await org.admin.get("/api/trash?limit=200")).body.data.filter((o: { id: string }) => o.id === trashed.id).map(slugsOf)).toEqual([want]);
+    // Restored, it carries what its links say.
+    expect(slugsOf((await org.admin.post(`/api/trash/${trashed.id}/restore`)).body)).toEqual(want);
+    await rowsMatchLinks();
+  });
+
+  test("labels given at upload are in the confirm's answer and in every view after it", async () => {
+    const b = await newBucket(org, "upload-labels");
+    const presigned = await org.admin.post("/api/presign/upload", { bucketId: b.id, key: "labelled.txt", contentType: "text/plain", size: 2, tags: ["Follow Upload", "another"] });
+    expect((await fetch(presigned.body.url, { method: "PUT", headers: presigned.body.headers, body: "hi" })).status).toBe(200);
+    const confirmed = await org.admin.post("/api/presign/confirm", { bucketId: b.id, key: "labelled.txt" });
+    expect(slugsOf(confirmed.body)).toEqual([["another", "follow-upload"], []]);
+    expect(slugsOf((await org.admin.get(`/api/media/${confirmed.body.id}`)).body)).toEqual([["another", "follow-upload"], []]);
+    await rowsMatchLinks();
+  });
+
+  test("a tag deleted while its objects' tags are being set: every call answers, and every row matches its links", async () => {
+    const b = await newBucket(org, "race");
+    const [doomed, kept, added] = [await createTag("race doomed"), await createTag("race kept"), await createTag("race added")];
+    const objects = await Promise.all(Array.from({ length: 12 }, (_, i) => insertObject(server, org, b.id, { key: `race-${i}.png` })));
+    for (const o of objects) expect((await org.admin.put(`/api/objects/${o.id}/tags`, { tagIds: [doomed.id, kept.id] })).status).toBe(200);
+    // Each PUT locks its object and takes the doomed tag off it, while the delete takes the tag
+    // off every object: the two lock the same rows, and must not wait on each other in a cycle.
+    const [deleted, ...sets] = await Promise.all([
+      org.admin.delete(`/api/tags/${doomed.id}`),
+      ...objects.map((o) => org.admin.put(`/api/objects/${o.id}/tags`, { tagIds: [kept.id, added.id] })),
+    ]);
+    expect(deleted.status).toBe(200);
+    expect(sets.map((r) => r.status)).toEqual(objects.map(() => 200));
+    for (const o of objects) expect(slugsOf((await org.admin.get(`/api/media/${o.id}`)).body)).toEqual([["race-added", "race-kept"], []]);
+    await rowsMatchLinks();
   });
 });
