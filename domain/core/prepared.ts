@@ -42,8 +42,22 @@ interface RawPrepared {
  * the session method its `.prepare(name)` uses, on both drivers.
  */
 export function preparedSql(db: Db, name: string, build: () => SQL): RawPrepared {
-  return prepared(db, name, (d) => {
-    const internal = d as unknown as { session: { prepareQuery(q: unknown, fields: undefined, name: string | undefined, arrayMode: boolean): RawPrepared }; dialect: { sqlToQuery(s: SQL): unknown } };
-    return internal.session.prepareQuery(internal.dialect.sqlToQuery(build()), undefined, name, false);
-  });
+  return prepared(db, name, (d) => serverPrepared(d, build(), name));
+}
+
+/** Drizzle's own path for `.prepare(name)`: the driver keeps the statement prepared on each connection. */
+function serverPrepared(db: Db, query: SQL, name: string): RawPrepared {
+  const internal = db as unknown as { session: { prepareQuery(q: unknown, fields: undefined, name: string | undefined, arrayMode: boolean): RawPrepared }; dialect: { sqlToQuery(s: SQL): unknown } };
+  return internal.session.prepareQuery(internal.dialect.sqlToQuery(query), undefined, name, false);
+}
+
+/**
+ * Runs `query` as a statement the connection keeps prepared, under a name the driver derives
+ * from its text (postgres.js keeps one per distinct text per connection), with the values it
+ * was built with. For hand-written statements whose text has a few shapes, built per call:
+ * every distinct text is a statement each pooled connection keeps, so the caller bounds how
+ * many texts reach here. PGlite runs it as any other query.
+ */
+export function executeKept(db: Db, query: SQL): Promise<unknown> {
+  return serverPrepared(db, query, "kept").execute({});
 }
