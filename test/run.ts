@@ -50,12 +50,12 @@ interface Counts {
 
 // CI keeps only the tail of a run's output, so the failing tests are named again at the end.
 const failures: string[] = [];
-const unescape = (s: string) => s.replace(/&#10;/g, " ").replace(/&quot;/g, '"').replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&");
+const fromXml = (s: string) => s.replace(/&#10;/g, " ").replace(/&quot;/g, '"').replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&");
 
 function failuresIn(xml: string, mode: string): string[] {
   const found: string[] = [];
   for (const m of xml.matchAll(/<testcase ([^>]*?)>\s*<(?:failure|error)\b([^>]*)>/g)) {
-    const attr = (s: string, n: string) => unescape(new RegExp(`\\b${n}="([^"]*)"`).exec(s)?.[1] ?? "");
+    const attr = (s: string, n: string) => fromXml(new RegExp(`\\b${n}="([^"]*)"`).exec(s)?.[1] ?? "");
     const why = attr(m[2]!, "message").replace(/\s+/g, " ").trim().slice(0, 300);
     found.push(`${mode}: ${attr(m[1]!, "file")}:${attr(m[1]!, "line")} ${attr(m[1]!, "classname")} > ${attr(m[1]!, "name")}${why ? ` (${why})` : ""}`);
   }
