@@ -64,10 +64,11 @@ const uuidArray = (ids: string[]) => sql`array[${sql.join(ids.map((id) => sql`${
  * computes the page, the total and the facets over the match set (up to `exactUpTo` matches),
  * reading no other table per match.
  *
- * Common shapes of the statement are kept prepared with a generic plan (keptShape), others
- * are sent unnamed and planned per call. `q` is materialized: with an inlined `q`, a generic
- * plan re-parsed the query text for every matching row (the match scan 15 -> 35 ms for 10,000
- * matches; bench/RESULTS.md, search). Ranking is `ts_rank` (term frequency with the A/B/C weights of key, labels and
+ * Common shapes of the statement are kept prepared on the connection (keptShape), others are
+ * sent unnamed; PostgreSQL plans both per call. `q` is materialized all the same, in case it
+ * switches a kept statement to a generic plan: there an inlined `q` re-parsed the query text
+ * for every matching row (the match scan 15 -> 35 ms for 10,000 matches; bench/RESULTS.md,
+ * search). Ranking is `ts_rank` (term frequency with the A/B/C weights of key, labels and
  * metadata) rather than `ts_rank_cd` (cover density): on texts this short they order alike, and
  * cover density cost a quarter of the statement.
  */

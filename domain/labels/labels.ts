@@ -1,7 +1,8 @@
-import { and, eq, inArray, notInArray, sql } from "drizzle-orm";
+import { and, eq, inArray, notInArray } from "drizzle-orm";
 import type { Deleted } from "../../contract/common.ts";
 import type { Label } from "../../contract/labels.ts";
 import type { Db } from "../../db/client.ts";
+import { mediaObjects } from "../../db/schema/index.ts";
 import type { Caller } from "../access/caller.ts";
 import type { Deps } from "../core/deps.ts";
 import { AppError, errors } from "../core/errors.ts";
@@ -28,9 +29,12 @@ export async function deleteLabel<E extends Record<string, number>>(
     // The objects carrying it are locked first, in id order, as setting an object's labels
     // locks the object before its labels: taken the other way round, a concurrent
     // setObjectLabels holding one of them and waiting on this label would deadlock with it.
-    await tx.execute(sql`select o.id from media_objects o
-      where o.org_id = ${caller.orgId} and o.id in (select l.object_id from ${links} l where l.${sql.identifier(kind.labelId.name)} = ${id})
-      order by o.id for update of o`);
+    await tx
+      .select({ id: mediaObjects.id })
+      .from(mediaObjects)
+      .where(and(eq(mediaObjects.orgId, caller.orgId), inArray(mediaObjects.id, tx.select({ id: links.objectId }).from(links).where(eq(kind.labelId, id)))))
+      .orderBy(mediaObjects.id)
+      .for("update");
     const [label] = await tx
       .select({ id: labels.id })
       .from(labels)
@@ -43,10 +47,11 @@ export async function deleteLabel<E extends Record<string, number>>(
       .where(and(eq(kind.labelId, id), eq(links.orgId, caller.orgId)))
       .returning({ objectId: links.objectId });
     await tx.delete(labels).where(and(eq(labels.id, id), eq(labels.orgId, caller.orgId)));
-    if (removed.length > 0) await writeObjectLabels(tx, objectsWithIds(caller.orgId, removed.map((r) => r.objectId)), [kind]);
-    await touchSearch(tx, deps, caller.orgId, removed.map((r) => r.objectId));
+    const objectIds = removed.map((r) => r.objectId);
+    if (objectIds.length > 0) await writeObjectLabels(tx, objectsWithIds(caller.orgId, objectIds), [kind]);
+    await touchSearch(tx, deps, caller.orgId, objectIds);
     // Every object that carried it changed: one media.updated each.
-    await announceUpdated(tx, caller.orgId, removed.map((r) => r.objectId), [kind.key], deps.clock.now());
+    await announceUpdated(tx, caller.orgId, objectIds, [kind.key], deps.clock.now());
     return { id, deleted: true as const, ...extra, unassignedObjects: removed.length };
   });
   deps.jobs.kick();
