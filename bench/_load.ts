@@ -115,13 +115,14 @@ export function stopOnExit(stop: () => unknown): void {
 /**
  * Starts bench/_target.ts in a process of its own (so its RSS is the server's alone, and it
  * shares no event loop with the client or other servers) and waits for its first line.
- * `ownSession`: in a session of its own as well (OWN_SESSION).
+ * `ownSession`: in a session of its own as well (OWN_SESSION); `prefix`: a command the target
+ * runs under (a CPU group's, bench/_cgroups.ts).
  */
-export async function startTarget(job: Record<string, unknown>, opts: { ownSession?: boolean } = {}): Promise<Target> {
+export async function startTarget(job: Record<string, unknown>, opts: { ownSession?: boolean; prefix?: string[] } = {}): Promise<Target> {
   // BENCH_PROFILE_DIR: each target writes a CPU profile (Markdown) there when it stops.
   const profile = process.env.BENCH_PROFILE_DIR ? ["--cpu-prof-md", `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [];
   const session = opts.ownSession ? OWN_SESSION : [];
-  const proc = Bun.spawn([...session, process.execPath, ...profile, join(import.meta.dir, "_target.ts")], {
+  const proc = Bun.spawn([...(opts.prefix ?? []), ...session, process.execPath, ...profile, join(import.meta.dir, "_target.ts")], {
     env: { ...process.env, BENCH_TARGET: JSON.stringify(job) },
     stdout: "pipe",
     stderr: "inherit",

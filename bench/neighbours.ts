@@ -15,7 +15,11 @@
  * decoded in child processes at WORKER_NICE 10), each a real `npm start` (PostgreSQL, Redis,
  * inline BullMQ worker, embedded storage node) in a process of its own; and "apart", the
  * defaults in the production layout (packaging/compose.yaml: storage node, API with
- * WORKER_INLINE=false and `npm run worker` in three processes). The server CPU reported is the
+ * WORKER_INLINE=false and `npm run worker` in three processes); "packaged" (not run unless
+ * asked; needs root): the production layout with every part in a CPU cgroup of its own, as a
+ * container runtime or systemd runs them, weighted as NEIGHBOURS_SHARES says (JSON of v1
+ * shares per part: postgres, redis, storage, media, worker), this machine's PostgreSQL and
+ * Redis moved into theirs for the run. The server CPU reported is the
  * API process's. Every server process starts in a session of its own (OWN_SESSION), as a service
  * manager or a container runtime starts it: with Linux's autogroups the CPU is shared between
  * sessions first, and a server in the bench's session would share one share with the clients
@@ -35,6 +39,7 @@ import postgres from "postgres";
 import sharp from "sharp";
 import { cpuSeconds, deleteRedisPrefix, OWN_SESSION, REDIS_URL, runFixedRate, startTarget, stopOnExit, writeSection, type Target } from "./_load.ts";
 import { seededDatabase } from "./_seed.ts";
+import { cpuGroups, cpuGroupsUnavailable, pidsNamed } from "./_cgroups.ts";
 
 const N = Number(process.env.BENCH_N ?? 100_000);
 const SECONDS = Number(process.env.NEIGHBOURS_SECONDS ?? 30);
@@ -70,15 +75,27 @@ const configs: Record<string, Record<string, string>> = {
   // The defaults in the production layout (packaging/compose.yaml): the storage node, the API
   // and the worker each in a process of its own, on the same machine.
   apart: {},
+  // The production layout with the CPU weights packaging/compose.yaml gives each service
+  // (cpu_shares): PostgreSQL and Redis high, the worker low. Needs root (bench/_cgroups.ts).
+  packaged: {},
 };
 /** Configurations that run the storage node and the worker apart from the API (see `apart`). */
-const APART = new Set(["apart"]);
+const APART = new Set(["apart", "packaged"]);
+/** packaging/compose.yaml's cpu_shares per service (1024 where it sets none); NEIGHBOURS_SHARES (JSON) overrides some. */
+const PACKAGED_SHARES = { postgres: 1024, redis: 1024, storage: 1024, media: 1024, worker: 128, ...JSON.parse(process.env.NEIGHBOURS_SHARES ?? "{}") } as Record<"postgres" | "redis" | "storage" | "media" | "worker", number>;
+if (CONFIGS.includes("packaged")) {
+  const why = cpuGroupsUnavailable();
+  if (why) {
+    console.error(`[neighbours] packaged needs CPU cgroups: ${why}`);
+    process.exit(2);
+  }
+}
 
 /** The storage node in a process of its own (storage/local-s3/main.ts); resolves once it answers. */
-async function storageNode(dataDir: string): Promise<{ env: Record<string, string>; stop: () => Promise<void> }> {
+async function storageNode(dataDir: string, prefix: string[] = []): Promise<{ env: Record<string, string>; stop: () => Promise<void> }> {
   const port = 20_000 + Math.floor(Math.random() * 20_000);
   const creds = { S3_ACCESS_KEY_ID: "neighbours", S3_SECRET_ACCESS_KEY: "neighbours-secret-neighbours-secret" };
-  const proc = Bun.spawn([...OWN_SESSION, process.execPath, join(import.meta.dir, "../storage/local-s3/main.ts")], {
+  const proc = Bun.spawn([...prefix, ...OWN_SESSION, process.execPath, join(import.meta.dir, "../storage/local-s3/main.ts")], {
     env: { ...process.env, ...creds, STORAGE_PORT: String(port), DATA_DIR: join(dataDir, "storage") },
     stdout: "ignore",
     stderr: "ignore",
@@ -97,8 +114,8 @@ async function storageNode(dataDir: string): Promise<{ env: Record<string, strin
 }
 
 /** A worker process (worker/main.ts) on the same database, queue and storage as the API. */
-function workerProcess(env: Record<string, string>): { pid: number; stop: () => Promise<void> } {
-  const proc = Bun.spawn([...OWN_SESSION, process.execPath, join(import.meta.dir, "../worker/main.ts")], { env: { ...process.env, ...env }, stdout: "ignore", stderr: "inherit" });
+function workerProcess(env: Record<string, string>, prefix: string[] = []): { pid: number; stop: () => Promise<void> } {
+  const proc = Bun.spawn([...prefix, ...OWN_SESSION, process.execPath, join(import.meta.dir, "../worker/main.ts")], { env: { ...process.env, ...env }, stdout: "ignore", stderr: "inherit" });
   return {
     pid: proc.pid,
     stop: async () => {
@@ -233,16 +250,23 @@ async function runConfig(name: string): Promise<Outcome> {
   mkdirSync(dataDir, { recursive: true });
   let app: Target | null = null;
   const apart: { stop: () => Promise<void> }[] = [];
+  // packaged: each part in a CPU group of compose's weight; PostgreSQL's and Redis' running
+  // processes (this machine's) are moved into theirs for the run and back after it.
+  const weighted = name === "packaged" ? cpuGroups(PACKAGED_SHARES) : null;
+  const group = (part: keyof typeof PACKAGED_SHARES) => weighted?.groups[part]!.prefix ?? [];
+  if (weighted) running.add({ stop: async () => weighted.release() });
+  weighted?.groups.postgres!.adopt(pidsNamed("postgres"));
+  weighted?.groups.redis!.adopt(pidsNamed("redis-server"));
   try {
     let env: Record<string, string> = { DATABASE_URL: seeded.url, REDIS_URL, REDIS_PREFIX: prefix, JWT_SECRET, LOG_LEVEL: "error", DATA_DIR: dataDir, STORAGE_PORT: "0", ...configs[name], ...EXTRA_ENV };
     if (APART.has(name)) {
-      const node = await storageNode(dataDir);
+      const node = await storageNode(dataDir, group("storage"));
       apart.push(node);
       env = { ...env, ...node.env, WORKER_INLINE: "false" };
-      apart.push(workerProcess(env));
+      apart.push(workerProcess(env, group("worker")));
     }
     for (const p of apart) running.add(p);
-    app = await startTarget({ mode: "app", secret: ADMIN_SECRET, env }, { ownSession: true });
+    app = await startTarget({ mode: "app", secret: ADMIN_SECRET, env }, { ownSession: true, prefix: group("media") });
     running.add(app);
     const base = app.url;
     // Org A: the seeded organization, its bucket of 100,000 objects, five API keys.
@@ -296,6 +320,7 @@ async function runConfig(name: string): Promise<Outcome> {
     await app?.stop();
     for (const p of apart) await p.stop();
     running.clear();
+    weighted?.release();
     rmSync(dataDir, { recursive: true, force: true });
     await deleteRedisPrefix(prefix);
   }
