@@ -86,10 +86,14 @@ export function cpuGroups(weights: Record<string, number>): { groups: Record<str
             // Exited meanwhile.
           }
         }
-        try {
-          rmdirSync(dir);
-        } catch {
-          // A process still starting in it; the group is left for the next boot.
+        // A process that was exiting as it was moved can hold the group a moment longer.
+        for (let attempt = 0; attempt < 20; attempt++) {
+          try {
+            rmdirSync(dir);
+            break;
+          } catch {
+            Bun.sleepSync(100);
+          }
         }
       }
     },

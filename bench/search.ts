@@ -45,6 +45,9 @@ try {
       let s = performance.now();
       const res = await fetch(`${app.url}/api/search?q=${encodeURIComponent(q)}&limit=50${kind ? `&kind=${kind}` : ""}`, { headers });
       const body = (await res.json()) as { total: number; totalRelation: "eq" | "gte"; facets?: unknown };
+      // A warm-up search may find the table out of the cache (after another scenario) and pass
+      // the search deadline (503): the warm-up is there to read it in, so it goes on.
+      if (res.status === 503 && i < 0) continue;
       if (res.status !== 200 || !body.facets) throw new Error(`search answered ${res.status}`);
       total = `${int(body.total)}${body.totalRelation === "gte" ? "+" : ""}`;
       const http = performance.now() - s;
