@@ -29,7 +29,7 @@ export const eventData = {
     .describe("The worker made an object's derivatives (its thumbnail)"),
   "derivative.failed": z
     .object({ objectId: id("Media object"), bucketId: id("Bucket"), state: z.enum(["failed", "unsupported"]), reason: z.string() })
-    .describe("The worker could not make an object's thumbnail"),
+    .describe("No thumbnail will be made for an object: the worker gave up, or its kind has none (told at confirm)"),
   "set.generated": z
     .object({ setId: id("Set"), baseObjectId: id("Base media object"), objectIds: z.array(z.uuid()).describe("The renditions made") })
     .describe("A set's renditions were generated"),

@@ -57,8 +57,30 @@ export function thumbnailSummary(row: Pick<DerivativeRow, "state" | "width" | "h
 /** A recorded object gets its thumbnail planned and the job that makes it enqueued. */
 export async function planDerivatives(e: ObjectStored): Promise<void> {
   await markThumbnailPending(e.tx, e.object, e.at);
+  if (settledAtConfirm(e)) return;
   await enqueueJob(e.tx, "derivatives.generate", { orgId: e.orgId, objectId: e.object.id });
 }
+
+/**
+ * A new object of a kind no renderer draws (3d, other files) is settled in its confirm's own
+ * transaction: its thumbnail row says unsupported (planDerivatives) and derivative.failed is
+ * told here, after media.created, as the job would have told it. The job would only have
+ * written the same row again, so none is queued: on a busy service most such uploads are the
+ * ones that cost the queue, the database and the worker a job for nothing (bench/RESULTS.md,
+ * neighbours notes). New bytes at an existing object's key still get the job: it deletes the
+ * earlier version's derivatives after its commit.
+ */
+export async function reportUnrenderable(e: ObjectStored): Promise<void> {
+  if (!settledAtConfirm(e)) return;
+  await emitEvent(e.tx, {
+    orgId: e.orgId,
+    type: "derivative.failed",
+    at: e.at,
+    data: { objectId: e.object.id, bucketId: e.bucketId, state: "unsupported", reason: unsupportedKind(e.object.kind) },
+  });
+}
+
+const settledAtConfirm = (e: ObjectStored) => e.previous === null && !hasRenderer(e.object.kind);
 
 /**
  * A restored object keeps the derivatives it had; one deleted before its thumbnail was made

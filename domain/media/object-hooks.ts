@@ -1,5 +1,5 @@
 import { autoCapacityAfterStore } from "../billing/billing.ts";
-import { planDerivatives, resumeDerivatives } from "../derivatives/derivatives.ts";
+import { planDerivatives, reportUnrenderable, resumeDerivatives } from "../derivatives/derivatives.ts";
 import { announceRemoved, announceRestored, announceStored } from "../events/object-events.ts";
 import { applyUploadTags } from "../labels/tags.ts";
 import { reindexObject } from "../search/index-rows.ts";
@@ -9,9 +9,18 @@ import type { ObjectHook, ObjectRemoved, ObjectRestored, ObjectStored } from "./
 /**
  * Who reacts to an object's bytes being recorded, in order: usage before auto-capacity
  * (which reads the new totals), tags before the search index (which holds tag names);
- * webhook endpoints are told last.
+ * webhook endpoints are told last, of the object before its thumbnail's fate when that is
+ * known at once.
  */
-export const onObjectStored: readonly ObjectHook<ObjectStored>[] = [countStoredObject, autoCapacityAfterStore, applyUploadTags, planDerivatives, reindexObject, announceStored];
+export const onObjectStored: readonly ObjectHook<ObjectStored>[] = [
+  countStoredObject,
+  autoCapacityAfterStore,
+  applyUploadTags,
+  planDerivatives,
+  reindexObject,
+  announceStored,
+  reportUnrenderable,
+];
 
 /** Who reacts to an object being soft-deleted or purged. */
 export const onObjectRemoved: readonly ObjectHook<ObjectRemoved>[] = [countRemovedObject, reindexObject, announceRemoved];

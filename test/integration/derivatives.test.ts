@@ -13,6 +13,7 @@ import { dimensions, mp3, mp4, orientedJpeg, pdf, png, wav } from "../support/me
 import { mcpClient } from "../support/fixtures.ts";
 import { newOrg, startServer, type TestOrg, type TestServer } from "../support/server.ts";
 import { upload } from "../support/upload.ts";
+import { startReceiver } from "../support/webhook-receiver.ts";
 import { toolError } from "../support/mcp-results.ts";
 
 let server: TestServer;
@@ -125,8 +126,31 @@ describe("thumbnails are made on confirm and served", () => {
     expect(res.body.error.message).toContain("3d");
     const blob = await upload(org.admin, bucket.id, "m/data.bin", "bytes", { contentType: "application/octet-stream" });
     expect((await whenSettled(blob.id)).thumbnail.state).toBe("unsupported");
-    // the job ran too and left it so
     expect((await whenSettled(model.id)).thumbnail.state).toBe("unsupported");
+  });
+
+  test("a new 3d or other file is settled at confirm: derivative.failed is told, no job is queued; new bytes at its key still get the job", async () => {
+    const rx = startReceiver();
+    try {
+      const endpoint = await org.admin.post("/api/webhooks", { url: rx.url, eventTypes: ["derivative.failed"] });
+      expect(endpoint.status).toBe(201);
+      rx.secret = endpoint.body.secret;
+      const jobsFor = async (id: string) =>
+        (await db().select({ id: jobOutbox.id }).from(jobOutbox).where(and(eq(jobOutbox.name, "derivatives.generate"), sql`${jobOutbox.payload}->>'objectId' = ${id}`))).length;
+      const blob = await upload(org.admin, bucket.id, "n/notes.bin", "some bytes", { contentType: "application/octet-stream" });
+      expect(blob.thumbnail).toMatchObject({ state: "unsupported" });
+      expect(await jobsFor(blob.id)).toBe(0);
+      const told = await eventually(async () => rx.ofType("derivative.failed").find((r) => r.payload.data.objectId === blob.id), { what: "derivative.failed" });
+      expect(told.payload.data).toEqual({ objectId: blob.id, bucketId: bucket.id, state: "unsupported", reason: "No thumbnail is made for this type of file" });
+      expect(told.verifyError).toBeNull();
+      // New bytes at the same key: the job deletes what the earlier version had made.
+      const again = await upload(org.admin, bucket.id, "n/notes.bin", "other bytes, longer", { contentType: "application/octet-stream" });
+      expect(again.id).toBe(blob.id);
+      expect(await jobsFor(blob.id)).toBe(1);
+      expect((await org.admin.delete(`/api/webhooks/${endpoint.body.id}`)).status).toBe(200);
+    } finally {
+      rx.stop();
+    }
   });
 });
 

@@ -8,7 +8,8 @@ import { CLI, cliEnv, removeTempConfigHomes } from "../support/cli.ts";
 import { eventually } from "../support/eventually.ts";
 import { parseMetrics, type Scrape } from "../support/prometheus.ts";
 import { newOrg, startServer, type TestOrg, type TestServer } from "../support/server.ts";
-import { bytesOf, upload } from "../support/upload.ts";
+import { png } from "../support/media-files.ts";
+import { upload } from "../support/upload.ts";
 
 /**
  * /metrics after a known workload: every count the workload caused is there, exactly, with the
@@ -61,7 +62,9 @@ describe("/metrics", () => {
     const bucket = (await org.admin.post("/api/buckets", { name: "metrics" }, { "idempotency-key": "metrics-bucket-1" })).body;
     const replayed = await org.admin.post("/api/buckets", { name: "metrics" }, { "idempotency-key": "metrics-bucket-1" });
     expect(replayed.headers.get("idempotency-replayed")).toBe("true");
-    const object = await upload(org.admin, bucket.id, "notes/a.txt", bytesOf(1234), { contentType: "text/plain" });
+    // A picture: a file with no thumbnail to make is settled at confirm, without a job.
+    const picture = await png(40, 30);
+    const object = await upload(org.admin, bucket.id, "notes/a.png", picture, { contentType: "image/png" });
     expect((await org.admin.post("/api/presign/download", { objectId: object.id })).status).toBe(200);
     expect((await org.admin.get("/api/search?q=notes")).status).toBe(200);
 
@@ -104,8 +107,8 @@ describe("/metrics", () => {
 
     expect(delta("media_rate_limited_total", { surface: "rest" })).toBe(limited);
     expect(delta("media_idempotent_replays_total", { surface: "rest" })).toBe(1);
-    expect(delta("media_uploaded_bytes_total")).toBe(1234);
-    expect(delta("media_egress_issued_bytes_total", { kind: "download" })).toBe(1234);
+    expect(delta("media_uploaded_bytes_total")).toBe(picture.byteLength);
+    expect(delta("media_egress_issued_bytes_total", { kind: "download" })).toBe(picture.byteLength);
     expect(delta("media_search_duration_seconds_count", { backend: "postgres" })).toBe(1);
     // Jobs are the one count this server does not own alone: in the PostgreSQL + Redis run every
     // test server shares the database and the queue, so jobs left behind by servers stopped in
