@@ -75,8 +75,9 @@ const configs: Record<string, Record<string, string>> = {
   // The defaults in the production layout (packaging/compose.yaml): the storage node, the API
   // and the worker each in a process of its own, on the same machine.
   apart: {},
-  // The production layout with the CPU weights packaging/compose.yaml gives each service
-  // (cpu_shares): PostgreSQL and Redis high, the worker low. Needs root (bench/_cgroups.ts).
+  // The production layout with every part in a CPU cgroup, weighted as packaging/compose.yaml
+  // weighs the services (cpu_shares: the worker 128, the others the default 1024). Needs root
+  // (bench/_cgroups.ts).
   packaged: {},
 };
 /** Configurations that run the storage node and the worker apart from the API (see `apart`). */
