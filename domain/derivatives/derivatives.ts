@@ -54,7 +54,10 @@ export function thumbnailSummary(row: Pick<DerivativeRow, "state" | "width" | "h
  * "pending" (not "unavailable", not the previous version's picture). The previous
  * version's storage key stays on the row: the job deletes those bytes once it replaces them.
  */
-/** A recorded object gets its thumbnail planned and the job that makes it enqueued. */
+/**
+ * A recorded object gets its thumbnail planned and the job that makes it enqueued (none for a
+ * new file no renderer draws: see reportUnrenderable).
+ */
 export async function planDerivatives(e: ObjectStored): Promise<void> {
   await markThumbnailPending(e.tx, e.object, e.at);
   if (settledAtConfirm(e)) return;
@@ -65,10 +68,9 @@ export async function planDerivatives(e: ObjectStored): Promise<void> {
  * A new object of a kind no renderer draws (3d, other files) is settled in its confirm's own
  * transaction: its thumbnail row says unsupported (planDerivatives) and derivative.failed is
  * told here, after media.created, as the job would have told it. The job would only have
- * written the same row again, so none is queued: on a busy service most such uploads are the
- * ones that cost the queue, the database and the worker a job for nothing (bench/RESULTS.md,
- * neighbours notes). New bytes at an existing object's key still get the job: it deletes the
- * earlier version's derivatives after its commit.
+ * written the same row again, so none is queued: it was about a fifth of the server's CPU per
+ * confirm of such a file (bench/RESULTS.md, confirm notes). New bytes at an existing object's
+ * key still get the job: it deletes the earlier version's derivatives after its commit.
  */
 export async function reportUnrenderable(e: ObjectStored): Promise<void> {
   if (!settledAtConfirm(e)) return;
