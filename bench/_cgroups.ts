@@ -23,7 +23,6 @@ function root(): { dir: string; file: "cpu.shares" | "cpu.weight" } | null {
 }
 
 export interface CpuGroup {
-  name: string;
   /** Prepended to a command line: the command runs inside the group. */
   prefix: string[];
   /** Moves running processes (and so their later children) into the group. */
@@ -58,7 +57,6 @@ export function cpuGroups(weights: Record<string, number>): { groups: Record<str
     writeFileSync(join(dir, r.file), String(value));
     const procs = join(dir, "cgroup.procs");
     groups[name] = {
-      name,
       prefix: ["sh", "-c", `echo $$ > ${procs} && exec "$0" "$@"`],
       adopt(pids) {
         for (const pid of pids) {
