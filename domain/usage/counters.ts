@@ -165,12 +165,18 @@ export async function resolveForEgress(
   return row;
 }
 
-/** API calls counted in memory (usage-meter.ts), flushed per organization and day. */
+/**
+ * API calls counted in memory (meter.ts), flushed per organization and day.
+ *
+ * Lock order: every writer of the day and month rows (this and the egress rollup) locks an
+ * organization's day row before its month row. In opposite orders, two writers could each hold
+ * one while waiting for the other, a deadlock PostgreSQL breaks only after a second.
+ */
 export async function addApiCalls(tx: Db, orgId: string, day: string, calls: number): Promise<void> {
+  await addCallsToDay(tx, orgId, day, calls);
   // Through org_usage, so counts of an organization deleted meanwhile are dropped, not an error.
   await tx.execute(sql`
     insert into usage_monthly (org_id, month, api_calls)
     select org_id, ${`${day.slice(0, 7)}-01`}::date, ${calls} from org_usage where org_id = ${orgId}
     on conflict (org_id, month) do update set api_calls = usage_monthly.api_calls + excluded.api_calls`);
-  await addCallsToDay(tx, orgId, day, calls);
 }
