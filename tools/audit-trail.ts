@@ -48,7 +48,7 @@ export async function auditCall(tool: AnyTool, input: unknown, ctx: ToolContext,
       clientAddress: ctx.clientAddress ?? null,
       requestId: ctx.requestId,
     };
-    await (ctx.deps.audit ? ctx.deps.audit.write(entry) : recordAudit(ctx.deps.db, entry));
+    await (ctx.deps.audit ? ctx.deps.audit.write(entry, { flush: !tool.unflushed }) : recordAudit(ctx.deps.db, entry));
   } catch (err) {
     // The call's own outcome stands; a lost entry is logged (the database being down is the usual cause).
     ctx.deps.log.warn("audit entry not written", { requestId: ctx.requestId, tool: tool.name, error: String(err) });

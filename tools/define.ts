@@ -61,6 +61,12 @@ export interface ToolDefinition<I extends z.ZodObject = z.ZodObject, O extends z
   annotations: ToolAnnotations;
   /** Error codes the handler can produce beyond the ones every tool can. */
   errors: ErrorCode[];
+  /**
+   * The handler commits its writes without waiting for the WAL flush (soft state, such as an
+   * upload URL's reservation), so the call's audit entry is committed that way too: the entry
+   * is as durable as what it records, and the answer waits for no flush. Default false.
+   */
+  unflushed?: boolean;
   handler: (input: z.output<I>, ctx: ToolContext) => Promise<z.input<O>>;
   /** REST only: answer something other than JSON (a redirect, a byte stream). */
   restResponse?: (output: z.output<O>, request: Request, ctx: ToolContext) => Response | Promise<Response>;

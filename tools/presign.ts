@@ -34,6 +34,8 @@ export const presignTools = [
     input: uploadStart,
     output: presignedUpload,
     errors: ["not_found", "quota_exceeded"],
+    // The reservation is committed without the flush (reserveSingleShot in domain/media/uploads.ts).
+    unflushed: true,
     handler: (input, { deps, caller }) => presignUpload(deps, caller, input),
   }),
   defineTool({

@@ -129,6 +129,21 @@ describe("audit log", () => {
     expect(new Set(rows.map((r) => r.xid)).size).toBe(2);
   });
 
+  test("entries written without the flush go in batches of their own, each call still waiting for its own", async () => {
+    const writer = new AuditWriter(server.services.deps.db, 1);
+    const entry = (lane: string, i: number) => ({ orgId: org.orgId, actor: { type: "system" } as const, action: "lanes", targets: { lane, n: String(i) }, status: 200 });
+    const calls = Array.from({ length: 10 }, (_, i) => [writer.write(entry("flushed", i)), writer.write(entry("unflushed", i), { flush: false })]).flat();
+    await Promise.all(calls);
+    const rows = rowsOf<{ lane: string; xid: string }>(
+      await server.services.deps.db.execute(sql`select targets->>'lane' as lane, xmin::text as xid from audit_log where org_id = ${org.orgId} and action = 'lanes'`),
+    );
+    const xids = (lane: string) => new Set(rows.filter((r) => r.lane === lane).map((r) => r.xid));
+    expect(rows).toHaveLength(20);
+    // Per lane: the first entry alone, the other nine together; no statement mixes the lanes.
+    expect([xids("flushed").size, xids("unflushed").size]).toEqual([2, 2]);
+    expect([...xids("flushed")].filter((x) => xids("unflushed").has(x))).toEqual([]);
+  });
+
   test("an entry the database refuses costs only its own call: the rest of its batch is written", async () => {
     const writer = new AuditWriter(server.services.deps.db, 1);
     const entry = (orgId: string, n: number) => ({ orgId, actor: { type: "system" } as const, action: "refused_batch", targets: { n: String(n) }, status: 200 });
