@@ -36,7 +36,7 @@ async function once() {
   await stores.takeAll([{ key: `loop:${job.orgId}`, params }], now * 1000, { id, owner: id, nowMs: now, leaseMs: 60_000 });
   const [bucket] = await sql`select * from buckets where id = ${job.bucketId} and org_id = ${job.orgId} limit 1`;
   if (!bucket) throw new Error("no bucket");
-  // The statement domain/uploads.ts reserveSingleShot sends.
+  // What domain/media/upload-reservations.ts does for one request alone, as one statement.
   const key = `loop/${id}.jpg`;
   const [reserved] = await sql`
       with durability as (select set_config('synchronous_commit', 'off', true)),

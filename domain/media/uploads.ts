@@ -1,6 +1,4 @@
 import { and, desc, eq, inArray, isNull, lte, sql } from "drizzle-orm";
-import { rowsOf } from "../../db/client.ts";
-import { preparedSql } from "../core/prepared.ts";
 import type { MediaObject } from "../../contract/media.ts";
 import type { AbortedUpload, CompletedUpload, MultipartUpload, PresignedPart, PresignedUpload } from "../../contract/presign.ts";
 import { mediaObjects, orgUsage, uploadReservations } from "../../db/schema/index.ts";
@@ -15,6 +13,7 @@ import { pendingStorage, quotaExceeded, releaseReservation, reserveStorage } fro
 import { appendStorageDelta } from "../usage/storage-deltas.ts";
 import type { WriteCondition } from "../ports/storage.ts";
 import { runHooks } from "./lifecycle.ts";
+import { type KeySeen, reserveSingleShot } from "./upload-reservations.ts";
 import { onObjectRemoved, onObjectStored } from "./object-hooks.ts";
 
 /** A single-shot reservation outlives its URL by this much: a slow PUT may start at the last second. */
@@ -78,16 +77,6 @@ export async function presignUpload(
     expiresAt: new Date(now.getTime() + expiresIn * 1000).toISOString(),
     headers: signed.headers,
   };
-}
-
-/** What the catalogue says a key holds, as seen by the statement that reserved its upload. */
-interface KeySeen {
-  /** The bucket's name (the statement checked the bucket is the organization's). */
-  bucketName: string;
-  /** ETag of the object the catalogue places at the key (live, else the latest in the trash); null for none. */
-  etag: string | null;
-  /** The catalogue cannot tell: an unconfirmed upload or a purge under way at the key. */
-  unsure: boolean;
 }
 
 /** Longest wait for storage when the catalogue cannot tell what a key holds; then the catalogue's view is signed. */
@@ -155,79 +144,6 @@ async function reserveUpload(
   });
   return uploadId;
 }
-
-const p = (name: string) => sql.placeholder(name);
-
-// The subqueries see the tables as they were before this statement: its own reservation is not counted.
-const reserveSingleShotSql = () => sql`
-  with durability as (select set_config('synchronous_commit', 'off', true)),
-  bucket as (select name from buckets where id = ${p("bucketId")} and org_id = ${p("orgId")}),
-  reserved as (
-    update org_usage set reserved_storage = reserved_storage + ${p("bytes")}, updated_at = now()
-    where org_id = ${p("orgId")} and exists (select 1 from bucket)
-      and used_storage + reserved_storage + ${pendingStorage(p("orgId"))} + ${p("bytes")} <= allocated_storage
-    returning org_id
-  ),
-  ins as (
-    insert into upload_reservations (org_id, bucket_id, key, bytes, content_type, tags, expires_at, created_at)
-    select reserved.org_id, ${p("bucketId")}, ${p("key")}, ${p("bytes")}, ${p("contentType")},
-      array(select jsonb_array_elements_text(${p("tags")}::text::jsonb)),
-      ${p("expiresAt")}::timestamptz, ${p("createdAt")}::timestamptz
-    from reserved, durability
-    returning id
-  )
-  select ins.id, (select name from bucket) as bucket_name, live.etag as live_etag,
-    trash.etag as trash_etag, coalesce(trash.purging, false) as purging,
-    exists (select 1 from upload_reservations u where u.bucket_id = ${p("bucketId")} and u.key = ${p("key")}) as pending
-  from ins
-  left join (select id, etag from media_objects where bucket_id = ${p("bucketId")} and key = ${p("key")} and deleted_at is null) live on true
-  -- Only without a live object: the latest deleted one's bytes are what the key holds, unless a purge is removing them.
-  left join lateral (
-    select (array_agg(o.etag order by o.deleted_at desc) filter (where o.purge_queued_at is null))[1] as etag,
-      bool_or(o.purge_queued_at is not null) as purging
-    from media_objects o where o.bucket_id = ${p("bucketId")} and o.key = ${p("key")} and o.deleted_at is not null
-  ) trash on live.id is null`;
-
-/**
- * reserveUpload for a single-shot upload, as one statement, which also checks the bucket is
- * the organization's (null when it is not, or when the allocation refuses: the caller tells
- * which): the quota UPDATE locks the
- * organization's usage row until commit, so every presign of an organization waits for the
- * one before it; one statement holds that lock for one round trip instead of four (BEGIN,
- * UPDATE, INSERT, COMMIT), and the commit does not wait for the WAL flush (bench/RESULTS.md,
- * presign: with the flush, an organization's presigns were capped at ~250/s with a p99 over
- * 100 ms on a shared disk). That is safe because a single-shot reservation is soft state: if
- * PostgreSQL itself crashed in the fraction of a second before the WAL writer flushed it, what
- * is lost is a quota hold and the declared tags, not consistency (confirm measures the object
- * and does without a reservation). Multipart keeps reserveUpload: its reservation is how later
- * calls find the upload.
- */
-async function reserveSingleShot(
-  db: Deps["db"],
-  orgId: string,
-  r: { bucketId: string; key: string; size: number | undefined; contentType: string; tags: string[]; now: Date; lifetimeMs: number },
-): Promise<KeySeen | null> {
-  const bytes = r.size ?? 0;
-  const rows = rowsOf<{ id: string; bucket_name: string; live_etag: string | null; trash_etag: string | null; pending: boolean; purging: boolean }>(
-    await preparedSql(db, "reserve_single_shot", reserveSingleShotSql).execute({
-      orgId,
-      bucketId: r.bucketId,
-      key: r.key,
-      bytes,
-      contentType: r.contentType,
-      tags: JSON.stringify(r.tags),
-      expiresAt: new Date(r.now.getTime() + r.lifetimeMs).toISOString(),
-      createdAt: r.now.toISOString(),
-    }),
-  );
-  const row = rows[0];
-  // Refused: the bucket is not the organization's, or the reservation would pass the allocation.
-  if (!row) return null;
-  return { bucketName: row.bucket_name, etag: row.live_etag ?? row.trash_etag, unsure: truthy(row.pending) || truthy(row.purging) };
-}
-
-/** Booleans from raw SQL: PGlite and postgres.js both give booleans, but be lenient. */
-const truthy = (v: unknown): boolean => v === true || v === "t" || v === 1;
 
 /**
  * Reserves `size` bytes of the organization's allocation for bytes about to be stored at
