@@ -135,11 +135,10 @@ export function reserveSingleShot(db: Db, orgId: string, request: SingleShotRequ
 }
 
 async function drain(db: Db, byOrg: Map<string, Waiting[]>, orgId: string, first: Waiting[]): Promise<void> {
-  let batch = first;
-  while (batch.length > 0) {
-    await reserveBatch(db, orgId, batch);
-    const waiting = byOrg.get(orgId)!;
-    batch = waiting.splice(0, MAX_BATCH);
+  for (let batch = first; batch.length > 0; batch = byOrg.get(orgId)!.splice(0, MAX_BATCH)) {
+    // reserveBatch answers every request itself; whatever escapes it still answers the batch,
+    // so the organization's queue never stops behind a batch left waiting.
+    await reserveBatch(db, orgId, batch).catch((err) => batch.forEach((w) => w.reject(err)));
   }
   byOrg.delete(orgId);
 }
