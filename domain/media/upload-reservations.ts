@@ -136,28 +136,20 @@ export function reserveSingleShot(db: Db, orgId: string, request: SingleShotRequ
 
 async function drain(db: Db, byOrg: Map<string, Waiting[]>, orgId: string, first: Waiting[]): Promise<void> {
   for (let batch = first; batch.length > 0; batch = byOrg.get(orgId)!.splice(0, MAX_BATCH)) {
-    // reserveBatch answers every request itself; whatever escapes it still answers the batch,
-    // so the organization's queue never stops behind a batch left waiting.
+    // Whatever fails answers the batch, so the organization's queue never stops behind it.
     await reserveBatch(db, orgId, batch).catch((err) => batch.forEach((w) => w.reject(err)));
   }
   byOrg.delete(orgId);
 }
 
 async function reserveBatch(db: Db, orgId: string, batch: Waiting[]): Promise<void> {
-  try {
-    const rows = await reserveTogether(db, orgId, batch.map((w) => w.request));
-    const refusedWhole = batch.length > 1 && rows.some((row) => row && !truthy(row.reserved));
-    if (!refusedWhole) return batch.forEach((w, i) => w.resolve(seenOf(rows[i])));
-  } catch (err) {
-    if (batch.length === 1) return batch[0]!.reject(err);
-  }
-  // Refused as a whole (or failed): each alone, so those that fit are reserved and a request
-  // the database rejects costs only its own call.
-  for (const w of batch) {
-    try {
-      w.resolve(seenOf((await reserveTogether(db, orgId, [w.request]))[0]));
-    } catch (err) {
-      w.reject(err);
-    }
-  }
+  // A failure rejects the batch (drain): the inputs are validated before they get here,
+  // so what fails is the database (down, a timeout), and retrying each request alone would
+  // make the last one wait for as many failures as the batch holds.
+  const rows = await reserveTogether(db, orgId, batch.map((w) => w.request));
+  const refusedWhole = batch.length > 1 && rows.some((row) => row && !truthy(row.reserved));
+  if (!refusedWhole) return batch.forEach((w, i) => w.resolve(seenOf(rows[i])));
+  // Refused as a whole: each alone, in order, so those that fit are reserved. (A failure here
+  // rejects those not answered yet; a promise already resolved keeps its answer.)
+  for (const w of batch) w.resolve(seenOf((await reserveTogether(db, orgId, [w.request]))[0]));
 }
