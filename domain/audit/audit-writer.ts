@@ -50,21 +50,14 @@ const rowOf = (e: NewAuditEntry) => ({
 });
 
 // Prepared (see prepared.ts), with the rows as one JSON parameter, so that any number of
-// entries is one statement of one plan.
-const appendAuditSql = () => sql`
+// entries is one statement of one plan. Unflushed, the statement also sets its own implicit
+// transaction to commit without waiting for the WAL flush, for the entries of calls whose own
+// writes are committed that way.
+const appendAuditSql = (flush: boolean) => () => sql`
+  ${flush ? sql`` : sql`with durability as (select set_config('synchronous_commit', 'off', true))`}
   insert into audit_log (org_id, at, actor_type, api_key_id, service_credential_id, user_id, action, targets, status, error_code, client_address, request_id)
   select e.org_id, e.at, e.actor_type, e.api_key_id, e.service_credential_id, e.user_id, e.action, coalesce(e.targets, '{}'::jsonb), e.status, e.error_code, e.client_address, e.request_id
-    from jsonb_to_recordset(${sql.placeholder("rows")}::text::jsonb)
-      as e(org_id uuid, at timestamptz, actor_type text, api_key_id uuid, service_credential_id uuid, user_id uuid, action text,
-           targets jsonb, status integer, error_code text, client_address text, request_id text)`;
-
-// The same insert committed without waiting for the WAL flush (set for its own implicit
-// transaction only), for the entries of calls whose own writes are committed that way.
-const appendAuditUnflushedSql = () => sql`
-  with durability as (select set_config('synchronous_commit', 'off', true))
-  insert into audit_log (org_id, at, actor_type, api_key_id, service_credential_id, user_id, action, targets, status, error_code, client_address, request_id)
-  select e.org_id, e.at, e.actor_type, e.api_key_id, e.service_credential_id, e.user_id, e.action, coalesce(e.targets, '{}'::jsonb), e.status, e.error_code, e.client_address, e.request_id
-    from durability, jsonb_to_recordset(${sql.placeholder("rows")}::text::jsonb)
+    from ${flush ? sql`` : sql`durability, `}jsonb_to_recordset(${sql.placeholder("rows")}::text::jsonb)
       as e(org_id uuid, at timestamptz, actor_type text, api_key_id uuid, service_credential_id uuid, user_id uuid, action text,
            targets jsonb, status integer, error_code text, client_address text, request_id text)`;
 
@@ -74,9 +67,8 @@ const appendAuditUnflushedSql = () => sql`
  */
 export async function appendAudit(db: Db, entries: readonly NewAuditEntry[], opts: { flush?: boolean } = {}): Promise<void> {
   if (entries.length === 0) return;
-  const rows = JSON.stringify(entries.map(rowOf));
-  if (opts.flush === false) await preparedSql(db, "append_audit_unflushed", appendAuditUnflushedSql).execute({ rows });
-  else await preparedSql(db, "append_audit", appendAuditSql).execute({ rows });
+  const flush = opts.flush !== false;
+  await preparedSql(db, flush ? "append_audit" : "append_audit_unflushed", appendAuditSql(flush)).execute({ rows: JSON.stringify(entries.map(rowOf)) });
 }
 
 export function recordAudit(db: Db, e: NewAuditEntry): Promise<void> {
