@@ -14,8 +14,18 @@ export async function touchSearch(tx: Db, deps: Pick<Deps, "search">, orgId: str
   const ids = [...new Set(objectIds)];
   if (ids.length === 0) return;
   const list = sql.join(ids.map((id) => sql`${id}::uuid`), sql`, `);
-  await tx.execute(sql`delete from media_search where org_id = ${orgId} and object_id in (${list})`);
-  await writeSearchRows(tx, sql`o.org_id = ${orgId} and o.id in (${list})`);
+  // One statement, as every upload's confirm runs it: rows of objects that are gone or
+  // soft-deleted are deleted, the others written over (a new object's row is simply inserted).
+  // The two parts touch different rows, so running them on one snapshot is safe.
+  await tx.execute(sql`
+    with gone as (
+      delete from media_search s where s.org_id = ${orgId} and s.object_id in (${list})
+        and not exists (select 1 from media_objects o where o.id = s.object_id and o.deleted_at is null)
+    )
+    ${searchRowsOf(sql`o.org_id = ${orgId} and o.id in (${list})`)}
+    on conflict (object_id) do update set
+      bucket_id = excluded.bucket_id, kind = excluded.kind, size = excluded.size, created_at = excluded.created_at,
+      tag_ids = excluded.tag_ids, category_ids = excluded.category_ids, key = excluded.key, labels = excluded.labels, meta = excluded.meta`);
   if (deps.search.external) {
     for (let i = 0; i < ids.length; i += SYNC_BATCH) {
       await enqueueJob(tx, "search.sync", { orgId, objectIds: ids.slice(i, i + SYNC_BATCH) });
@@ -24,11 +34,16 @@ export async function touchSearch(tx: Db, deps: Pick<Deps, "search">, orgId: str
 }
 
 /**
- * Writes the search rows of the live objects matching `where` (on media_objects as `o`):
- * the one definition of what a search row holds. Soft-deleted objects get none.
+ * Writes the search rows of the live objects matching `where` (on media_objects as `o`).
+ * Soft-deleted objects get none.
  */
 export async function writeSearchRows(tx: Db, where: SQL): Promise<void> {
-  await tx.execute(sql`
+  await tx.execute(searchRowsOf(where));
+}
+
+/** The insert of the search rows of the live objects matching `where`: the one definition of what a search row holds. */
+function searchRowsOf(where: SQL): SQL {
+  return sql`
     insert into media_search (object_id, org_id, bucket_id, kind, size, created_at, tag_ids, category_ids, key, labels, meta)
     select o.id, o.org_id, o.bucket_id, o.kind, o.size, o.created_at,
       coalesce((select array_agg(ot.tag_id) from object_tags ot where ot.object_id = o.id), '{}'),
@@ -38,7 +53,7 @@ export async function writeSearchRows(tx: Db, where: SQL): Promise<void> {
       coalesce((select string_agg(c.name, ' ') from object_categories oc join categories c on c.id = oc.category_id where oc.object_id = o.id), ''),
       coalesce((select string_agg(e.value, ' ') from jsonb_each_text(o.metadata) e), '')
     from media_objects o
-    where o.deleted_at is null and ${where}`);
+    where o.deleted_at is null and ${where}`;
 }
 
 const SYNC_BATCH = 500;
