@@ -23,9 +23,7 @@ export async function touchSearch(tx: Db, deps: Pick<Deps, "search">, orgId: str
         and not exists (select 1 from media_objects o where o.id = s.object_id and o.deleted_at is null)
     )
     ${searchRowsOf(sql`o.org_id = ${orgId} and o.id in (${list})`)}
-    on conflict (object_id) do update set
-      bucket_id = excluded.bucket_id, kind = excluded.kind, size = excluded.size, created_at = excluded.created_at,
-      tag_ids = excluded.tag_ids, category_ids = excluded.category_ids, key = excluded.key, labels = excluded.labels, meta = excluded.meta`);
+    on conflict (object_id) do update set ${REWRITTEN}`);
   if (deps.search.external) {
     for (let i = 0; i < ids.length; i += SYNC_BATCH) {
       await enqueueJob(tx, "search.sync", { orgId, objectIds: ids.slice(i, i + SYNC_BATCH) });
@@ -41,10 +39,19 @@ export async function writeSearchRows(tx: Db, where: SQL): Promise<void> {
   await tx.execute(searchRowsOf(where));
 }
 
+/** A search row's written columns, in the order searchRowsOf selects them (`vector` is generated from them). */
+const COLUMNS = ["object_id", "org_id", "bucket_id", "kind", "size", "created_at", "tag_ids", "category_ids", "key", "labels", "meta"] as const;
+/** What touchSearch writes over in an existing row: every column but the object and its organization, which never change. */
+const REWRITTEN = sql.raw(
+  COLUMNS.filter((c) => c !== "object_id" && c !== "org_id")
+    .map((c) => `${c} = excluded.${c}`)
+    .join(", "),
+);
+
 /** The insert of the search rows of the live objects matching `where`: the one definition of what a search row holds. */
 function searchRowsOf(where: SQL): SQL {
   return sql`
-    insert into media_search (object_id, org_id, bucket_id, kind, size, created_at, tag_ids, category_ids, key, labels, meta)
+    insert into media_search (${sql.raw(COLUMNS.join(", "))})
     select o.id, o.org_id, o.bucket_id, o.kind, o.size, o.created_at,
       coalesce((select array_agg(ot.tag_id) from object_tags ot where ot.object_id = o.id), '{}'),
       coalesce((select array_agg(oc.category_id) from object_categories oc where oc.object_id = o.id), '{}'),
