@@ -45,28 +45,42 @@ export async function listApiKeys(deps: Deps, caller: Caller, q: { limit: number
   return page(rows.map((r) => view(r, now)), total, q.offset);
 }
 
-/**
- * When a credential created by `caller` must expire: `days` from now, but never after the
- * credential the caller acts with (an API key or a service credential; a dashboard user's JWT
- * is not bound). Asking for a longer life is a 400 that says until when the creator is valid;
- * the default (DEFAULT_KEY_DAYS) is shortened to the creator's expiry instead.
- */
-export async function boundedExpiry(deps: Deps, caller: Caller, days: number, now: Date): Promise<Date> {
-  const wanted = new Date(now.getTime() + days * 86_400_000);
-  let limit: Date | null = null;
+/** How long the credential a caller acts with lives: an API key's or a service credential's expiry; none for a person (a dashboard JWT). */
+async function callerExpiry(deps: Deps, caller: Caller): Promise<Date | null> {
   if (caller.apiKeyId) {
     const [key] = await deps.db.select({ expiresAt: apiKeys.expiresAt }).from(apiKeys).where(eq(apiKeys.id, caller.apiKeyId));
-    limit = key?.expiresAt ?? null;
-  } else if (caller.serviceCredentialId) {
-    const [cred] = await deps.db.select({ expiresAt: serviceCredentials.expiresAt }).from(serviceCredentials).where(eq(serviceCredentials.id, caller.serviceCredentialId));
-    limit = cred?.expiresAt ?? null;
+    return key?.expiresAt ?? null;
   }
-  if (!limit || wanted <= limit) return wanted;
-  if (days === DEFAULT_KEY_DAYS) return limit;
-  throw errors.validation([
-    { path: "expiresInDays", message: `A credential cannot outlive the one that creates it: this one expires on ${limit.toISOString()}, so at most ${Math.max(0, Math.floor((limit.getTime() - now.getTime()) / 86_400_000))} days` },
-  ]);
+  if (caller.serviceCredentialId) {
+    const [cred] = await deps.db.select({ expiresAt: serviceCredentials.expiresAt }).from(serviceCredentials).where(eq(serviceCredentials.id, caller.serviceCredentialId));
+    return cred?.expiresAt ?? null;
+  }
+  return null;
 }
+
+export interface BoundedExpiry {
+  expiresAt: Date;
+  /** Set when the expiry was shortened to the creator's: what the answer's note tells. */
+  capped: string | null;
+}
+
+/**
+ * When a credential created or rotated by `caller` must expire: `wanted`, but never after the
+ * credential the caller acts with, so a key cannot mint a longer-lived one (a dashboard user's
+ * JWT is not bound: people are not capped by their session's short life). A longer wish is
+ * never refused (every 1..365 the API allows stays valid input): the expiry is capped and the
+ * answer's note says so.
+ */
+export async function boundedExpiry(deps: Deps, caller: Caller, wanted: Date): Promise<BoundedExpiry> {
+  const limit = await callerExpiry(deps, caller);
+  if (!limit || wanted <= limit) return { expiresAt: wanted, capped: null };
+  return {
+    expiresAt: limit,
+    capped: `Its expiry was capped at ${limit.toISOString()} (asked: ${wanted.toISOString()}): a credential never outlives the one that creates or rotates it, and this one expires then.`,
+  };
+}
+
+export const inDays = (now: Date, days: number) => new Date(now.getTime() + days * 86_400_000);
 
 /**
  * "Cannot grant what you do not have", for any credential a caller creates (API keys, service
@@ -96,7 +110,7 @@ export async function createApiKey(
   await assertMayGrant(deps, caller, input, "keys");
   const secret = newSecret();
   const now = deps.clock.now();
-  const expiresAt = await boundedExpiry(deps, caller, input.expiresInDays, now);
+  const { expiresAt, capped } = await boundedExpiry(deps, caller, inDays(now, input.expiresInDays));
   const row = await deps.db.transaction(async (tx) => {
     const [created] = await tx
       .insert(apiKeys)
@@ -116,8 +130,10 @@ export async function createApiKey(
     return created!;
   });
   deps.jobs.kick();
-  return { ...view(row, now), secret, note: SECRET_NOTE };
+  return { ...view(row, now), secret, note: noteFor(capped) };
 }
+
+const noteFor = (capped: string | null) => (capped ? `${SECRET_NOTE} ${capped}` : SECRET_NOTE);
 
 /**
  * A key of the organization outside a restricted caller's bucket (or unrestricted) exists for
@@ -140,15 +156,20 @@ export async function deleteApiKey(deps: Deps, caller: Caller, id: string): Prom
   return { id, deleted: true };
 }
 
-/** A new secret replaces the old one at once; the key keeps its id, scopes and expiry. */
+/**
+ * A new secret replaces the old one at once; the key keeps its id, scopes and expiry, except
+ * that a key rotated by a shorter-lived credential gets the rotator's expiry (as creating it
+ * would), so rotation never hands out a secret that outlives the credential asking for it.
+ */
 export async function rotateApiKey(deps: Deps, caller: Caller, id: string): Promise<ApiKeyWithSecret> {
-  await assertKeyManageable(deps, caller, id);
+  const current = await findOwned<KeyRow>(deps.db, caller, owned, id);
   const secret = newSecret();
   const now = deps.clock.now();
+  const { expiresAt, capped } = await boundedExpiry(deps, caller, current.expiresAt);
   const row = await deps.db.transaction(async (tx) => {
     const [rotated] = await tx
       .update(apiKeys)
-      .set({ secretHash: hashSecret(secret), rotatedAt: now })
+      .set({ secretHash: hashSecret(secret), rotatedAt: now, ...(capped ? { expiresAt } : {}) })
       .where(and(eq(apiKeys.id, id), visibleTo(caller, owned)))
       .returning();
     if (!rotated) throw errors.notFound("API key");
@@ -158,5 +179,5 @@ export async function rotateApiKey(deps: Deps, caller: Caller, id: string): Prom
   deps.jobs.kick();
   // Rotation ends the old secret at once, on every instance.
   await deps.credentials?.forget({ keyId: id });
-  return { ...view(row, now), secret, note: SECRET_NOTE };
+  return { ...view(row, now), secret, note: noteFor(capped) };
 }

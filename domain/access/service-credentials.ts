@@ -8,7 +8,7 @@ import { type Page, page } from "../core/pagination.ts";
 import type { Caller, Scope } from "./caller.ts";
 import { deleteOwned, type Owned, visiblePage } from "./owned-rows.ts";
 import { newSecret } from "./secrets.ts";
-import { assertMayGrant, boundedExpiry } from "./api-keys.ts";
+import { assertMayGrant, boundedExpiry, inDays } from "./api-keys.ts";
 
 /**
  * Service credentials: for services that sign their requests (docs/signed-requests.md) rather
@@ -67,7 +67,7 @@ export async function createServiceCredential(
   await assertMayGrant(deps, caller, input, "credentials");
   const secret = newSecret();
   const now = deps.clock.now();
-  const expiresAt = await boundedExpiry(deps, caller, input.expiresInDays, now);
+  const { expiresAt, capped } = await boundedExpiry(deps, caller, inDays(now, input.expiresInDays));
   const [row] = await deps.db
     .insert(serviceCredentials)
     .values({
@@ -82,7 +82,7 @@ export async function createServiceCredential(
       createdAt: now,
     })
     .returning();
-  return { ...view(row!, now), secret, note: SECRET_NOTE };
+  return { ...view(row!, now), secret, note: capped ? `${SECRET_NOTE} ${capped}` : SECRET_NOTE };
 }
 
 /** Deleting a credential ends it at once: every signed request looks it up. */

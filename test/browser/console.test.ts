@@ -176,8 +176,11 @@ describe.skipIf(!run)("web console", () => {
     await page.getByRole("link", { name: "API keys" }).click();
     await page.getByLabel("Name").fill("laptop");
     await page.getByRole("checkbox", { name: "write" }).check();
+    // Signed in with an API key that lives 90 days: 365 is accepted, capped, and the dialog says so.
+    await page.getByLabel("Expires in (days)").fill("365");
     await page.getByRole("button", { name: "Create key" }).click();
     const dialog = page.getByRole("dialog", { name: "Secret of laptop" });
+    await containsText(dialog.getByTestId("secret-note"), "capped at");
     const secret = (await dialog.getByTestId("new-secret").textContent())!.trim();
     expect(secret).toMatch(/^[0-9a-f]{64}$/);
     await containsText(dialog, "only time the secret is shown");

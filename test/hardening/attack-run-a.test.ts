@@ -297,20 +297,51 @@ describe("finding 4: input that reached a 5xx is a 4xx", () => {
   });
 });
 
-describe("finding 5: a key cannot create a key that outlives it", () => {
-  test("a 1-day admin key asking for 365 days is 400; within its life it works; the default is capped", async () => {
+describe("finding 5: a key cannot create or rotate a key that outlives it", () => {
+  test("a 1-day admin key asking for 365 days gets a key capped at its own expiry, and the note says so", async () => {
     const org = await newOrg(server);
     const short = await org.keyClient(["admin"], { expiresInDays: 1 });
+    const shortExpiry = Date.parse((await short.get("/api/me")).body.credential.expiresAt ?? "");
     const long = await short.post("/api/api-keys", { name: "long", scopes: ["admin"], expiresInDays: 365 });
-    expect(long.status).toBe(400);
-    expect(long.body.error.details[0]).toMatchObject({ path: "expiresInDays", message: expect.stringMatching(/cannot outlive/) });
+    // Every value the API allows is accepted; only the expiry is bounded.
+    expect(long.status).toBe(201);
+    expect(Date.parse(long.body.expiresAt)).toBeLessThanOrEqual(clock.now().getTime() + 86_400_000);
+    if (Number.isFinite(shortExpiry)) expect(Date.parse(long.body.expiresAt)).toBe(shortExpiry);
+    expect(long.body.note).toMatch(/capped at/);
     const same = await short.post("/api/api-keys", { name: "same", scopes: ["read"], expiresInDays: 1 });
     expect(same.status).toBe(201);
+    expect(same.body.note).not.toMatch(/capped/);
     const byDefault = await short.post("/api/api-keys", { name: "default", scopes: ["read"] });
     expect(byDefault.status).toBe(201);
     expect(new Date(byDefault.body.expiresAt).getTime()).toBeLessThanOrEqual(clock.now().getTime() + 86_400_000);
-    // a dashboard user (JWT) is not bound
-    expect((await org.owner.post("/api/api-keys", { name: "year", scopes: ["read"], expiresInDays: 365 })).status).toBe(201);
+    // Service credentials follow the same rule.
+    const cred = await short.post("/api/service-credentials", { name: "svc", scopes: ["read"], expiresInDays: 365 });
+    expect(cred.status).toBe(201);
+    expect(Date.parse(cred.body.expiresAt)).toBeLessThanOrEqual(clock.now().getTime() + 86_400_000);
+    expect(cred.body.note).toMatch(/capped at/);
+    // A dashboard user (JWT) is not bound by its own short life.
+    const year = await org.owner.post("/api/api-keys", { name: "year", scopes: ["read"], expiresInDays: 365 });
+    expect(year.status).toBe(201);
+    expect(Date.parse(year.body.expiresAt)).toBe(clock.now().getTime() + 365 * 86_400_000);
+    expect(year.body.note).not.toMatch(/capped/);
+  });
+
+  test("a 1-day admin key rotating a 300-day key gets a secret that expires with it; the list agrees", async () => {
+    const org = await newOrg(server);
+    const target = (await org.owner.post("/api/api-keys", { name: "long-lived", scopes: ["read"], expiresInDays: 300 })).body;
+    const short = await org.keyClient(["admin"], { expiresInDays: 1 });
+    const rotated = await short.put(`/api/api-keys/${target.id}/rotate`);
+    expect(rotated.status).toBe(200);
+    expect(Date.parse(rotated.body.expiresAt)).toBeLessThanOrEqual(clock.now().getTime() + 86_400_000);
+    expect(rotated.body.note).toMatch(/capped at/);
+    const listed = (await org.owner.get("/api/api-keys?limit=200")).body.data.find((k: { id: string }) => k.id === target.id);
+    expect(listed.expiresAt).toBe(rotated.body.expiresAt);
+    const me = await server.api.withToken(rotated.body.secret).get("/api/me");
+    expect(me.status).toBe(200);
+    // A person rotating keeps the key's own expiry.
+    const again = await org.owner.put(`/api/api-keys/${target.id}/rotate`);
+    expect(again.body.expiresAt).toBe(rotated.body.expiresAt);
+    expect(again.body.note).not.toMatch(/capped/);
   });
 });
 

@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { runCli } from "../support/cli.ts";
+import { mcpClient } from "../support/fixtures.ts";
 import { newOrg, startServer, type TestOrg, type TestServer } from "../support/server.ts";
 
 let server: TestServer;
@@ -50,6 +52,30 @@ describe("POST /api/api-keys", () => {
       expect(res.body.error.details[0].path).toBe("expiresInDays");
     }
   });
+
+  test("expiresInDays 365 from an API key is accepted and capped at the key's own expiry, said in the note: REST, MCP and CLI", async () => {
+    // The bootstrap-key case: a key made earlier asks for the longest life the API allows.
+    const creator = await org.keyClient(["admin"], { expiresInDays: 365 });
+    const creatorExpiry = (await creator.get("/api/me")).body.credential.expiresAt as string;
+    const rest = await creator.post("/api/api-keys", { name: "year", expiresInDays: 365 });
+    expect(rest.status).toBe(201);
+    expect(rest.body.expiresAt).toBe(creatorExpiry);
+    expect(rest.body.note).toContain(`capped at ${creatorExpiry}`);
+
+    const mcp = await mcpClient(server, creator.secret, "caps", "?toolsets=keys");
+    try {
+      const res = (await mcp.callTool({ name: "api_keys_create", arguments: { name: "year-mcp", expiresInDays: 365 } })) as { isError?: boolean; structuredContent?: { expiresAt: string; note: string } };
+      expect(res.isError).toBeFalsy();
+      expect(res.structuredContent!.expiresAt).toBe(creatorExpiry);
+      expect(res.structuredContent!.note).toContain("capped at");
+    } finally {
+      await mcp.close();
+    }
+
+    const cli = await runCli(["api-keys", "create", "--name", "year-cli", "--expires-in-days", "365"], { url: server.url, key: creator.secret });
+    expect(cli.code).toBe(0);
+    expect(cli.stdout).toContain(`capped at ${creatorExpiry}`);
+  }, 60_000);
 
   test("scopes are validated; admin implies every scope", async () => {
     expect((await org.admin.post("/api/api-keys", { name: "x", scopes: ["root"] })).status).toBe(400);

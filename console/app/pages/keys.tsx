@@ -152,8 +152,9 @@ function SecretDialog({ apiKey, onClose }: { apiKey: WithSecret | null; onClose:
             </code>
             <CopyButton text={apiKey.secret} label="Copy secret" />
           </div>
-          <p class="hint">
-            Use it as <code>Authorization: Bearer &lt;secret&gt;</code>. Access key id: <span class="mono">{apiKey.accessKeyId}</span>.
+          {/* The service's note: how to use the secret, and whether the expiry was capped at the creator's. */}
+          <p class="hint" data-testid="secret-note">
+            {apiKey.note} Access key id: <span class="mono">{apiKey.accessKeyId}</span>. Expires {date(apiKey.expiresAt)}.
           </p>
           <div class="actions">
             <button type="button" class="primary" onClick={onClose}>
