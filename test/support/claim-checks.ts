@@ -1,0 +1,120 @@
+import { expect } from "bun:test";
+import { type Config, loadConfig } from "../../app/config.ts";
+import { newOrg, startServer, type TestOrg, type TestServer } from "./server.ts";
+
+/**
+ * Small pieces the promise audit's checks (test/claims/) share. A check runs against the one
+ * embedded server doc-claims.test.ts starts; these give it an organization, a server with other
+ * settings, or the defaults the configuration falls back to.
+ */
+
+/** Where each documented variable's value lands in the configuration. */
+const settings: Record<string, (c: Config) => unknown> = {
+  PORT: (c) => c.port,
+  HOST: (c) => c.host,
+  PUBLIC_URL: (c) => c.publicUrl,
+  DATABASE_URL: (c) => c.databaseUrl,
+  DB_STATEMENT_TIMEOUT_MS: (c) => c.statementTimeoutMs,
+  SEARCH_STATEMENT_TIMEOUT_MS: (c) => c.searchStatementTimeoutMs,
+  REDIS_URL: (c) => c.redisUrl,
+  REDIS_PREFIX: (c) => c.redisPrefix,
+  WORKER_INLINE: (c) => c.worker.inline,
+  WORKER_CONCURRENCY: (c) => c.worker.concurrency,
+  WORKER_ATTEMPTS: (c) => c.worker.attempts,
+  WORKER_BACKOFF_MS: (c) => c.worker.backoffMs,
+  WORKER_LOCK_MS: (c) => c.worker.lockMs,
+  WORKER_STALLED_INTERVAL_MS: (c) => c.worker.stalledIntervalMs,
+  WORKER_TOOL_TIMEOUT_MS: (c) => c.worker.toolTimeoutMs,
+  WORKER_MAX_INPUT_BYTES: (c) => c.worker.maxInputBytes,
+  WORKER_MAX_PIXELS: (c) => c.worker.maxPixels,
+  WORKER_NICE: (c) => c.worker.nice,
+  WORKER_SCHED_IDLE: (c) => c.worker.schedIdle,
+  RENDER_MAX_DIMENSION: (c) => c.render.maxDimension,
+  RENDER_MAX_PIXELS: (c) => c.render.maxPixels,
+  RENDER_MAX_SOURCE_BYTES: (c) => c.render.maxSourceBytes,
+  RENDER_CACHE_BYTES: (c) => c.render.cacheBytesPerOrg,
+  RENDER_URL_MAX_SECONDS: (c) => c.render.maxUrlSeconds,
+  S3_ENDPOINT: (c) => c.s3.endpoint,
+  S3_REGION: (c) => c.s3.region,
+  S3_BUCKET: (c) => c.s3.bucket,
+  S3_FORCE_PATH_STYLE: (c) => c.s3.forcePathStyle,
+  S3_TIMEOUT_MS: (c) => c.s3.timeoutMs,
+  S3_PUBLIC_ENDPOINT: (c) => c.s3.publicEndpoint,
+  STORAGE_PORT: (c) => c.s3.embeddedPort,
+  UPLOAD_URL_EXPIRES_IN: (c) => c.uploadUrlExpiresIn,
+  MEILISEARCH_URL: (c) => c.meilisearch,
+  SEARCH_EXACT_LIMIT: (c) => c.searchExactLimit,
+  JWT_SECRET: (c) => c.jwtSecret,
+  INITIAL_ADMIN_KEY: (c) => c.initialAdminKey,
+  RATE_LIMIT_PER_MINUTE: (c) => c.rateLimitPerMinute,
+  ORG_MAX_SEARCHES: (c) => c.orgConcurrency.searches,
+  ORG_MAX_RENDERS: (c) => c.orgConcurrency.renders,
+  ORG_CONCURRENCY_WAIT_MS: (c) => c.orgConcurrency.waitMs,
+  ORG_SEARCH_MS_PER_SECOND: (c) => c.orgConcurrency.searchBudget?.msPerSecond ?? 0,
+  ORG_SEARCH_BURST_MS: (c) => c.orgConcurrency.searchBudget?.burstMs,
+  ORG_RENDER_MS_PER_SECOND: (c) => c.orgConcurrency.renderBudget?.msPerSecond ?? 0,
+  ORG_RENDER_BURST_MS: (c) => c.orgConcurrency.renderBudget?.burstMs,
+  ORG_RATE_LIMIT_PER_MINUTE: (c) => c.orgRateLimitPerMinute,
+  MAX_BODY_BYTES: (c) => c.maxBodyBytes,
+  STRIPE_SECRET_KEY: (c) => c.stripe.secretKey,
+  STRIPE_API_URL: (c) => c.stripe.apiUrl,
+  CORS_ORIGINS: (c) => c.corsOrigins,
+  WEBHOOK_TIMEOUT_MS: (c) => c.webhooks.timeoutMs,
+  WEBHOOK_ATTEMPTS: (c) => c.webhooks.attempts,
+  WEBHOOK_BACKOFF_MS: (c) => c.webhooks.backoffMs,
+  WEBHOOK_ALLOW_PRIVATE: (c) => c.webhooks.allowPrivate,
+  WEBHOOK_ALLOWED_HOSTS: (c) => c.webhooks.allowedHosts,
+  MCP_ALLOWED_HOSTS: (c) => c.mcpAllowedHosts,
+  IMPORT_ALLOW_PRIVATE: (c) => c.imports.allowPrivate,
+  IMPORT_MAX_BYTES: (c) => c.imports.maxBytes,
+  IMPORT_TIMEOUT_MS: (c) => c.imports.timeoutMs,
+  IMPORT_MAX_REDIRECTS: (c) => c.imports.maxRedirects,
+  AUDIT_RETENTION_DAYS: (c) => c.auditRetentionDays,
+  LOG_LEVEL: (c) => c.logLevel,
+  METRICS_PORT: (c) => c.ops.metricsPort,
+  METRICS_TOKEN: (c) => c.ops.metricsToken,
+  READY_TIMEOUT_MS: (c) => c.ops.readyTimeoutMs,
+  SHUTDOWN_TIMEOUT_MS: (c) => c.ops.shutdownTimeoutMs,
+};
+
+/** A check that these variables, left unset (with `env` set beside them), give these values. */
+export function defaults(expected: Record<string, unknown>, env: Record<string, string> = {}): () => Promise<void> {
+  return async () => {
+    const config = loadConfig(env);
+    const actual = Object.fromEntries(
+      Object.keys(expected).map((name) => {
+        const read = settings[name];
+        if (!read) throw new Error(`no setting named ${name} is known to test/support/claim-checks.ts`);
+        return [name, read(config)];
+      }),
+    );
+    expect(actual).toEqual(expected);
+  };
+}
+
+/** A check that a variable's value outside what the page allows stops the start with its name. */
+export function refused(name: string, ...values: string[]): () => Promise<void> {
+  return async () => {
+    for (const value of values) expect(() => loadConfig({ [name]: value }), `${name}=${value}`).toThrow(name);
+  };
+}
+
+export const KiB = 1024;
+export const MiB = 1024 ** 2;
+export const GiB = 1024 ** 3;
+export const DAY_MS = 86_400_000;
+
+/** Runs `fn` against a server of its own (embedded backends), stopped afterwards. */
+export async function withServer<T>(env: Record<string, string>, fn: (server: TestServer) => Promise<T>): Promise<T> {
+  const server = await startServer({ embedded: true, env });
+  try {
+    return await fn(server);
+  } finally {
+    await server.stop();
+  }
+}
+
+/** A new organization on the shared server, with an admin key (the usual start of a check). */
+export function org(server: TestServer): Promise<TestOrg> {
+  return newOrg(server, "Claims");
+}
