@@ -39,6 +39,11 @@ const stripBrackets = (host: string) => (host.startsWith("[") && host.endsWith("
 export function addressRefusal(address: string, policy: AddressPolicy): string | null {
   const raw = stripBrackets(address);
   if (!ipaddr.isValid(raw)) return `'${address}' is not an IP address`;
+  // An IPv4-compatible address (::a.b.c.d, deprecated by RFC 4291) is outside every range
+  // ipaddr.js names, so it would pass as unicast; a stack that still routes it reaches the
+  // IPv4 address inside, so it is never allowed.
+  const parsed = ipaddr.parse(canonicalV6(raw));
+  if (parsed.kind() === "ipv6" && isIpv4Compatible(parsed as ipaddr.IPv6)) return `${raw} is an IPv4-compatible address`;
   // An IPv4-mapped IPv6 address is the IPv4 address it maps: judged as that.
   const ip = ipaddr.process(raw);
   const normal = ip.toString();
@@ -47,4 +52,23 @@ export function addressRefusal(address: string, policy: AddressPolicy): string |
   if (range === "unicast") return null;
   if (policy.allowPrivate && PRIVATE_RANGES.has(range)) return null;
   return `${normal} is ${DESCRIPTION[range] ?? `a special-purpose address (${range})`}`;
+}
+
+/**
+ * IPv6 text as the WHATWG URL parser (and the system's) reads it: ipaddr.js reads "::127.0.0.1"
+ * as IPv4-mapped, where the socket layer reads ::7f00:1.
+ */
+function canonicalV6(raw: string): string {
+  if (!raw.includes(":")) return raw;
+  try {
+    return new URL(`http://[${raw}]/`).hostname.slice(1, -1);
+  } catch {
+    return raw;
+  }
+}
+
+/** ::/96 less :: and ::1 (which have ranges of their own). */
+function isIpv4Compatible(ip: ipaddr.IPv6): boolean {
+  const p = ip.parts;
+  return p.slice(0, 6).every((x) => x === 0) && (p[6] !== 0 || p[7]! > 1);
 }

@@ -83,8 +83,9 @@ function guardedLookup(policy: OutboundPolicy, resolve: Resolver) {
       (addresses) => {
         if (addresses.length === 0) return callback(new OutboundRefused(`${host} has no address`));
         for (const a of addresses) {
-          const why = addressRefusal(a.address, policy);
-          if (why) return callback(new OutboundRefused(`Refused: ${host} resolves to ${a.address}: ${why}`));
+          // The user named the host, not the address: which internal address a name resolves
+          // to is the network's business, so it is not told back (only that it is not allowed).
+          if (addressRefusal(a.address, policy)) return callback(new OutboundRefused(`Refused: ${host} resolves to an address this service may not reach`));
         }
         if (options?.all) callback(null, addresses);
         else callback(null, addresses[0]!.address, addresses[0]!.family);

@@ -62,7 +62,10 @@ describe("on a server configured as in production", () => {
       const res = await admin.post("/api/imports", { bucketId: target, key: "y.png", url: `http://localhost:${watched.port}/y.png` });
       expect(res.status).toBe(202);
       const done = await settled(admin, res.body.id);
-      expect(done.error).toMatchObject({ code: "refused", message: expect.stringContaining("loopback") });
+      // Refused without telling which internal address the name has.
+      expect(done.error?.code).toBe("refused");
+      expect(done.error?.message).toContain("resolves to an address this service may not reach");
+      expect(done.error?.message).not.toMatch(/127\.0\.0\.1|::1|loopback/);
       expect(hits).toBe(0);
     } finally {
       watched.stop(true);

@@ -46,6 +46,12 @@ describe("address policy", () => {
     for (const a of refused) expect({ a, refused: addressRefusal(a, strict) !== null }).toEqual({ a, refused: true });
   });
 
+  test("IPv4-compatible addresses (::/96) are refused, even where private addresses are allowed", () => {
+    for (const a of ["::7f00:1", "[::7f00:1]", "::a9fe:a9fe", "::808:808", "::127.0.0.1", "::2"]) {
+      expect({ a, strict: addressRefusal(a, strict), dev: addressRefusal(a, dev) }).toEqual({ a, strict: expect.stringContaining("IPv4-compatible"), dev: expect.stringContaining("IPv4-compatible") });
+    }
+  });
+
   test("an IPv4-mapped address is judged as the IPv4 address it maps", () => {
     expect(addressRefusal("::ffff:127.0.0.1", strict)).toContain("127.0.0.1 is a loopback address");
     expect(addressRefusal("::ffff:8.8.8.8", strict)).toBeNull();
@@ -112,7 +118,9 @@ describe("sendOutbound", () => {
   test("the same name is allowed on loopback only when private addresses are allowed", async () => {
     const send = (policy: typeof strict) =>
       sendOutbound(`http://local.example.test:${server.port}/ok`, { method: "GET", headers: {}, timeoutMs: 5000, policy, resolve: table({ "local.example.test": ["127.0.0.1"] }) });
-    await expect(send(strict)).rejects.toThrow(/resolves to 127.0.0.1: 127.0.0.1 is a loopback address/);
+    // Which address the name resolved to is not told back (internal DNS stays internal).
+    const refused = await send(strict).then(() => null, (err: Error) => err.message);
+    expect(refused).toBe("Refused: local.example.test resolves to an address this service may not reach");
     expect((await send(dev)).status).toBe(200);
   });
 
