@@ -42,6 +42,8 @@ export async function openStorage(config: Config, instrument?: StorageInstrument
     forcePathStyle: true,
     timeoutMs: s3.timeoutMs,
     instrument,
+    // The node refuses a PUT longer than its URL's signed maximum; other stores are measured at confirm.
+    enforcesMaxLength: true,
     ...credentials,
   });
   await storage.ensureBucket();

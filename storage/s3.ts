@@ -16,6 +16,7 @@ import {
   S3ServiceException,
 } from "@aws-sdk/client-s3";
 import type { ListedObject, ObjectStorage, PresignedRequest, StoredObjectInfo, UploadedPart, WriteCondition } from "../domain/ports/storage.ts";
+import { MAX_LENGTH_PARAM } from "./local-s3/index.ts";
 import { Presigner } from "./presigner.ts";
 
 export interface S3StorageOptions {
@@ -35,6 +36,13 @@ export interface S3StorageOptions {
   timeoutMs?: number;
   /** Wraps every call to storage (metrics, traces); `operation` is one of a fixed set of names. */
   instrument?: StorageInstrument;
+  /**
+   * The store refuses a PUT body longer than a maximum signed into its URL (the embedded
+   * node's `max-content-length`). S3 has no such bound for a presigned PUT (only a signed
+   * Content-Length, which would make the declared size exact), so for any other store the
+   * maximum is not signed and confirm measures the bytes.
+   */
+  enforcesMaxLength?: boolean;
 }
 
 export type StorageInstrument = <T>(operation: string, run: () => Promise<T>) => Promise<T>;
@@ -136,18 +144,23 @@ export class S3Storage implements ObjectStorage {
     );
   }
 
+  /** Whether a `maxLength` given to presignPut is signed and refused past by the store. */
+  get enforcesMaxLength(): boolean {
+    return this.opts.enforcesMaxLength === true;
+  }
+
   presignPut(
     key: string,
-    opts: { contentType: string; tagging?: string; contentLength?: number; condition?: WriteCondition; expiresIn: number; now: Date },
+    opts: { contentType: string; tagging?: string; maxLength?: number; condition?: WriteCondition; expiresIn: number; now: Date },
   ): PresignedRequest {
     const headers: Record<string, string> = { "Content-Type": opts.contentType };
-    if (opts.contentLength !== undefined) headers["Content-Length"] = String(opts.contentLength);
     if (opts.condition && "ifNoneMatch" in opts.condition) headers["If-None-Match"] = "*";
     // Unquoted: Ceph RGW compares If-Match byte for byte with its bare ETag (a quoted one is a
     // 412 there); S3 and the embedded node take either form.
     else if (opts.condition) headers["If-Match"] = opts.condition.ifMatch.replace(/^"(.*)"$/, "$1");
     if (opts.tagging) headers["x-amz-tagging"] = opts.tagging;
-    return { url: this.presigner.presign({ method: "PUT", key, expiresIn: opts.expiresIn, headers, now: opts.now }), headers };
+    const bound = opts.maxLength !== undefined && this.enforcesMaxLength ? { query: { [MAX_LENGTH_PARAM]: String(opts.maxLength) } } : {};
+    return { url: this.presigner.presign({ method: "PUT", key, expiresIn: opts.expiresIn, ...bound, headers, now: opts.now }), headers };
   }
 
   presignUploadPart(key: string, opts: { uploadId: string; partNumber: number; contentType?: string; expiresIn: number; now: Date }): PresignedRequest {

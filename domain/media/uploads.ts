@@ -20,6 +20,8 @@ import { onObjectRemoved, onObjectStored } from "./object-hooks.ts";
 const SINGLE_SHOT_GRACE_MS = 60 * 60 * 1000;
 /** A multipart upload stays reserved this long after its last part was presigned. */
 const MULTIPART_IDLE_MS = 24 * 60 * 60 * 1000;
+/** S3's largest single PUT: the bound of an upload URL presigned without a size, where storage enforces one. */
+export const MAX_SINGLE_PUT_BYTES = 5 * 1024 ** 3;
 
 /** Upload tags travel to storage as one header, the labels URL-encoded and joined with "&". */
 export function taggingHeader(tags: string[]): string {
@@ -34,9 +36,12 @@ export interface UploadTarget {
 /**
  * Single-shot upload, step 1: check the bucket, reserve the declared size, then sign.
  *
- * A declared `size` is reserved and signed as Content-Length, so storage refuses a PUT of any
- * other length. Without one nothing is reserved, and confirm measures the bytes and refuses
- * them (deleting them) when they do not fit the quota. Either way the URL is signed with a
+ * A declared `size` is an optimistic reservation and an upper bound, never an exact length:
+ * any shorter body uploads, and confirm records what storage holds. Where storage enforces a
+ * signed maximum (the embedded node) the URL carries the size, or MAX_SINGLE_PUT_BYTES without
+ * one, and a longer body is refused at the PUT. Elsewhere nothing bounds the PUT: confirm
+ * measures the bytes, and what outgrew its reservation counts only if it fits the allocation,
+ * else it is refused and deleted (recordStoredObject). Either way the URL is signed with a
  * write condition on what the key holds now (If-None-Match: * for a free key, If-Match: its
  * ETag otherwise), so the URL works once: after a PUT, a second one is refused with 412.
  */
@@ -64,7 +69,7 @@ export async function presignUpload(
     expiresIn,
     now,
     condition: await writeCondition(deps, path, seen),
-    ...(input.size !== undefined ? { contentLength: input.size } : {}),
+    maxLength: Math.min(input.size ?? MAX_SINGLE_PUT_BYTES, MAX_SINGLE_PUT_BYTES),
     ...(tags.length > 0 ? { tagging: taggingHeader(tags) } : {}),
   });
   return {
@@ -215,8 +220,8 @@ export async function presignUploadPart(
  * Assembles the parts. Without a parts list the uploaded parts are listed from storage,
  * in order. Tags given here replace the ones given at create-multipart.
  *
- * Part URLs cannot be bounded one by one (a presigned PUT signs one exact length, and a part's
- * is not known when it is signed), so the parts are measured here, before they are assembled:
+ * Part URLs are not bounded one by one (a part's length is not known when it is signed, and
+ * S3 can only sign an exact one), so the parts are measured here, before they are assembled:
  * a total above what was reserved must have its excess reserved now, or the upload is refused
  * with 403 quota_exceeded and aborted (its parts deleted, its reservation released).
  */
@@ -319,8 +324,9 @@ export async function confirmUpload(deps: Deps, caller: Caller, input: UploadTar
  * checks are done (a client's confirm, or the worker storing a set rendition).
  * Returns the media object's id.
  *
- * Bytes beyond what was reserved for the key (an upload presigned without a size) count only
- * if they fit the allocation; otherwise they are refused with 403 quota_exceeded and deleted
+ * Bytes beyond what was reserved for the key (an upload presigned without a size, or a PUT
+ * longer than its declared size on a store that does not bound it) count only if they fit the
+ * allocation; otherwise they are refused with 403 quota_exceeded and deleted
  * from storage, and nothing is recorded. An object they replaced (its bytes are gone already)
  * is deleted with them.
  */

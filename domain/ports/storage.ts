@@ -32,13 +32,15 @@ export type WriteCondition = { ifNoneMatch: "*" } | { ifMatch: string };
 export interface ObjectStorage {
   // `now` is the signing time: the domain passes its clock so expiry can be tested.
   /**
-   * `contentLength`, when given, is signed: storage refuses a PUT of any other length.
-   * `condition` is signed too: `{ ifNoneMatch: "*" }` (only if nothing is at the key) or
+   * `maxLength` is the most bytes the PUT may carry, never an exact length (a shorter body is
+   * always accepted): a store that can enforce it (the embedded node) has it signed into the
+   * URL and refuses a longer body; any other store ignores it, and confirm measures the bytes.
+   * `condition` is signed: `{ ifNoneMatch: "*" }` (only if nothing is at the key) or
    * `{ ifMatch: etag }` (only over exactly those bytes), so the URL dies once it has been used.
    */
   presignPut(
     key: string,
-    opts: { contentType: string; tagging?: string; contentLength?: number; condition?: WriteCondition; expiresIn: number; now: Date },
+    opts: { contentType: string; tagging?: string; maxLength?: number; condition?: WriteCondition; expiresIn: number; now: Date },
   ): PresignedRequest;
   presignUploadPart(key: string, opts: { uploadId: string; partNumber: number; contentType?: string; expiresIn: number; now: Date }): PresignedRequest;
   presignGet(key: string, opts: { expiresIn: number; downloadName?: string; now: Date }): string;

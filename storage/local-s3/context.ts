@@ -42,5 +42,12 @@ export interface Ctx {
 
 /** S3's maximum object size for a single PUT (and for one part). */
 export const MAX_PUT_SIZE = 5 * 1024 ** 3;
+/**
+ * This node's extension to S3: a query parameter bounding the body of a PUT (object or part),
+ * in bytes. Every query parameter is part of the SigV4 canonical request, so a presigned URL
+ * that carries it cannot be stripped or raised without breaking the signature; a body above it
+ * is refused (400 EntityTooLarge) and nothing is stored. S3 and other stores ignore it.
+ */
+export const MAX_LENGTH_PARAM = "max-content-length";
 /** Cap for XML request bodies (a 1000-key DeleteObjects is well under this). */
 export const MAX_XML_BODY = 4 * 1024 * 1024;

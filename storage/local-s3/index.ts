@@ -1,1 +1,2 @@
 export { type LocalS3, type LocalS3Options, startLocalS3 } from "./server.ts";
+export { MAX_LENGTH_PARAM } from "./context.ts";

@@ -1,13 +1,13 @@
 // Multipart upload operations.
 
 import type { Ctx, S3Response } from "./context.ts";
-import { MAX_PUT_SIZE, MAX_XML_BODY } from "./context.ts";
+import { MAX_XML_BODY } from "./context.ts";
 import { Errors } from "./errors.ts";
 import { emptyResponse, isoDate, xmlResponse } from "./http.ts";
 import { compareKeys, listKeys } from "./listing.ts";
 import { MAX_PARTS } from "./multipart.ts";
 import { fieldsWithTags, presignedHeaders, validateKey } from "./ops-object.ts";
-import { expectedMd5, Payload } from "./payload.ts";
+import { bodyLimit, expectedMd5, Payload } from "./payload.ts";
 import { uriEncode } from "./sigv4.ts";
 import { childrenNamed, childText, parseXml, xmlDocument, type XmlObject } from "./xml.ts";
 
@@ -32,7 +32,7 @@ export async function uploadPart(ctx: Ctx): Promise<S3Response> {
     throw Errors.invalidArgument("Part number must be an integer between 1 and 10000, inclusive", "partNumber", n);
   const upload = ctx.uploads.get(ctx.bucket, ctx.key, ctx.query.get("uploadId")!);
   const md5 = expectedMd5(ctx.req.headers);
-  const tmp = await ctx.store.writeTemp(new Payload(ctx.req, ctx.auth, MAX_PUT_SIZE).chunks());
+  const tmp = await ctx.store.writeTemp(new Payload(ctx.req, ctx.auth, bodyLimit(ctx)).chunks());
   try {
     if (md5 !== undefined && md5 !== tmp.md5) throw Errors.badDigest();
     const part = await ctx.uploads.putPart(upload, Number(n), tmp);

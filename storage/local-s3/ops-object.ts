@@ -1,11 +1,11 @@
 // Object operations: Put / Get / Head / Delete / Copy and object tagging.
 
 import type { Ctx, S3Response } from "./context.ts";
-import { MAX_PUT_SIZE, MAX_XML_BODY } from "./context.ts";
+import { MAX_XML_BODY } from "./context.ts";
 import { Errors, S3Error } from "./errors.ts";
 import { readRange } from "./files.ts";
 import { checkConditions, emptyResponse, fieldsFromHeaders, fileBody, isoDate, objectHeaders, parseRange, servingHeaders, xmlResponse } from "./http.ts";
-import { expectedMd5, Payload } from "./payload.ts";
+import { bodyLimit, expectedMd5, Payload } from "./payload.ts";
 import { decodeComponent } from "./sigv4.ts";
 import type { ObjectFields, ObjectMeta } from "./store.ts";
 import { parseTaggingHeader, parseTaggingXml, taggingXml, type TagSet } from "./tags.ts";
@@ -50,7 +50,8 @@ export async function putObject(ctx: Ctx): Promise<S3Response> {
   const md5 = expectedMd5(ctx.req.headers);
   const condition = writeCondition(ctx.req.headers, ctx.key);
   condition(ctx.store.getObject(ctx.bucket, ctx.key)); // fail before streaming the body
-  const payload = new Payload(ctx.req, ctx.auth, MAX_PUT_SIZE);
+  // Refused up front when the declared length is over the limit, else as soon as the body passes it.
+  const payload = new Payload(ctx.req, ctx.auth, bodyLimit(ctx));
   const tmp = await ctx.store.writeTemp(payload.chunks());
   try {
     if (md5 !== undefined && md5 !== tmp.md5) throw Errors.badDigest();

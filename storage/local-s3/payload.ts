@@ -5,7 +5,7 @@
 import { createHash } from "node:crypto";
 import { AwsChunkedDecoder } from "./chunked.ts";
 import { CHECKSUM_LABELS, createChecksum } from "./checksum.ts";
-import type { S3Request } from "./context.ts";
+import { type Ctx, MAX_LENGTH_PARAM, MAX_PUT_SIZE, type S3Request } from "./context.ts";
 import { Errors, S3Error } from "./errors.ts";
 import { type AuthResult, STREAMING_SIGNED, STREAMING_SIGNED_TRAILER, STREAMING_UNSIGNED_TRAILER } from "./sigv4.ts";
 
@@ -27,6 +27,14 @@ export function expectedMd5(headers: Headers): string | undefined {
   if (raw.length !== 16 || raw.toString("base64") !== v.trim())
     throw new S3Error("InvalidDigest", "The Content-MD5 you specified was not valid.", 400);
   return raw.toString("hex");
+}
+
+/** The most bytes a PUT's body may hold: S3's single-PUT limit, or less when the request signed a maximum. */
+export function bodyLimit(ctx: Ctx): number {
+  const signed = ctx.query.get(MAX_LENGTH_PARAM);
+  if (signed === undefined) return MAX_PUT_SIZE;
+  if (!/^\d{1,16}$/.test(signed)) throw Errors.invalidArgument("The maximum length must be a whole number of bytes", MAX_LENGTH_PARAM, signed);
+  return Math.min(Number(signed), MAX_PUT_SIZE);
 }
 
 export class Payload {
