@@ -9,6 +9,7 @@ import type { Deps } from "../core/deps.ts";
 import { AppError, errors } from "../core/errors.ts";
 import { enqueueJob } from "../core/jobs.ts";
 import { resolveLiveObject } from "../media/object-refs.ts";
+import { childCount } from "./child-count.ts";
 import { type Page, page } from "../core/pagination.ts";
 
 /** Limits of ours (docs/conventions.md#limits-of-ours). */
@@ -74,7 +75,7 @@ const owned: Owned = { table: mediaSets, id: mediaSets.id, org: mediaSets.orgId,
 /** The set in the caller's organization (404) and bucket (403), optionally locked for the transaction. */
 const resolveSet = (db: Db, caller: Caller, id: string, lock = false) => findOwned<SetRow>(db, caller, owned, id, lock);
 
-const itemCount = sql<number>`(select count(*) from ${mediaSetItems} where ${mediaSetItems.setId} = ${mediaSets.id} and ${mediaSetItems.orgId} = ${mediaSets.orgId})`.mapWith(Number);
+const itemCount = childCount(mediaSetItems, and(eq(mediaSetItems.setId, mediaSets.id), eq(mediaSetItems.orgId, mediaSets.orgId)));
 
 export async function listSets(deps: Deps, caller: Caller, q: { limit: number; offset: number }): Promise<Page<SetSummary>> {
   const { rows, total } = await visiblePage(

@@ -4,6 +4,7 @@ import type { Deleted } from "../../contract/common.ts";
 import type { Clip, Storyboard, StoryboardSummary } from "../../contract/storyboards.ts";
 import { mediaObjects, storyboardClips, storyboards } from "../../db/schema/index.ts";
 import { resolveBucket } from "../buckets/buckets.ts";
+import { childCount } from "./child-count.ts";
 import type { Caller } from "../access/caller.ts";
 import { deleteOwned, findOwned, type Owned, visiblePage } from "../access/owned-rows.ts";
 import type { Deps } from "../core/deps.ts";
@@ -102,7 +103,7 @@ async function touch(tx: Db, deps: Deps, sb: StoryboardRow): Promise<StoryboardR
   return row!;
 }
 
-const clipCount = sql<number>`(select count(*) from ${storyboardClips} where ${storyboardClips.storyboardId} = ${storyboards.id} and ${storyboardClips.orgId} = ${storyboards.orgId})`.mapWith(Number);
+const clipCount = childCount(storyboardClips, and(eq(storyboardClips.storyboardId, storyboards.id), eq(storyboardClips.orgId, storyboards.orgId)));
 
 export async function listStoryboards(deps: Deps, caller: Caller, q: { limit: number; offset: number }): Promise<Page<StoryboardSummary>> {
   const { rows, total } = await visiblePage(deps.db, caller, owned, deps.db.select({ sb: storyboards, clipCount }).from(storyboards).$dynamic(), q);
