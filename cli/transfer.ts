@@ -83,7 +83,7 @@ export function fileBody(file: BunFile, start: number, end: number, onBytes?: (n
 export async function putBytes(url: string, headers: Record<string, string>, body: BodyInit, length: number): Promise<string | null> {
   let response: Response;
   try {
-    // set() replaces a signed Content-Length of any case instead of adding a second value.
+    // A streamed body (the progress bar's) would otherwise go chunked, which S3 refuses on a PUT.
     const sent = new Headers(headers);
     sent.set("content-length", String(length));
     response = await fetch(url, { method: "PUT", headers: sent, body });

@@ -7,8 +7,8 @@ const headers = z
   .record(z.string(), z.string())
   .describe(
     "Send every one of these headers unchanged with the PUT: they are signed, and storage refuses a PUT without them. " +
-      "Content-Type; Content-Length when a size was declared (the PUT must be exactly that long); If-None-Match or If-Match, " +
-      "so the URL works for one PUT; x-amz-tagging when tags were given",
+      "Content-Type; If-None-Match or If-Match, so the URL works for one PUT; x-amz-tagging when tags were given. " +
+      "Never a Content-Length: the body may be shorter than a declared size",
   );
 
 export const presignedUpload = z

@@ -150,8 +150,7 @@ export class Upload {
       const xhr = new XMLHttpRequest();
       this.requests.add(xhr);
       xhr.open("PUT", url);
-      // The browser sends the Blob's Content-Length itself and refuses to be told it.
-      for (const [k, v] of Object.entries(headers)) if (k.toLowerCase() !== "content-length") xhr.setRequestHeader(k, v);
+      for (const [k, v] of Object.entries(headers)) xhr.setRequestHeader(k, v);
       xhr.upload.onprogress = (e) => progress(e.loaded);
       xhr.onload = () => {
         this.requests.delete(xhr);
