@@ -137,3 +137,29 @@ describe.skipIf(!redisServer)("Redis stopped and started again", () => {
     expect(msgs.filter((m) => m.startsWith("info redis reachable again"))).toHaveLength(1);
   }, 20_000);
 });
+
+describe.skipIf(!redisServer)("Redis hung (the process frozen, its connections open)", () => {
+  test("a hung Redis: commands give up after 500 ms and requests are served without the guards", async () => {
+    const { privateRedis } = await import("../support/faults.ts");
+    const redis = await privateRedis();
+    const server = await startServer({ env: { REDIS_URL: redis.url, RATE_LIMIT_PER_MINUTE: "1000" } });
+    try {
+      const org = await newOrg(server);
+      expect((await org.admin.get("/api/me")).headers.get("ratelimit")).toMatch(/r=\d+/);
+      // The bound docs/guards.md names: what one command may wait on a Redis that never answers.
+      expect(server.services.redis!.client.options.commandTimeout).toBe(500);
+      redis.freeze();
+      for (let i = 0; i < 3; i++) {
+        const res = await org.admin.post("/api/buckets", { name: `hung-${i}` }, { "idempotency-key": "hung" });
+        expect(res.status).toBe(201);
+        expect(res.headers.get("ratelimit")).toBeNull();
+      }
+      // Without idempotency each keyed request ran.
+      expect((await bucketNames(org.admin)).filter((n) => n.startsWith("hung-"))).toHaveLength(3);
+    } finally {
+      redis.thaw();
+      await server.stop();
+      await redis.destroy();
+    }
+  }, 60_000);
+});

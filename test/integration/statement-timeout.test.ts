@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import postgres from "postgres";
 import { testEnv } from "../support/env.ts";
+import { eventually } from "../support/eventually.ts";
 import { newOrg, startServer, type TestOrg, type TestServer } from "../support/server.ts";
 
 /**
@@ -77,4 +78,39 @@ describe.skipIf(!onPostgres)("statement timeouts on PostgreSQL", () => {
     const c = loadConfig({});
     expect([c.statementTimeoutMs, c.searchStatementTimeoutMs]).toEqual([5000, 2000]);
   });
+});
+
+describe.skipIf(!onPostgres)("the pools a server opens on PostgreSQL", () => {
+  test("the search pool holds 5 connections and the main pool 10", async () => {
+    // Deadlines, caps and budgets out of the way, so only the pools bound how many statements wait.
+    const roomy = await startServer({
+      env: { DB_STATEMENT_TIMEOUT_MS: "60000", SEARCH_STATEMENT_TIMEOUT_MS: "60000", ORG_MAX_SEARCHES: "50", ORG_CONCURRENCY_WAIT_MS: "60000", ORG_SEARCH_MS_PER_SECOND: "0" },
+    });
+    const watcher = postgres(testEnv.databaseUrl!, { max: 1, onnotice: () => {} });
+    try {
+      const o = await newOrg(roomy);
+      expect((await o.admin.get("/api/search?q=anything")).status).toBe(200);
+      expect((await o.admin.get("/api/buckets")).status).toBe(200);
+      const waiting = async (table: string) =>
+        Number((await watcher`select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and datname = current_database() and query ilike ${`%${table}%`}`)[0]!.n);
+      // Each pool lets only its size of statements wait on the lock; the rest wait for a connection.
+      const filled = async (table: string, size: number, send: () => Promise<{ status: number }>) =>
+        whileLocked(table, async () => {
+          const answers = Promise.all(Array.from({ length: size + 4 }, send));
+          await eventually(async () => ((await waiting(table)) >= size ? true : undefined), { timeoutMs: 60_000, what: `${size} statements waiting on ${table}` });
+          await Bun.sleep(500);
+          const seen = await waiting(table);
+          return { seen, answers };
+        });
+      const search = await filled("media_search", 5, () => o.admin.get("/api/search?q=anything"));
+      expect(search.seen).toBe(5);
+      expect((await search.answers).map((r) => r.status)).toEqual(Array(9).fill(200));
+      const main = await filled("buckets", 10, () => o.admin.get("/api/buckets"));
+      expect(main.seen).toBe(10);
+      expect((await main.answers).map((r) => r.status)).toEqual(Array(14).fill(200));
+    } finally {
+      await watcher.end({ timeout: 1 });
+      await roomy.stop();
+    }
+  }, 120_000);
 });
