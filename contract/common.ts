@@ -12,10 +12,24 @@ export const id = (what: string) => z.uuid().describe(`${what} id (UUID)`);
  * A date (2026-11-22) or date-time input, in years 0001 to 9999 after any offset: JavaScript
  * parses years 0000 and 275760, which PostgreSQL refuses (a 500 before this check).
  */
-export const isoDateInput = z.string().refine((v) => /^\d{4}-\d{2}-\d{2}(T[\d:.]+(Z|[+-]\d{2}:\d{2}))?$/.test(v) && storableYear(v), "an ISO date (2026-11-22) or date-time (2026-11-22T10:00:00Z), in years 0001 to 9999");
+export const isoDateInput = z.string().refine((v) => onTheCalendar(v) && storableYear(v), "an ISO date (2026-11-22) or date-time (2026-11-22T10:00:00Z) that exists, in years 0001 to 9999");
 export const timestamp = (what: string) => z.iso.datetime().describe(`${what} (ISO-8601 UTC)`);
-/** A timestamp a caller sends: ISO-8601 UTC in years 0001 to 9999, for the same reason as isoDateInput. */
-export const timestampInput = (what: string) => timestamp(what).refine(storableYear, "a date-time in years 0001 to 9999");
+/**
+ * A timestamp a caller sends: ISO-8601 UTC in years 0001 to 9999, for the same reason as
+ * isoDateInput. Its year is judged only once it is a date-time, so a malformed one gets one error.
+ */
+export const timestampInput = (what: string) => z.iso.datetime({ abort: true }).describe(`${what} (ISO-8601 UTC)`).refine(storableYear, "a date-time in years 0001 to 9999");
+
+/**
+ * Whether a date or date-time names a day and a time that exist. Date.parse rolls 2026-02-30
+ * over to March 2 (and 24:00 to the next day), so an impossible date used to filter on another one.
+ */
+function onTheCalendar(v: string): boolean {
+  const m = /^(\d{4}-\d{2}-\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?(?:Z|[+-](\d{2}):(\d{2})))?$/.exec(v);
+  if (!m || !z.iso.date().safeParse(m[1]).success) return false;
+  const [hour, minute, second, offsetHours, offsetMinutes] = m.slice(2).map(Number);
+  return !(hour! > 23 || minute! > 59 || second! > 59 || offsetHours! > 23 || offsetMinutes! > 59);
+}
 
 function storableYear(v: string): boolean {
   const t = Date.parse(v);
