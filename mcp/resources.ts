@@ -45,9 +45,11 @@ async function call<T>(name: string, input: Record<string, unknown>, ctx: ToolCo
     return (await invokeTool(findTool(name)!, input, ctx)) as T;
   } catch (err) {
     if (err instanceof AppError) {
-      const code = err.code === "not_found" || err.code === "validation_error" ? ErrorCode.InvalidParams : ErrorCode.InternalError;
-      // -32002 is the spec's "resource not found".
-      throw new McpError(err.code === "not_found" ? -32002 : code, err.message, { code: err.code });
+      // -32002 is the spec's "resource not found": what a credential cannot reach (outside its
+      // bucket, or its organization) does not exist for it, as docs/mcp.md says; the tool's code
+      // and message still tell which.
+      const code = err.code === "not_found" || err.code === "forbidden" ? -32002 : err.code === "validation_error" ? ErrorCode.InvalidParams : ErrorCode.InternalError;
+      throw new McpError(code, err.message, { code: err.code });
     }
     throw err;
   }

@@ -72,11 +72,19 @@ describe("resources", () => {
     await client.close();
   });
 
-  test("a key restricted to another bucket cannot read the object", async () => {
+  test("a key restricted to another bucket cannot read the object: resource not found (-32002), as docs/mcp.md says", async () => {
     const other = await newBucket(org, "other");
     const key = await org.keyClient(["read"], { bucketId: other.id });
     const client = await mcpClient(server, key.secret, "restricted");
-    await expect(client.readResource({ uri: `media://objects/${picture.id}` })).rejects.toThrow();
+    for (const uri of [`media://objects/${picture.id}`, `media://buckets/${bucket.name}/photos/2026/red.png`]) {
+      const refused = await client.readResource({ uri }).then(
+        () => null,
+        (err: { code?: number; data?: unknown }) => err,
+      );
+      expect({ uri, code: refused?.code }).toEqual({ uri, code: -32002 });
+    }
+    // An object of no organization's is the same answer.
+    await expect(client.readResource({ uri: `media://objects/${crypto.randomUUID()}` })).rejects.toMatchObject({ code: -32002 });
     expect((await client.listResources()).resources).toEqual([]);
     await client.close();
   });
