@@ -1,13 +1,17 @@
 import { bootstrap } from "../domain/access/identity.ts";
 import { createHttpApp } from "./http.ts";
 import { loadConfig } from "./config.ts";
-import { createServices } from "./services.ts";
+import { exitIfListenError, listening } from "./listen.ts";
+import { createServices, type Services } from "./services.ts";
 import { stopOnSignals } from "./shutdown.ts";
 import { withoutCredentials } from "./tracing.ts";
 
 /** `npm start`: the REST API, MCP endpoint and docs on one port, on embedded backends unless configured. */
 const config = loadConfig();
-const services = await createServices(config);
+const services: Services = await createServices(config).catch((err) => {
+  exitIfListenError(err);
+  throw err;
+});
 const { deps } = services;
 
 const initial = await bootstrap(deps, config.initialAdminKey);
@@ -22,7 +26,14 @@ if (initial) {
   process.stdout.write(`${lines.join("\n")}\n`);
 }
 
-const app = createHttpApp(services).listen({ hostname: config.host, port: config.port });
+const app = await listening({ variable: "PORT", what: "the API", host: config.host, port: config.port, hostVariable: "HOST" }, () =>
+  createHttpApp(services).listen({ hostname: config.host, port: config.port }),
+).catch(async (err) => {
+  await services.close();
+  // The secret printed above was stored; a start that moves the port will not print it again.
+  exitIfListenError(err, initial?.generated ? "The admin secret printed above is valid and will not be shown again." : "");
+  throw err;
+});
 const base = config.publicUrl ?? `http://${config.host}:${app.server?.port}`;
 deps.log.info("media storage service started", {
   api: `${base}/api`,

@@ -1,5 +1,6 @@
 import { timingSafeEqual } from "node:crypto";
 import { livenessResponse, type ReadinessProbe, readinessResponse } from "./health.ts";
+import { explainListenError } from "./listen.ts";
 import type { Metrics } from "./metrics.ts";
 
 /**
@@ -39,17 +40,22 @@ function json(status: number, body: unknown, headers: Record<string, string> = {
 
 /** The credential-free listener on METRICS_PORT. */
 export function startOpsServer(ops: Ops, opts: { host: string; port: number }): { port: number; stop(): Promise<void> } {
-  const server = Bun.serve({
-    hostname: opts.host,
-    port: opts.port,
-    async fetch(request) {
-      const path = new URL(request.url).pathname;
-      if (request.method !== "GET" && request.method !== "HEAD") return json(405, { error: { code: "method_not_allowed", message: "GET only" } }, { allow: "GET, HEAD" });
-      if (path === "/metrics") return metricsResponse(ops.metrics);
-      if (path === "/healthz") return livenessResponse();
-      if (path === "/readyz") return readinessResponse(await ops.readiness.check());
-      return json(404, { error: { code: "not_found", message: `No route for GET ${path}` } });
-    },
-  });
+  let server: ReturnType<typeof Bun.serve>;
+  try {
+    server = Bun.serve({
+      hostname: opts.host,
+      port: opts.port,
+      async fetch(request) {
+        const path = new URL(request.url).pathname;
+        if (request.method !== "GET" && request.method !== "HEAD") return json(405, { error: { code: "method_not_allowed", message: "GET only" } }, { allow: "GET, HEAD" });
+        if (path === "/metrics") return metricsResponse(ops.metrics);
+        if (path === "/healthz") return livenessResponse();
+        if (path === "/readyz") return readinessResponse(await ops.readiness.check());
+        return json(404, { error: { code: "not_found", message: `No route for GET ${path}` } });
+      },
+    });
+  } catch (err) {
+    throw explainListenError(err, { variable: "METRICS_PORT", what: "the metrics and probes listener", host: opts.host, port: opts.port, hostVariable: "HOST" });
+  }
   return { port: server.port!, stop: async () => void (await server.stop(true)) };
 }

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { S3Storage, type StorageInstrument } from "../storage/s3.ts";
 import { startLocalS3 } from "../storage/local-s3/index.ts";
 import type { Config } from "./config.ts";
+import { listening } from "./listen.ts";
 
 export interface OpenedStorage {
   storage: S3Storage;
@@ -27,13 +28,15 @@ export async function openStorage(config: Config, instrument?: StorageInstrument
     return { storage, endpoint: s3.endpoint, embedded: false, close: async () => storage.client.destroy() };
   }
   const credentials = embeddedCredentials(config.dataDir);
-  const node = await startLocalS3({
-    dir: join(config.dataDir, "objects"),
-    host: "127.0.0.1",
-    port: s3.embeddedPort,
-    region: s3.region,
-    credentials: [credentials],
-  });
+  const node = await listening({ variable: "STORAGE_PORT", what: "the embedded storage node", host: "127.0.0.1", port: s3.embeddedPort }, () =>
+    startLocalS3({
+      dir: join(config.dataDir, "objects"),
+      host: "127.0.0.1",
+      port: s3.embeddedPort,
+      region: s3.region,
+      credentials: [credentials],
+    }),
+  );
   const storage = new S3Storage({
     endpoint: node.url,
     publicEndpoint: s3.publicEndpoint,

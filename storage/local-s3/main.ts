@@ -6,6 +6,7 @@
  * S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY (required). SIGTERM stops it.
  */
 import { join, resolve } from "node:path";
+import { exitIfListenError, listening } from "../../app/listen.ts";
 import { startLocalS3 } from "./index.ts";
 
 const env = process.env;
@@ -13,12 +14,19 @@ if (!env.S3_ACCESS_KEY_ID || !env.S3_SECRET_ACCESS_KEY) {
   process.stderr.write("S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY are required: the credential clients sign their requests with\n");
   process.exit(2);
 }
-const node = await startLocalS3({
-  dir: join(resolve(env.DATA_DIR || "./.data"), "objects"),
-  host: env.STORAGE_HOST || "127.0.0.1",
-  port: Number(env.STORAGE_PORT || 9000),
-  region: env.S3_REGION || "us-east-1",
-  credentials: [{ accessKeyId: env.S3_ACCESS_KEY_ID, secretAccessKey: env.S3_SECRET_ACCESS_KEY }],
+const host = env.STORAGE_HOST || "127.0.0.1";
+const port = Number(env.STORAGE_PORT || 9000);
+const node = await listening({ variable: "STORAGE_PORT", what: "the storage node", host, port, hostVariable: "STORAGE_HOST" }, () =>
+  startLocalS3({
+    dir: join(resolve(env.DATA_DIR || "./.data"), "objects"),
+    host,
+    port,
+    region: env.S3_REGION || "us-east-1",
+    credentials: [{ accessKeyId: env.S3_ACCESS_KEY_ID!, secretAccessKey: env.S3_SECRET_ACCESS_KEY! }],
+  }),
+).catch((err) => {
+  exitIfListenError(err);
+  throw err;
 });
 process.stderr.write(`${JSON.stringify({ t: new Date().toISOString(), level: "info", msg: "storage node started", url: node.url })}\n`);
 const stop = async () => {

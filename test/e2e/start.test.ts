@@ -2,45 +2,49 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { freePort, START_CEILING_MS, spawnScript, untilServing } from "../support/processes.ts";
 
 /** `npm start` as a user runs it: a real process on the embedded defaults. */
-const root = join(import.meta.dir, "../..");
 const dataDir = mkdtempSync(join(tmpdir(), "media-start-"));
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
-async function freePort(): Promise<number> {
-  const s = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
-  const port = s.port!;
-  s.stop(true);
-  return port;
-}
+/** A start, and a stop that drains the requests in flight (well within SHUTDOWN_TIMEOUT_MS' 25 s). */
+const STOP_CEILING_MS = 30_000;
+/** A test that starts the service `n` times: the waits' own messages come before bun's timeout. */
+const forStarts = (n: number) => n * (START_CEILING_MS + STOP_CEILING_MS) + 30_000;
 
 async function start(env: Record<string, string>) {
   const port = await freePort();
-  const proc = Bun.spawn([process.execPath, "app/main.ts"], {
-    cwd: root,
-    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", DATA_DIR: dataDir, PORT: String(port), STORAGE_PORT: String(await freePort()), ...env },
-    stdout: "pipe",
-    stderr: "pipe",
-  });
+  const child = spawnScript("app/main.ts", { DATA_DIR: dataDir, PORT: String(port), STORAGE_PORT: String(await freePort()), LOG_LEVEL: "info", ...env });
   const url = `http://127.0.0.1:${port}`;
-  const started = Date.now();
-  while (Date.now() - started < 30_000) {
-    try {
-      if ((await fetch(`${url}/healthz`)).ok) break;
-    } catch {}
-    await Bun.sleep(100);
+  try {
+    await untilServing(child, `${url}/healthz`, { what: "npm start to answer /healthz" });
+  } catch (err) {
+    child.proc.kill("SIGKILL");
+    throw err;
   }
   return {
     url,
-    proc,
+    proc: child.proc,
     async stop() {
-      proc.kill("SIGTERM");
-      await proc.exited;
-      return { stdout: await new Response(proc.stdout).text(), stderr: await new Response(proc.stderr).text() };
+      child.proc.kill("SIGTERM");
+      await child.finished();
+      return { stdout: child.output(), stderr: child.errors() };
     },
   };
 }
+
+/** Starts the entry point with `env`, expecting it to refuse; its exit code and output once it has exited. */
+async function refusedStart(env: Record<string, string>) {
+  const child = spawnScript("app/main.ts", { LOG_LEVEL: "info", ...env });
+  const timer = setTimeout(() => child.proc.kill("SIGKILL"), START_CEILING_MS);
+  const code = await child.finished();
+  clearTimeout(timer);
+  return { code, killed: child.proc.signalCode === "SIGKILL", stdout: child.output(), stderr: child.errors() };
+}
+
+/** stderr without the JSON log lines: what a person reads. */
+const prose = (stderr: string) => stderr.split("\n").filter((l) => l.trim() && !l.startsWith("{"));
 
 describe("npm start on embedded defaults", () => {
   test("first start creates the Default organization and prints the admin secret once; data survives a restart", async () => {
@@ -68,7 +72,7 @@ describe("npm start on embedded defaults", () => {
     const list = await (await fetch(`${third.url}/api/buckets`, { headers: auth })).json();
     expect(list.data.map((b: { name: string }) => b.name)).toEqual(["kept"]);
     await third.stop();
-  }, 90_000);
+  }, forStarts(3));
 
   test("INITIAL_ADMIN_KEY becomes the admin secret on a fresh data directory", async () => {
     const dir = mkdtempSync(join(tmpdir(), "media-start-key-"));
@@ -82,16 +86,38 @@ describe("npm start on embedded defaults", () => {
       expect(out.stdout).not.toContain(key);
       rmSync(dir, { recursive: true, force: true });
     }
-  }, 60_000);
+  }, forStarts(1));
 
   test("invalid configuration stops the start with a clear message", async () => {
-    const proc = Bun.spawn([process.execPath, "app/main.ts"], {
-      cwd: root,
-      env: { PATH: process.env.PATH ?? "", DATA_DIR: dataDir, INITIAL_ADMIN_KEY: "short" },
-      stdout: "pipe",
-      stderr: "pipe",
-    });
-    expect(await proc.exited).not.toBe(0);
-    expect(await new Response(proc.stderr).text()).toContain("INITIAL_ADMIN_KEY");
-  });
+    const run = await refusedStart({ DATA_DIR: dataDir, INITIAL_ADMIN_KEY: "short" });
+    expect(run.code).not.toBe(0);
+    expect(run.stderr).toContain("INITIAL_ADMIN_KEY");
+  }, forStarts(1));
+
+  // A port already taken ends the start with one line that names the port and the variable
+  // that moves it, not Bun's stack trace ending in EADDRINUSE, and the process exits non-zero.
+  for (const variable of ["PORT", "STORAGE_PORT"] as const) {
+    test(`${variable} in use: one line naming the port and ${variable}, exit status 1`, async () => {
+      const held = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+      const dir = mkdtempSync(join(tmpdir(), "media-start-port-"));
+      try {
+        const ports = { PORT: String(await freePort()), STORAGE_PORT: String(await freePort()), [variable]: String(held.port) };
+        const run = await refusedStart({ DATA_DIR: dir, ...ports });
+        expect({ killed: run.killed, code: run.code }).toEqual({ killed: false, code: 1 });
+        const lines = prose(run.stderr);
+        expect(lines).toHaveLength(1);
+        expect(lines[0]).toStartWith(`Cannot start: port ${held.port} (${variable}, `);
+        expect(lines[0]).toContain(`set ${variable} to a free port`);
+        expect(run.stderr).not.toContain("EADDRINUSE");
+        if (variable === "PORT") {
+          // The first start's secret was printed and stored before the port was tried.
+          expect(run.stdout).toContain("Secret (shown once, store it now)");
+          expect(lines[0]).toContain("The admin secret printed above is valid and will not be shown again.");
+        }
+      } finally {
+        held.stop(true);
+        rmSync(dir, { recursive: true, force: true });
+      }
+    }, forStarts(1));
+  }
 });
