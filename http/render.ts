@@ -3,7 +3,7 @@ import { renderParams } from "../contract/render.ts";
 import type { Deps } from "../domain/core/deps.ts";
 import { errors } from "../domain/core/errors.ts";
 import { renderObject } from "../domain/derivatives/render.ts";
-import { verifyRenderUrl } from "../domain/derivatives/render-urls.ts";
+import { signedQuery, verifyRenderUrl } from "../domain/derivatives/render-urls.ts";
 import { zodDetails } from "../tools/invoke.ts";
 import { renderResponse } from "../tools/render.ts";
 import type { HttpContext } from "./pipeline.ts";
@@ -35,6 +35,12 @@ export function signedRender(deps: Deps) {
       throw err;
     }
     if (!/^[0-9a-f-]{36}$/i.test(objectId)) throw errors.forbidden("This render URL is not valid");
+    // One signature, one URL: the query must be spelled exactly as it was signed ("width=1e2",
+    // "0100" or a reordered query would be other URLs, and other cache keys, for one signature).
+    const canonical = signedQuery(params);
+    canonical.set("expires", expires);
+    canonical.set("signature", signature);
+    if (ctx.url.search.slice(1) !== canonical.toString() || String(Number(expires)) !== expires) throw errors.forbidden("This render URL is not valid");
     const object = await verifyRenderUrl(deps, objectId, params, Number(expires), signature);
     const r = await renderObject(deps, object, params, ctx.request.headers.get("accept"));
     const left = Math.max(0, Math.min(YEAR, Number(expires) - Math.floor(deps.clock.now().getTime() / 1000)));

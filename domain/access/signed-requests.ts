@@ -36,10 +36,11 @@ export async function authenticateSigned(deps: Deps, replay: ReplayStore, reques
   const credential = await credentialByKeyId(deps, params.keyid);
   const base = (uri: string) => signatureBase({ method: request.method, targetUri: uri, contentDigest: request.headers.get("content-digest")! }, parsed.serializedParams);
   const verified = credential !== null && request.targetUris.some((uri) => sameSignature(hmac(credential.secret, base(uri)), parsed.signature));
-  // The digest is checked before the HMAC is reported, so a tampered body says so, but only
-  // once the keyid is known: an unknown keyid learns nothing about the body.
-  if (credential && !digestMatches(parsed.digests, request.body)) throw refused("the body does not match Content-Digest");
+  // Whether the keyid exists is never told: an unknown keyid and a wrong HMAC get one answer.
+  // Only a signature that verifies (over the Content-Digest header) hears that the body does not
+  // match that digest, which only a holder of the secret, or of a signed request it made, gets.
   if (!credential || !verified) throw refused("the signature does not verify (unknown keyid, or not made with its secret over this method, URI and digest)");
+  if (!digestMatches(parsed.digests, request.body)) throw refused("the body does not match Content-Digest");
   if (credential.expiresAt.getTime() <= nowMs) throw refused("the service credential has expired");
   let first: boolean;
   try {

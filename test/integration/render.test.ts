@@ -227,6 +227,18 @@ describe("signed render URLs", () => {
     }
     expect((await fetch(`${s.url}&quality=10`)).status).toBe(403);
   });
+  test("one signature, one URL: other spellings of the same parameters are refused", async () => {
+    const s = await signed(ids["photo.png"]!);
+    expect((await fetch(s.url)).status).toBe(200);
+    const u = new URL(s.url);
+    const expires = u.searchParams.get("expires")!;
+    const reordered = `${u.origin}${u.pathname}?expires=${expires}&width=120&signature=${u.searchParams.get("signature")}`;
+    for (const other of [s.url.replace("width=120", "width=1.2e2"), s.url.replace("width=120", "width=0120"), s.url.replace("width=120", "width=%2B120"), s.url.replace(`expires=${expires}`, `expires=0${expires}`), reordered, `${s.url}&`]) {
+      const res = await fetch(other);
+      expect({ other, status: res.status }).toEqual({ other, status: 403 });
+      await res.arrayBuffer();
+    }
+  });
   test("expired: refused with a message saying so", async () => {
     const deps = server.services.deps;
     const past = { now: () => new Date(Date.now() - 7200_000) };

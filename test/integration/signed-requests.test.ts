@@ -153,6 +153,15 @@ describe("what is refused", () => {
     expect((await signed("GET", "/api/me", undefined, { created: now() + 290 })).status).toBe(200);
   });
 
+  test("a known keyid with a forged signature and a body off its digest learns nothing more than an unknown keyid", async () => {
+    const body = new TextEncoder().encode(JSON.stringify({ name: "other-name" }));
+    const forged = (keyId: string) => signed("POST", "/api/buckets", { name: "signed-name" }, { key: { keyId, secret: "e".repeat(64) }, tamper: (r) => void (r.body = body) });
+    const known = await forged(credential.keyId);
+    const unknown = await forged("MSSNOSUCHKEY234567ABC");
+    expectRefused(known, /does not verify/);
+    expect(known.body.error.message).toBe(unknown.body.error.message);
+  });
+
   test("a wrong key: another secret, or a keyid nobody has", async () => {
     expectRefused(await signed("GET", "/api/me", undefined, { key: { keyId: credential.keyId, secret: "f".repeat(64) } }), /does not verify/);
     expectRefused(await signed("GET", "/api/me", undefined, { key: { keyId: "MSSNOSUCHKEY234567ABC", secret: credential.secret } }), /does not verify/);
