@@ -56,7 +56,7 @@ export const mcpCommand: Command = {
     "so an agent sees exactly what /mcp offers that key. The key is checked first (GET /api/me). Logs go to stderr only.",
   positionals: [],
   flags: [
-    { name: "toolsets", type: "string", list: true, placeholder: "set,set", description: `Toolsets to offer (${TOOLSET_NAMES.join(", ")}, default, all); default: default` },
+    { name: "toolsets", type: "string", list: true, placeholder: "set,set", description: `Offer only these toolsets (${TOOLSET_NAMES.join(", ")}, default, all); without it, every tool the key may use` },
     { name: "readOnly", type: "boolean", description: "Offer and run only tools that change nothing" },
   ],
   notes:
@@ -64,18 +64,19 @@ export const mcpCommand: Command = {
   async run(ctx, args) {
     const v = args.values as { toolsets?: string[]; readOnly?: boolean };
     const client = ctx.client();
-    // The same choice /mcp takes in its query, so the service decides, and refuses an unknown set.
+    // The same choice /mcp takes in its query, checked by the same parser so a bad choice
+    // stops here as a usage error; the service checks it again.
+    // `--toolsets ""` parses to an empty list: refused as `toolsets=` is, not read as "no flag".
+    const toolsets = v.toolsets === undefined ? [] : v.toolsets.length === 0 ? [""] : v.toolsets;
+    const selection = parseSelection(toolsets, v.readOnly ? ["true"] : []);
+    if ("error" in selection) {
+      ctx.err(`media mcp: --${selection.parameter === "readonly" ? "read-only" : "toolsets"}: ${selection.error}\n`);
+      return EXIT.usage;
+    }
     const params = new URLSearchParams();
-    if (v.toolsets?.length) params.set("toolsets", v.toolsets.join(","));
+    for (const value of toolsets) params.append("toolsets", value);
     if (v.readOnly) params.set("readonly", "true");
     const query = params.size > 0 ? `?${params}` : "";
-    if (v.toolsets?.length) {
-      const selection = parseSelection(v.toolsets.join(","), null);
-      if ("unknown" in selection) {
-        ctx.err(`media mcp: unknown toolset ${selection.unknown.join(", ")} (toolsets: ${TOOLSET_NAMES.join(", ")}, default, all)\n`);
-        return EXIT.usage;
-      }
-    }
     // A refused key stops here with the service's message and the CLI's exit code.
     await client.call(findTool("me_get")!, {});
     await relayStdioToHttp(client, query);

@@ -6,15 +6,15 @@ export const MAX_CAPACITY_GB = 10_240;
 
 export const autoCapacity = z
   .object({
-    enabled: z.boolean(),
-    incrementGb: z.number().int().min(1).max(MAX_CAPACITY_GB).describe(`GB (GiB) bought each time it fires, 1..${MAX_CAPACITY_GB}`),
-    thresholdPct: z.number().int().min(1).max(100).describe("Fires when a confirmed upload brings used storage to this percentage of allocated storage, 1..100"),
+    enabled: z.boolean().describe("Whether auto-capacity buys storage"),
+    incrementGb: z.number().int().min(1).max(MAX_CAPACITY_GB).describe("GiB bought each time"),
+    thresholdPct: z.number().int().min(1).max(100).describe("Buys when used storage reaches this percentage of allocated"),
     maxMonthlySpendCents: z
       .number()
       .int()
       .min(0)
       .max(1_000_000_000)
-      .describe("Never fires when this calendar month's capacity charges plus the increment's price would pass this, cents"),
+      .describe("Cap on this month's capacity charges, cents"),
   })
   .meta({ id: "AutoCapacitySettings" });
 export type AutoCapacitySettings = z.output<typeof autoCapacity>;

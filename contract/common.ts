@@ -48,8 +48,8 @@ export const DEFAULT_LIMIT = 50;
 export const MAX_LIMIT = 200;
 
 export const pageInput = {
-  limit: z.number().int().min(1).max(MAX_LIMIT).default(DEFAULT_LIMIT).describe(`Page size, 1..${MAX_LIMIT}`),
-  offset: z.number().int().min(0).default(0).describe("Number of items to skip"),
+  limit: z.number().int().min(1).max(MAX_LIMIT).default(DEFAULT_LIMIT).describe("Page size"),
+  offset: z.number().int().min(0).default(0).describe("Items to skip"),
 };
 
 /**

@@ -10,11 +10,11 @@ export const RENDER_GRAVITIES = ["center", "north", "northeast", "east", "southe
 
 /** The transformation of a render, as a URL's query carries it. */
 export const renderParams = z.object({
-  width: z.coerce.number().int().min(1).max(8192).optional().describe("Width in pixels; with height only, the aspect ratio decides"),
-  height: z.coerce.number().int().min(1).max(8192).optional().describe("Height in pixels; with width only, the aspect ratio decides"),
-  fit: z.enum(RENDER_FITS).default("inside").describe("cover: fill the box, cropping; contain: fit inside, letterboxed to the box; inside: fit inside, no bigger than the box; fill: stretch to the box"),
-  format: z.enum(RENDER_FORMATS).default("auto"),
-  quality: z.coerce.number().int().min(1).max(100).default(80).describe("Encoder quality for webp, avif and jpeg"),
+  width: z.coerce.number().int().min(1).max(8192).optional().describe("Pixels (aspect ratio kept)"),
+  height: z.coerce.number().int().min(1).max(8192).optional().describe("Pixels (aspect ratio kept)"),
+  fit: z.enum(RENDER_FITS).default("inside").describe("cover: fill the box, cropping; contain: fit, letterboxed; inside: fit, never enlarged; fill: stretch"),
+  format: z.enum(RENDER_FORMATS).default("auto").describe("auto: WebP (JPEG if the client's Accept lacks it)"),
+  quality: z.coerce.number().int().min(1).max(100).default(80).describe("Encoder quality (webp, avif, jpeg)"),
   gravity: z.enum(RENDER_GRAVITIES).default("center").describe("What a cover crop keeps"),
 });
 export type RenderParams = z.output<typeof renderParams>;

@@ -3,7 +3,7 @@ import type { Deps } from "../domain/core/deps.ts";
 import { readBody } from "../http/body.ts";
 import { callerOf, type HttpContext } from "../http/pipeline.ts";
 import { errors } from "../domain/core/errors.ts";
-import { parseSelection, TOOLSET_NAMES } from "../tools/toolsets.ts";
+import { parseSelection } from "../tools/toolsets.ts";
 import { createMcpServer } from "./server.ts";
 
 /**
@@ -30,11 +30,10 @@ export function mcpOverHttp(deps: Deps) {
         headers: { allow: "POST", "content-type": "application/json" },
       });
     }
+    // No parameter: every tool the credential may use. Both parameters only narrow (tools/toolsets.ts).
+    const selection = parseSelection(ctx.url.searchParams.getAll("toolsets"), ctx.url.searchParams.getAll("readonly"));
+    if ("error" in selection) throw errors.badRequest(selection.error, [{ path: selection.parameter, message: selection.error }]);
     // The same body limit as REST (413 before buffering it all); the transport then reads the copy.
-    const selection = parseSelection(ctx.url.searchParams.get("toolsets"), ctx.url.searchParams.get("readonly"));
-    if ("unknown" in selection) {
-      throw errors.badRequest(`Unknown toolset ${selection.unknown.join(", ")}: the toolsets are ${TOOLSET_NAMES.join(", ")}, default and all`);
-    }
     const text = await readBody(ctx.request, deps.config.maxBodyBytes);
     if (isBatch(text)) return batchRefused();
     const request = new Request(ctx.request.url, { method: "POST", headers: ctx.request.headers, body: text });

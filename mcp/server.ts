@@ -17,7 +17,7 @@ import { invokeTool } from "../tools/invoke.ts";
 import { mcpJsonSchema, mcpOutputSchemas } from "../tools/json-schema.ts";
 import { serveResources } from "./resources.ts";
 import { errorLine, summarize } from "./summary.ts";
-import { DEFAULT_SELECTION, selectTools, type ToolSelection } from "../tools/toolsets.ts";
+import { ALL_TOOLS, selectTools, type ToolSelection } from "../tools/toolsets.ts";
 import { INSTRUCTIONS, registry, SERVER_INFO } from "../tools/registry.ts";
 
 type LogLevel = LoggingLevel;
@@ -68,7 +68,7 @@ export function createMcpServer(
   requestId: () => string,
   tools: readonly AnyTool[] = registry,
   clientAddress: string | null = null,
-  selection: ToolSelection = DEFAULT_SELECTION,
+  selection: ToolSelection = ALL_TOOLS,
   holdOpen?: (seconds: number) => void,
 ): Server {
   const listed = describeTools(selectTools(toolsFor(tools, caller), selection));

@@ -8,7 +8,7 @@ export const billingTools = [
   defineTool({
     name: "billing_subscription_get",
     title: "Get the subscription",
-    description: "The organization's plan, status, included and purchased storage, billing period, auto-capacity settings, this month's capacity spend, and the plans on offer.",
+    description: "The plan and its status, storage included and bought, billing period, auto-capacity, this month's capacity spend, and the plans on offer.",
     scope: "admin",
     reach: "organization",
     http: { method: "GET", path: "/billing/subscription" },
@@ -19,20 +19,18 @@ export const billingTools = [
   defineTool({
     name: "billing_capacity_add",
     title: "Add storage capacity",
-    description: `Buys gb GB (GiB) of storage on top of the plan, at the plan's capacity price: allocatedStorage grows at once and the charge is recorded. 1..${MAX_CAPACITY_GB} per call.`,
+    description: "Buys gb GiB of storage on top of the plan at its capacity price; allocatedStorage grows at once.",
     scope: "admin",
     reach: "organization",
     http: { method: "POST", path: "/billing/capacity/add" },
-    input: z.object({ gb: z.number().int().min(1).max(MAX_CAPACITY_GB).describe(`GB (GiB) to add, 1..${MAX_CAPACITY_GB}`) }),
+    input: z.object({ gb: z.number().int().min(1).max(MAX_CAPACITY_GB).describe("GiB to add") }),
     output: capacityPurchase,
     handler: (input, { deps, caller }) => addCapacity(deps, caller, input),
   }),
   defineTool({
     name: "billing_capacity_auto_set",
     title: "Set auto-capacity",
-    description:
-      "Stores the auto-capacity settings (all four fields). When enabled, a confirmed upload that brings used storage to thresholdPct of allocated storage " +
-      "buys incrementGb, unless this month's capacity charges plus its price would pass maxMonthlySpendCents.",
+    description: "Stores the auto-capacity settings: when enabled, an upload bringing used storage to thresholdPct of allocated buys incrementGb, within maxMonthlySpendCents a month.",
     scope: "admin",
     reach: "organization",
     http: { method: "PUT", path: "/billing/capacity/auto" },
@@ -43,14 +41,11 @@ export const billingTools = [
   defineTool({
     name: "billing_downgrade",
     title: "Downgrade the plan",
-    description:
-      "Moves the organization to a cheaper (or equally priced) plan. 409 conflict when used storage exceeds what the target would allocate " +
-      "(its included storage plus capacity already bought), or when the target costs more (upgrade through the billing portal). " +
-      "Unknown tierKey: 400. The current plan: no change.",
+    description: "Moves to a plan that costs no more. conflict when used storage exceeds what it would allocate, or when it costs more (upgrade in the billing portal).",
     scope: "admin",
     reach: "organization",
     http: { method: "POST", path: "/billing/downgrade" },
-    input: z.object({ tierKey: z.string().min(1).max(40).describe("Key of the target plan (see billing_subscription_get plans)") }),
+    input: z.object({ tierKey: z.string().min(1).max(40).describe("The plan's key (billing_subscription_get lists them)") }),
     output: subscription,
     errors: ["conflict"],
     handler: (input, { deps, caller }) => downgrade(deps, caller, input),
@@ -58,12 +53,12 @@ export const billingTools = [
   defineTool({
     name: "billing_invoices_list",
     title: "List invoices",
-    description: "The payment provider's invoices for the organization, newest first. 501 not_configured when no provider is configured.",
+    description: "The payment provider's invoices, newest first. not_configured without a provider.",
     scope: "admin",
     reach: "organization",
     http: { method: "GET", path: "/billing/invoices" },
     annotations: { openWorldHint: true },
-    input: z.object({ limit: z.number().int().min(1).max(100).default(20).describe("1..100, default 20") }),
+    input: z.object({ limit: z.number().int().min(1).max(100).default(20).describe("Page size") }),
     output: invoiceList,
     errors: ["not_configured", "unavailable"],
     handler: (input, { deps, caller }) => listInvoices(deps, caller, input),
@@ -71,15 +66,13 @@ export const billingTools = [
   defineTool({
     name: "billing_portal_get",
     title: "Open the billing portal",
-    description:
-      "A short-lived URL of the payment provider's customer portal (payment methods, invoices, plan changes). The first call creates the organization's customer at the provider. " +
-      "501 not_configured when no provider is configured.",
+    description: "A short-lived URL of the payment provider's customer portal. not_configured without a provider.",
     scope: "admin",
     reach: "organization",
     http: { method: "GET", path: "/billing/portal" },
     // A GET, but the first call creates the provider's customer.
     annotations: { readOnlyHint: false, idempotentHint: true, openWorldHint: true },
-    input: z.object({ returnUrl: z.url().max(2048).optional().describe("Where the portal sends the user back; default PUBLIC_URL") }),
+    input: z.object({ returnUrl: z.url().max(2048).optional().describe("Where the portal sends the user back; default: this service") }),
     output: billingPortal,
     errors: ["not_configured", "unavailable"],
     handler: (input, { deps, caller }) => portalUrl(deps, caller, input),

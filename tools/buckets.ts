@@ -19,14 +19,15 @@ export const bucketTools = [
   defineTool({
     name: "buckets_create",
     title: "Create a bucket",
-    description: "Creates a bucket; names are unique within the organization.",
+    description: "Creates a bucket to hold media objects.",
     scope: "write",
     reach: "organization",
     http: { method: "POST", path: "/buckets", status: 201 },
     input: z.object({
       name: z
         .string()
-        .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/, "1-63 characters: letters, digits, '.', '_' or '-', starting with a letter or digit"),
+        .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/, "1-63 characters: letters, digits, '.', '_' or '-', starting with a letter or digit")
+        .describe("Bucket name, unique in the organization"),
     }),
     output: bucket,
     errors: ["conflict"],
@@ -47,7 +48,7 @@ export const bucketTools = [
   defineTool({
     name: "buckets_delete",
     title: "Delete a bucket",
-    description: "Deletes an empty bucket. Answers 409 conflict while it holds live objects: delete those first.",
+    description: "Deletes an empty bucket; while it holds live objects the answer is conflict: delete them first.",
     scope: "delete",
     reach: "organization",
     http: { method: "DELETE", path: "/buckets/{id}" },

@@ -93,15 +93,18 @@ type Definition<I extends z.ZodObject, O extends z.ZodObject> = Omit<ToolDefinit
 
 /**
  * One capability, defined once. REST, MCP, OpenAPI and the CLI are all derived from it.
- * Annotations default from the HTTP method (GET reads; PUT and DELETE are idempotent;
- * DELETE destroys) and can be overridden where the method says too little.
+ * Annotations default from the HTTP method (GET reads; GET and PUT are idempotent; DELETE
+ * destroys) and can be overridden where the method says too little. A DELETE is not marked
+ * idempotent: a repeat changes nothing more, but it answers not_found (the id now names nothing,
+ * and an unknown id is a 404 everywhere), and a client told "idempotent" may retry a call whose
+ * answer it lost and take that not_found for a failed delete.
  */
 export function defineTool<I extends z.ZodObject, O extends z.ZodObject>(def: Definition<I, O>): AnyTool {
   const m = def.http.method;
   const annotations: ToolAnnotations = {
     readOnlyHint: m === "GET",
     destructiveHint: m === "DELETE",
-    idempotentHint: m === "GET" || m === "PUT" || m === "DELETE",
+    idempotentHint: m === "GET" || m === "PUT",
     openWorldHint: false,
     ...def.annotations,
   };

@@ -38,14 +38,13 @@ export const derivativeTools = [
   defineTool({
     name: "media_thumbnail",
     title: "Get a media object's thumbnail",
-    description:
-      "The object's thumbnail, returned as image content you can look at: a WebP at most 320 px on its long edge (an image itself, a video's poster frame, a PDF's first page, an audio waveform). thumbnail_pending: being made, retry in a few seconds; thumbnail_unavailable: there is none (3D and other files, or unreadable; the error says why).",
+    description: "The object's thumbnail as an image you can look at (WebP, 320 px at most). thumbnail_pending: retry in a few seconds; thumbnail_unavailable: there is none.",
     scope: "read",
     reach: "bucket",
     http: { method: "GET", path: "/media/{id}/thumbnail", produces: "image/*" },
     input: z.object({
       id: id("Media object"),
-      v: z.string().max(64).optional().describe("The thumbnail's etag from the media object; a URL carrying the current one may be cached indefinitely"),
+      v: z.string().max(64).optional().describe("Thumbnail etag, for a cacheable URL"),
     }),
     output: thumbnail,
     errors: ["not_found", "thumbnail_pending", "thumbnail_unavailable"],

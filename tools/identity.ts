@@ -9,8 +9,7 @@ export const identityTools = [
   defineTool({
     name: "me_get",
     title: "Who am I",
-    description:
-      "The current user, the organization this credential acts in, the user's memberships, and the credential's scopes, bucket restriction and expiry. Works with any valid credential.",
+    description: "Who this credential is: user, organization, memberships, and its scopes, bucket restriction and expiry.",
     scope: "any",
     reach: "bucket",
     http: { method: "GET", path: "/me" },
@@ -37,16 +36,15 @@ export const identityTools = [
     name: "api_keys_create",
     title: "Create an API key",
     description:
-      "Creates a key and returns its secret once: the secret is the bearer value, the accessKeyId only names the key. " +
-      "Scopes default to read; a key cannot grant scopes or buckets its creator lacks.",
+      "Creates a key and returns its secret once (the bearer value; accessKeyId only names the key). A key cannot have scopes or a bucket its creator lacks.",
     scope: "admin",
     reach: "bucket",
     http: { method: "POST", path: "/api-keys", status: 201 },
     input: z.object({
-      name: z.string().trim().min(1).max(100),
-      scopes: z.array(scope).min(1).max(4).default(["read"]).describe("Defaults to [\"read\"]; admin implies all"),
+      name: z.string().trim().min(1).max(100).describe("Key name"),
+      scopes: z.array(scope).min(1).max(4).default(["read"]).describe("admin implies the others"),
       bucketId: id("Bucket").optional().describe("Restrict the key to this bucket"),
-      expiresInDays: z.number().int().min(1).max(MAX_KEY_DAYS).default(DEFAULT_KEY_DAYS).describe(`Days until expiry, 1..${MAX_KEY_DAYS}, default ${DEFAULT_KEY_DAYS}`),
+      expiresInDays: z.number().int().min(1).max(MAX_KEY_DAYS).default(DEFAULT_KEY_DAYS).describe("Lifetime in days"),
     }),
     output: apiKeyWithSecret,
     errors: ["not_found"],

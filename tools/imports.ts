@@ -50,20 +50,18 @@ export const importTools = [
   defineTool({
     name: "media_import",
     title: "Import a file from a URL",
-    description:
-      "Has the service fetch a public http(s) URL into a bucket, for when you cannot PUT bytes yourself. Runs as a job: poll media_import_get until state is stored (objectId is the new media object) or failed; " +
-      "or pass wait: true to get the settled import (with progress notifications when you send a progress token). size reserves quota; contentType, when given, must match what the URL answers.",
+    description: "Has the service fetch a public http(s) URL into a bucket, when you cannot PUT bytes. A job: poll media_import_get until stored or failed, or pass wait: true.",
     scope: "write",
     reach: "bucket",
     http: { method: "POST", path: "/imports", status: 202 },
     input: z.object({
       bucketId: id("Bucket"),
       key: objectKey,
-      url: z.string().min(1).max(2048).describe("A public http or https URL; up to a few redirects are followed"),
+      url: z.string().min(1).max(2048).describe("Public http(s) URL"),
       size: z.number().int().min(0).max(5 * 1024 ** 4).optional().describe("Expected size in bytes, reserved against the quota"),
       contentType: contentType.optional(),
       tags: uploadTags.optional(),
-      wait: z.boolean().optional().describe("Answer once the import is stored or failed (up to 2 minutes)"),
+      wait: z.boolean().optional().describe("Answer once stored or failed (up to 2 minutes)"),
     }),
     output: mediaImport,
     errors: ["not_found", "quota_exceeded"],
@@ -78,7 +76,7 @@ export const importTools = [
   defineTool({
     name: "media_import_get",
     title: "Get an import's state",
-    description: "An import started by media_import: queued, fetching (bytesReceived of totalBytes), stored (objectId is the media object) or failed (error says why).",
+    description: "An import's state: queued, fetching, stored (objectId: the new object) or failed (error says why).",
     scope: "read",
     reach: "bucket",
     http: { method: "GET", path: "/imports/{id}" },

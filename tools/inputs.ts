@@ -12,7 +12,7 @@ export const objectKey = z
     const problem = objectKeyProblem(key);
     if (problem) ctx.addIssue({ code: "custom", message: `Object key ${problem}` });
   })
-  .describe(`Object key (path) inside the bucket, e.g. 'photos/2026/beach.jpg': at most ${MAX_OBJECT_KEY_BYTES} bytes of UTF-8, no leading '/', no '.' or '..' segment, no control characters`);
+  .describe("Path in the bucket, e.g. photos/2026/beach.jpg (no leading /)");
 
 /**
  * Upload tags: at most 10 labels of at most 128 characters (docs/conventions.md). Limited to
@@ -28,7 +28,7 @@ export const uploadTags = z
       .regex(/^[\p{L}\p{N} +\-=._:/@]+$/u, "letters, digits, spaces and + - = . _ : / @ only (no tabs, line breaks or other control characters)"),
   )
   .max(10)
-  .describe("Up to 10 labels of at most 128 characters; they become the object's tags at confirm");
+  .describe("The object's tags, applied at confirm");
 
 export const contentType = z
   .string()
@@ -37,7 +37,7 @@ export const contentType = z
   // It travels as a signed header to storage, so parameters are printable ASCII: a CR, LF or
   // other control character would make an invalid header and the storage call fail.
   .regex(/^[\w.+-]+\/[\w.+-]+( *;[\x20-\x7e]*)?$/, "a MIME type such as image/png, parameters in printable ASCII")
-  .describe("MIME type; defaults to one guessed from the key's extension");
+  .describe("MIME type; default: from the key's extension");
 
 /** Names of tags and categories: trimmed, 1..max characters, no control characters. */
 export const labelName = (max: number) =>

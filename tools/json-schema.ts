@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { DEFAULT_LIMIT, MAX_LIMIT } from "../contract/common.ts";
 import type { AnyTool } from "./define.ts";
 import { strictInput } from "./invoke.ts";
 
@@ -108,6 +109,8 @@ export function mcpOutputSchemas(tools: readonly AnyTool[]): Map<string, JsonSch
 }
 
 const SAFE = Number.MAX_SAFE_INTEGER;
+const GUARD_LENGTH = 1000;
+const GUARD_NUMBER = 1_000_000;
 
 /** An id's description that only names its noun ("Bucket id"), or a short one on a `...At` time: the name says it. */
 const SAYS_ONLY_ITS_NAME = /^[A-Z][a-z]*( [a-z]+)* id( \(UUID\))?$/;
@@ -115,6 +118,17 @@ const SHORT_TIME = /^[A-Z][a-z]*( [a-z]+){0,2}( \(ISO-8601 UTC\))?$/;
 
 /** The list convention's fields: described once, in the server's instructions (tools/registry.ts). */
 const PAGING = new Set(["limit", "offset", "total", "hasMore"]);
+
+/**
+ * An input's `limit` and `offset` as the list convention has them (the instructions state the
+ * bounds and defaults once): then each keeps its type and a few words, not the numbers again.
+ * A list with other bounds (billing_invoices_list) keeps its own.
+ */
+function isConventionalPaging(name: string, o: Record<string, unknown>): boolean {
+  if (name === "limit") return o.default === DEFAULT_LIMIT && o.minimum === 1 && o.maximum === MAX_LIMIT;
+  if (name === "offset") return o.default === 0 && o.minimum === 0 && o.maximum === undefined;
+  return false;
+}
 
 function compact(value: unknown, io: "input" | "output", name = ""): unknown {
   if (Array.isArray(value)) return value.map((v) => compact(v, io, name));
@@ -127,17 +141,30 @@ function compact(value: unknown, io: "input" | "output", name = ""): unknown {
         : compact(v, io, k === "anyOf" || k === "items" ? name : ""),
     ]),
   );
-  if (typeof o.description === "string") {
+  // An input keeps every description: it is what the model fills the field from.
+  if (io === "output" && typeof o.description === "string") {
     if (PAGING.has(name)) delete o.description;
     else if (o.format === "uuid" && SAYS_ONLY_ITS_NAME.test(o.description)) delete o.description;
     else if (o.format === "date-time" && name.endsWith("At") && SHORT_TIME.test(o.description)) delete o.description;
   }
   // An answer's objects are closed by construction; saying so again in every object costs bytes
-  // and would make a client that validates break when a field is added.
-  if (io === "output" && o.type === "object" && o.additionalProperties === false) delete o.additionalProperties;
+  // and would make a client that validates break when a field is added. An input's are closed
+  // too (strictInput), and the server says so where it matters: an unknown argument is a
+  // validation_error naming it. Some function-calling APIs (Gemini's) refuse the keyword anyway.
+  if (o.type === "object" && o.additionalProperties === false) delete o.additionalProperties;
   if (typeof o.format === "string" && "pattern" in o) delete o.pattern;
   if (o.minimum === -SAFE) delete o.minimum;
   if (o.maximum === SAFE) delete o.maximum;
+  // Caps that only guard the server (a 2,048-character URL, a billion seconds) guide no agent:
+  // validation keeps them, a value past one is a validation_error naming the field, and the
+  // OpenAPI document states them.
+  if (io === "input" && typeof o.maxLength === "number" && o.maxLength >= GUARD_LENGTH) delete o.maxLength;
+  if (io === "input" && typeof o.maximum === "number" && o.maximum >= GUARD_NUMBER) delete o.maximum;
+  if (io === "input" && isConventionalPaging(name, o)) {
+    delete o.default;
+    delete o.minimum;
+    delete o.maximum;
+  }
   // propertyNames is little supported; a key length limit is said in words instead.
   const names = o.propertyNames as Record<string, unknown> | undefined;
   if (names) {

@@ -42,7 +42,7 @@ export function setObjectLabelsTool(kind: LabelKind, spec: { description: string
     http: { method: "PUT", path: `/objects/{id}/${kind.key}` },
     input: z.object({
       id: id("Media object"),
-      [field]: z.array(id(kind.noun)).max(spec.max).describe(`The object's ${kind.key} after the call, at most ${spec.max}`),
+      [field]: z.array(id(kind.noun)).max(spec.max).describe(`The object's ${kind.key} after the call`),
     }),
     output: spec.output,
     errors: ["not_found"],

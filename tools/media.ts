@@ -10,25 +10,24 @@ import { defineTool } from "./define.ts";
 const metadata = z
   .record(z.string().min(1).max(128), z.union([z.string().max(2048), z.number(), z.boolean(), z.null()]))
   .refine((m) => Object.keys(m).length <= 64, "at most 64 keys")
-  .describe("String keys to string, number, boolean or null values; replaces the whole metadata object");
+  .describe("All of it: up to 64 keys; values string, number, boolean or null");
 
 export const mediaTools = [
   defineTool({
     name: "media_list",
     title: "List media objects",
-    description:
-      "Media objects of the organization, filtered by bucket, kind, tags, categories or a substring of the key or file name, and by what was found in the files (content hash and duplicates, when taken, width, duration), sorted and paginated.",
+    description: "Media objects matching the filters (bucket, kind, labels, name, and facts found in the files), sorted and paged.",
     scope: "read",
     reach: "bucket",
     http: { method: "GET", path: "/media" },
     input: z.object({
       bucketId: id("Bucket").optional(),
-      kind: z.enum(MEDIA_KINDS).optional(),
-      search: z.string().min(1).max(200).optional().describe("Substring of the key or file name, case-insensitive"),
-      tags: z.string().max(2000).optional().describe("Comma-separated tag slugs; objects must carry every one"),
-      categories: z.string().max(2000).optional().describe("Comma-separated category slugs; objects must be in each (a category includes its descendants)"),
-      sort: z.enum(MEDIA_SORTS).default("created_at"),
-      order: z.enum(["desc", "asc"]).default("desc"),
+      kind: z.enum(MEDIA_KINDS).optional().describe("Only objects of this kind"),
+      search: z.string().min(1).max(200).optional().describe("Part of the key or file name, any case"),
+      tags: z.string().max(2000).optional().describe("Comma-separated tag slugs, all required"),
+      categories: z.string().max(2000).optional().describe("Comma-separated category slugs, all required (with descendants)"),
+      sort: z.enum(MEDIA_SORTS).default("created_at").describe("Sort field"),
+      order: z.enum(["desc", "asc"]).default("desc").describe("Sort direction"),
       ...factFilters,
       ...pageInput,
     }),
@@ -51,7 +50,7 @@ export const mediaTools = [
   defineTool({
     name: "media_delete",
     title: "Delete a media object",
-    description: "Soft delete: the object disappears from lists, search and get at once and stops counting towards storage; its bytes are purged after the retention period.",
+    description: "Moves the object to the trash: it leaves lists, search and storage use at once; trash_restore brings it back. Deleting it again is not_found.",
     scope: "delete",
     reach: "bucket",
     http: { method: "DELETE", path: "/media/{id}" },
@@ -63,7 +62,7 @@ export const mediaTools = [
   defineTool({
     name: "media_update_metadata",
     title: "Set a media object's metadata",
-    description: "Replaces the object's metadata with the given object (string keys; string, number, boolean or null values).",
+    description: "Replaces the object's metadata.",
     scope: "write",
     reach: "bucket",
     http: { method: "PUT", path: "/media/{id}/metadata" },
@@ -75,7 +74,7 @@ export const mediaTools = [
   defineTool({
     name: "media_stream",
     title: "Stream a media object",
-    description: "A short-lived URL of the object's bytes, for a player, an <img> tag or a download (presign_download also names the file). Its REST route redirects there.",
+    description: "A short-lived URL of the object's bytes, to play or show in place (presign_download names the file for saving).",
     scope: "read",
     reach: "bucket",
     http: { method: "GET", path: "/media/{id}/stream", status: 302 },

@@ -26,8 +26,8 @@ export const presignTools = [
     name: "presign_upload",
     title: "Start an upload (presigned PUT)",
     description:
-      "Step 1 of an upload. Returns a short-lived URL: PUT the file's bytes to it with exactly the returned headers (never put bytes in a tool argument), " +
-      "then call presign_confirm with the same bucketId and key. The URL works for one PUT. For files over ~100 MiB use the multipart tools. `size` reserves quota and fixes the PUT's length; `tags` become the object's tags.",
+      "Step 1 of an upload: a short-lived URL for one PUT of the file's bytes with exactly the returned headers (bytes never go in tool arguments), " +
+      "then presign_confirm with the same bucketId and key. Over ~100 MiB: the multipart tools.",
     scope: "write",
     reach: "bucket",
     http: { method: "POST", path: "/presign/upload" },
@@ -42,8 +42,8 @@ export const presignTools = [
     name: "presign_create_multipart",
     title: "Start a multipart upload",
     description:
-      "For large files: starts a multipart upload and returns its uploadId. Then for each chunk (5 MiB or more, except the last) call presign_upload_part, " +
-      "PUT the chunk to the URL and keep the ETag response header; then presign_complete_upload, then presign_confirm.",
+      "Starts a multipart upload of a large file and returns its uploadId. For each chunk (5 MiB or more, except the last): presign_upload_part, " +
+      "PUT the chunk, keep the ETag response header; then presign_complete_upload, then presign_confirm.",
     scope: "write",
     reach: "bucket",
     http: { method: "POST", path: "/presign/create-multipart" },
@@ -55,14 +55,14 @@ export const presignTools = [
   defineTool({
     name: "presign_upload_part",
     title: "Presign one part of a multipart upload",
-    description: "Returns a URL for one part (partNumber 1..10000). PUT the chunk there and keep the ETag response header for presign_complete_upload.",
+    description: "A URL for one part: PUT the chunk there and keep the ETag response header for presign_complete_upload.",
     scope: "write",
     reach: "bucket",
     http: { method: "POST", path: "/presign/upload-part" },
     input: z.object({
       ...target,
       uploadId,
-      partNumber: z.number().int().min(1).max(10000).describe("1..10000"),
+      partNumber: z.number().int().min(1).max(10000).describe("The part's number"),
       contentType: contentType.optional(),
     }),
     output: presignedPart,
@@ -73,9 +73,8 @@ export const presignTools = [
     name: "presign_complete_upload",
     title: "Complete a multipart upload",
     description:
-      "Assembles the uploaded parts into the object. `parts` is optional: without it the parts uploaded so far are used in order. " +
-      "`tags` replace those given at the start. A total above the declared size must fit the quota, or the upload is refused (403 quota_exceeded) and aborted. " +
-      "An upload already completed or aborted is 409 conflict. Then call presign_confirm.",
+      "Assembles the uploaded parts into the object; `tags` replace those given at the start. A total above the declared size that does not fit the quota is quota_exceeded, " +
+      "and the upload is aborted. Then call presign_confirm.",
     scope: "write",
     reach: "bucket",
     http: { method: "POST", path: "/presign/complete-upload" },
@@ -84,11 +83,11 @@ export const presignTools = [
       uploadId,
       tags: uploadTags.optional(),
       parts: z
-        .array(z.object({ partNumber: z.number().int().min(1).max(10000), etag: z.string().min(1).max(256) }))
+        .array(z.object({ partNumber: z.number().int().min(1).max(10000).describe("The part's number"), etag: z.string().min(1).max(256).describe("The ETag its PUT returned") }))
         .min(1)
         .max(10000)
         .optional()
-        .describe("Each part's number and the ETag its PUT returned"),
+        .describe("The parts to assemble; omit for all uploaded so far, in order"),
     }),
     output: completedUpload,
     errors: ["not_found", "bad_request", "conflict", "quota_exceeded"],
@@ -111,9 +110,9 @@ export const presignTools = [
     name: "presign_confirm",
     title: "Confirm an upload",
     description:
-      "Last step of every upload: measures the stored object, records it as a media object (or updates the one at this key), " +
-      "applies the upload's tags, settles the quota and starts thumbnail generation. Bytes beyond the declared size that do not fit the quota are refused (403 quota_exceeded) and deleted. " +
-      "Safe to repeat. Returns the media object.",
+      "Last step of every upload: measures the stored bytes, records the media object (or updates the one at this key) with the upload's tags " +
+      "and starts its thumbnail. Bytes beyond the declared size that do not fit the quota are refused (quota_exceeded) and deleted. " +
+      "Safe to repeat.",
     scope: "write",
     reach: "bucket",
     http: { method: "POST", path: "/presign/confirm" },
@@ -126,14 +125,14 @@ export const presignTools = [
   defineTool({
     name: "presign_download",
     title: "Get a download URL",
-    description: "Returns a short-lived URL to GET the object's bytes directly from storage (expiresIn 60..604800 seconds, default 3600).",
+    description: "A short-lived URL that downloads the object's bytes from storage as a file.",
     scope: "read",
     reach: "bucket",
     http: { method: "POST", path: "/presign/download" },
     annotations: { readOnlyHint: true, idempotentHint: true },
     input: z.object({
       objectId: id("Media object"),
-      expiresIn: z.number().int().min(60).max(604800).default(3600).describe("Seconds, 60..604800, default 3600"),
+      expiresIn: z.number().int().min(60).max(604800).default(3600).describe("Seconds the URL stays valid"),
     }),
     output: presignedDownload,
     errors: ["not_found"],

@@ -43,8 +43,7 @@ export const renderTools = [
   defineTool({
     name: "media_render",
     title: "Render a media object at another size or format",
-    description:
-      "An image, video poster frame or PDF first page resized on the fly, returned as image content you can look at: width/height (px), fit (cover crops around gravity; contain letterboxes; inside never enlarges; fill stretches), format (auto, webp, avif, jpeg, png), quality 1-100. Cached once made. thumbnail_pending while the object is being processed. For a URL without credential (a web page), media_render_url.",
+    description: "An image, video poster or PDF first page resized on the fly, as an image you can look at. thumbnail_pending while the object is processed.",
     scope: "read",
     reach: "bucket",
     http: { method: "GET", path: "/media/{id}/render", produces: "image/*" },
@@ -67,12 +66,11 @@ export const renderTools = [
   defineTool({
     name: "media_render_url",
     title: "Get a signed render URL",
-    description:
-      "A URL of a render (same parameters as media_render) that works without a credential until it expires: for <img> tags on web pages and in the console. Anyone holding the URL gets that one render; changing any parameter breaks the signature. expiresIn 60 seconds to 30 days (default 1 day). Answers are cached by browsers and CDNs until the URL expires.",
+    description: "A URL of a render (parameters as media_render) that needs no credential until it expires, for <img> tags in web pages.",
     scope: "read",
     reach: "bucket",
     http: { method: "GET", path: "/media/{id}/render-url" },
-    input: renderInput.extend({ expiresIn: z.number().int().min(60).default(86_400).describe("Seconds until the URL stops working") }),
+    input: renderInput.extend({ expiresIn: z.number().int().min(60).default(86_400).describe("Seconds until the URL stops working (at most 30 days by default)") }),
     output: signedRenderUrl,
     errors: ["not_found"],
     handler: async (input, ctx) => {
@@ -85,7 +83,7 @@ export const renderTools = [
   defineTool({
     name: "media_settings_get",
     title: "Get the organization's media settings",
-    description: "How the organization's media is processed: stripLocation (renders of photos never carry their GPS position; true unless turned off).",
+    description: "The organization's media settings: stripLocation (true unless turned off).",
     scope: "read",
     reach: "organization",
     http: { method: "GET", path: "/media-settings" },
@@ -96,11 +94,11 @@ export const renderTools = [
   defineTool({
     name: "media_settings_update",
     title: "Change the organization's media settings",
-    description: "Sets stripLocation: true (the default) keeps photos' GPS position out of renders (camera facts stay); false lets renders keep the original's EXIF, position included. Positions stay in each object's info either way.",
+    description: "Sets stripLocation. Each object's info keeps GPS positions either way.",
     scope: "admin",
     reach: "organization",
     http: { method: "PUT", path: "/media-settings" },
-    input: z.object({ stripLocation: z.boolean() }),
+    input: z.object({ stripLocation: z.boolean().describe("true (the default): renders of photos leave out GPS positions (camera facts stay); false: they keep the original's EXIF") }),
     output: mediaSettings,
     handler: (input, { deps, caller }) => updateMediaSettings(deps, caller.orgId, input),
   }),

@@ -21,17 +21,15 @@ export const serviceCredentialTools = [
   defineTool({
     name: "service_credentials_create",
     title: "Create a service credential",
-    description:
-      "Creates a credential for a service that signs its requests (HTTP Message Signatures, HMAC-SHA256 over the method, target URI and Content-Digest) " +
-      "and returns its secret once. Scoped like an API key: scopes default to read, an optional bucket restriction, an expiry; a credential cannot grant what its creator lacks.",
+    description: "Creates a credential for a service that signs requests (HTTP Message Signatures) instead of sending a bearer; returns its secret once.",
     scope: "admin",
     reach: "bucket",
     http: { method: "POST", path: "/service-credentials", status: 201 },
     input: z.object({
-      name: z.string().trim().min(1).max(100),
-      scopes: z.array(scope).min(1).max(4).default(["read"]).describe('Defaults to ["read"]; admin implies all'),
+      name: z.string().trim().min(1).max(100).describe("Credential name"),
+      scopes: z.array(scope).min(1).max(4).default(["read"]).describe("admin implies the others"),
       bucketId: id("Bucket").optional().describe("Restrict the credential to this bucket"),
-      expiresInDays: z.number().int().min(1).max(MAX_KEY_DAYS).default(DEFAULT_KEY_DAYS).describe(`Days until expiry, 1..${MAX_KEY_DAYS}, default ${DEFAULT_KEY_DAYS}`),
+      expiresInDays: z.number().int().min(1).max(MAX_KEY_DAYS).default(DEFAULT_KEY_DAYS).describe("Lifetime in days"),
     }),
     output: serviceCredentialWithSecret,
     errors: ["not_found"],

@@ -17,13 +17,13 @@ import {
 } from "../domain/collections/sets.ts";
 import { defineTool } from "./define.ts";
 
-const side = (what: string) => z.number().int().min(1).max(MAX_RENDITION_SIDE).describe(`${what} in pixels, 1..${MAX_RENDITION_SIDE}`);
+const side = (what: string) => z.number().int().min(1).max(MAX_RENDITION_SIDE).describe(what);
 
 export const setTools = [
   defineTool({
     name: "sets_list",
     title: "List sets",
-    description: "Sets (renditions of a base media object) of the organization, newest first, without their items; sets_get shows the items. A bucket-restricted key sees the sets of its bucket.",
+    description: "Sets (renditions of a base media object), newest first, without their items (sets_get has them).",
     scope: "read",
     reach: "bucket",
     http: { method: "GET", path: "/sets" },
@@ -35,12 +35,12 @@ export const setTools = [
     name: "sets_create",
     title: "Create a set",
     description:
-      "Creates an empty set of renditions around baseObjectId (a live media object). Then add items with sets_add_item and render them with sets_generate.",
+      "Creates an empty set of renditions of baseObjectId (a live media object); then sets_add_item, then sets_generate.",
     scope: "write",
     reach: "bucket",
     http: { method: "POST", path: "/sets", status: 201 },
     input: z.object({
-      name: z.string().trim().min(1).max(200),
+      name: z.string().trim().min(1).max(200).describe("Set name"),
       baseObjectId: id("Media object").describe("The original the renditions are made from"),
     }),
     output: mediaSet,
@@ -50,7 +50,7 @@ export const setTools = [
   defineTool({
     name: "sets_get",
     title: "Get a set",
-    description: "One set with all its items. Items whose objectId is null are waiting for sets_generate; objectDeleted marks renditions that were deleted.",
+    description: "One set with its items. objectId null: waiting for sets_generate; objectDeleted: the rendition was deleted.",
     scope: "read",
     reach: "bucket",
     http: { method: "GET", path: "/sets/{id}" },
@@ -74,20 +74,17 @@ export const setTools = [
   defineTool({
     name: "sets_add_item",
     title: "Add an item to a set",
-    description:
-      "Adds a rendition slot: aspectRatio W:H, output width and height (must match the ratio within 2%), and a role such as thumbnail or hero. " +
-      "Omit objectId to have sets_generate render it from the base object; give objectId (a live object in the set's bucket) to attach an existing rendition, which generate never replaces. " +
-      `At most ${MAX_SET_ITEMS} items per set.`,
+    description: "Adds a rendition slot; sets_generate renders it, unless objectId attaches an existing object of the set's bucket (never replaced). At most 100 items.",
     scope: "write",
     reach: "bucket",
     http: { method: "POST", path: "/sets/{id}/items", status: 201 },
     input: z.object({
       id: id("Set"),
-      objectId: id("Media object").optional().describe("An existing rendition; omit to have it generated"),
+      objectId: id("Media object").optional().describe("An existing rendition to attach; omit to generate one"),
       aspectRatio: z.string().regex(ASPECT_RATIO, "Expected W:H with positive integers, e.g. 16:9").describe("W:H, e.g. 16:9"),
-      width: side("Width"),
-      height: side("Height"),
-      role: z.string().trim().min(1).max(64).describe("What the rendition is for, e.g. thumbnail, hero, social"),
+      width: side("Pixels; width:height must match aspectRatio within 2%"),
+      height: side("Pixels"),
+      role: z.string().trim().min(1).max(64).describe("What it is for, e.g. thumbnail, hero, social"),
     }),
     output: setItem,
     errors: ["not_found", "conflict"],
@@ -108,17 +105,13 @@ export const setTools = [
   defineTool({
     name: "sets_generate",
     title: "Generate a set's renditions",
-    description:
-      "Queues rendering of every generated item (those added without objectId) from the base object and answers at once (status queued); " +
-      "calling it again re-renders and replaces those renditions. Attached items are left alone. " +
-      "Poll sets_get (an item's objectId is set when its rendition is ready), or pass wait: true to get each item's outcome (renditions: made or failed) once all are settled, " +
-      "with progress notifications (items settled of the total) when you send a progress token. 409 when the base object was deleted.",
+    description: "Renders the set's generated items from the base, replacing earlier renditions (attached items stay). Answers queued at once: poll sets_get, or pass wait: true. conflict if the base was deleted.",
     scope: "write",
     reach: "bucket",
     http: { method: "POST", path: "/sets/{id}/generate", status: 202 },
     input: z.object({
       id: id("Set"),
-      wait: z.boolean().optional().describe(`Answer once every item is made or failed (up to ${MAX_GENERATION_WAIT_MS / 60_000} minutes; status timed_out past that)`),
+      wait: z.boolean().optional().describe(`Answer once all are made or failed, with each outcome (${MAX_GENERATION_WAIT_MS / 60_000} minutes at most, then timed_out)`),
     }),
     output: setGeneration,
     errors: ["not_found", "conflict"],

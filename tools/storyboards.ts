@@ -15,13 +15,13 @@ import {
 } from "../domain/collections/storyboards.ts";
 import { defineTool } from "./define.ts";
 
-const note = z.string().max(MAX_NOTE).describe(`Free text, at most ${MAX_NOTE} characters`);
+const note = z.string().max(MAX_NOTE).describe("Free text");
 
 export const storyboardTools = [
   defineTool({
     name: "storyboards_list",
     title: "List storyboards",
-    description: "Storyboards of the organization, newest first, with their clip counts; storyboards_get shows the clips. A bucket-restricted key sees the storyboards bound to its bucket.",
+    description: "Storyboards, newest first, with their clip counts (storyboards_get has the clips).",
     scope: "read",
     reach: "bucket",
     http: { method: "GET", path: "/storyboards" },
@@ -32,15 +32,13 @@ export const storyboardTools = [
   defineTool({
     name: "storyboards_create",
     title: "Create a storyboard",
-    description:
-      "Creates an empty storyboard (an ordered list of clips of media objects). bucketId binds it to one bucket (clips must then come from there); " +
-      "a bucket-restricted key always creates storyboards bound to its bucket.",
+    description: "Creates an empty storyboard: an ordered list of clips of media objects.",
     scope: "write",
     reach: "bucket",
     http: { method: "POST", path: "/storyboards", status: 201 },
     input: z.object({
-      name: z.string().trim().min(1).max(200),
-      bucketId: id("Bucket").optional().describe("Bind the storyboard to this bucket"),
+      name: z.string().trim().min(1).max(200).describe("Storyboard name"),
+      bucketId: id("Bucket").optional().describe("Bind it to this bucket: clips must come from there"),
     }),
     output: storyboard,
     errors: ["not_found"],
@@ -73,16 +71,14 @@ export const storyboardTools = [
   defineTool({
     name: "storyboards_add_clip",
     title: "Add a clip to a storyboard",
-    description:
-      "Inserts a clip of a live media object at position (0-based, 0..n; omit to append); clips at and after it move down one. " +
-      `A position past the end is 400. The same object may appear in several clips. At most ${MAX_CLIPS} clips.`,
+    description: "Inserts a clip of a live media object; later clips move down one. At most 1000 clips.",
     scope: "write",
     reach: "bucket",
     http: { method: "POST", path: "/storyboards/{id}/clips", status: 201 },
     input: z.object({
       id: id("Storyboard"),
       objectId: id("Media object"),
-      position: z.number().int().min(0).optional().describe("0-based insert position, 0..n; omitted: append"),
+      position: z.number().int().min(0).optional().describe("0-based, 0..n; omit to append"),
       note: note.optional(),
     }),
     output: clip,
@@ -92,15 +88,13 @@ export const storyboardTools = [
   defineTool({
     name: "storyboards_reorder_clips",
     title: "Reorder a storyboard's clips",
-    description:
-      "Sets the order of all clips at once: clipIds must contain every clip id of the storyboard exactly once, in the new order. " +
-      "A foreign, missing or repeated id is 400 validation_error (details say which) and nothing changes. Returns the reordered storyboard.",
+    description: "Sets the order of all clips: clipIds holds each clip id once. A foreign, missing or repeated id is a validation_error; nothing changes.",
     scope: "write",
     reach: "bucket",
     http: { method: "PUT", path: "/storyboards/{id}/clips/reorder" },
     input: z.object({
       id: id("Storyboard"),
-      clipIds: z.array(id("Clip")).max(MAX_CLIPS).describe("Every clip id of the storyboard, in the new order"),
+      clipIds: z.array(id("Clip")).max(MAX_CLIPS).describe("Every clip id, in the new order"),
     }),
     output: storyboard,
     errors: ["not_found"],
@@ -110,7 +104,7 @@ export const storyboardTools = [
     name: "storyboards_update_clip",
     title: "Move a clip or change its note",
     description:
-      "Moves a clip to position (0-based, 0..n-1; the clips in between shift by one) and/or replaces its note. Give at least one of the two.",
+      "Moves a clip to position (the clips in between shift by one) and/or replaces its note; give at least one.",
     scope: "write",
     reach: "bucket",
     http: { method: "PUT", path: "/storyboards/{id}/clips/{clipId}" },
@@ -127,7 +121,7 @@ export const storyboardTools = [
   defineTool({
     name: "storyboards_remove_clip",
     title: "Remove a clip from a storyboard",
-    description: "Removes a clip; the clips after it move up one, so positions stay 0..n-1. The media object is kept.",
+    description: "Removes a clip; later clips move up one. The media object is kept.",
     scope: "delete",
     reach: "bucket",
     http: { method: "DELETE", path: "/storyboards/{id}/clips/{clipId}" },

@@ -12,14 +12,12 @@ export const tagTools = [
   defineTool({
     name: "tags_list",
     title: "List tags",
-    description:
-      "Tags of the organization ordered by slug, each with the number of live media objects carrying it. " +
-      "`search` matches a part of the name or slug, case-insensitively. Use it to find tag ids before objects_set_tags.",
+    description: "Tags by slug, each with its count of live objects; find tag ids here for objects_set_tags.",
     scope: "read",
     reach: "bucket",
     http: { method: "GET", path: "/tags" },
     input: z.object({
-      search: z.string().max(MAX_TAG_NAME).optional().describe("Part of a tag name or slug"),
+      search: z.string().max(MAX_TAG_NAME).optional().describe("Part of the name or slug, case-insensitive"),
       ...pageInput,
     }),
     output: tagList,
@@ -28,28 +26,24 @@ export const tagTools = [
   defineTool({
     name: "tags_create",
     title: "Create a tag",
-    description:
-      "Creates a tag; its slug is derived from the name (lower case, accents dropped, other characters become '-'). " +
-      "A name whose slug already exists is 409 conflict with details.existingId: use that tag instead.",
+    description: "Creates a tag; its slug comes from the name. A slug already taken is a conflict whose details.existingId is the tag to use.",
     scope: "write",
     reach: "bucket",
     http: { method: "POST", path: "/tags", status: 201 },
-    input: z.object({ name: labelName(MAX_TAG_NAME).describe(`Tag name, 1..${MAX_TAG_NAME} characters with at least one letter or digit`) }),
+    input: z.object({ name: labelName(MAX_TAG_NAME).describe("Name, with a letter or digit") }),
     output: tag,
     errors: ["conflict"],
     handler: (input, { deps, caller }) => createTag(deps, caller, input),
   }),
   deleteLabelTool(tagKind, {
     description:
-      "Deletes a tag and removes it from every media object (reported as unassignedObjects). " +
-      "Tags are shared by all buckets, so a bucket-restricted key cannot delete them.",
+      "Deletes a tag and takes it off every object (unassignedObjects counts them).",
     output: tagDeleted,
     remove: (deps, caller, id) => deleteLabel(deps, caller, tagKind, id),
   }),
   setObjectLabelsTool(tagKind, {
     description:
-      "Replaces the complete tag list of a media object with tagIds (it does not append: send every tag the object should keep; [] removes all). " +
-      "Any unknown tag id is 404 with details.missingIds and nothing changes. Create missing tags with tags_create first.",
+      "Replaces an object's whole tag list with tagIds (send all it should keep; [] removes all). An unknown id is not_found (details.missingIds); nothing changes.",
     max: MAX_TAGS_PER_OBJECT,
     output: objectTags,
   }),

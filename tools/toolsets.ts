@@ -27,7 +27,10 @@ export const TOOLSETS = {
 export type Toolset = keyof typeof TOOLSETS;
 export const TOOLSET_NAMES = Object.keys(TOOLSETS) as Toolset[];
 
-/** What a client gets when it names no toolset: the work on media; administration is asked for. */
+/**
+ * A narrower choice a client may name (`toolsets=default`): the work on media, without
+ * administration. Naming no toolset lists every tool the credential may use.
+ */
 export const DEFAULT_TOOLSETS: readonly Toolset[] = ["context", "buckets", "media", "upload", "search", "labels"];
 
 export function toolsetOf(tool: Pick<AnyTool, "name">): Toolset | null {
@@ -44,16 +47,38 @@ export interface ToolSelection {
   readOnly: boolean;
 }
 
-export const DEFAULT_SELECTION: ToolSelection = { toolsets: DEFAULT_TOOLSETS, readOnly: false };
+/** What a client gets when it names nothing: every tool its credential may use (spec §1.6). */
 export const ALL_TOOLS: ToolSelection = { toolsets: ["all"], readOnly: false };
+export const DEFAULT_SELECTION: ToolSelection = { toolsets: DEFAULT_TOOLSETS, readOnly: false };
 
-/** Reads `toolsets=media,search` (or `all`, or `default`) and `readonly=true`; unknown names are an error the caller sees. */
-export function parseSelection(toolsets: string | null, readOnly: string | null): ToolSelection | { unknown: string[] } {
-  const names = (toolsets ?? "default").split(",").map((s) => s.trim().toLowerCase()).filter(Boolean);
-  const expanded = names.flatMap((n): string[] => (n === "default" ? [...DEFAULT_TOOLSETS] : [n]));
+const TRUE = new Set(["true", "1", "yes", "on"]);
+const FALSE = new Set(["false", "0", "no", "off"]);
+
+/**
+ * Reads the `toolsets` and `readonly` values of a request (every occurrence of each, as
+ * `URLSearchParams.getAll` gives them; none: the parameter is absent). Both only narrow, and
+ * neither fails open: a misspelt `readonly` or an empty `toolsets` is an error the caller sees,
+ * never a wider listing than was asked for.
+ * - `toolsets`: comma-separated set names, `default` or `all`, case-insensitive; repeated
+ *   parameters add up (`toolsets=media&toolsets=search` is `media,search`). Present but naming
+ *   nothing (`toolsets=`) is refused: a client that meant to narrow would otherwise get everything.
+ * - `readonly`: true, 1, yes or on (any case) narrow; false, 0, no or off do not; anything else
+ *   (an empty value too) is refused. Repeated, any true value narrows.
+ */
+export function parseSelection(toolsets: readonly string[], readOnly: readonly string[]): ToolSelection | { parameter: "toolsets" | "readonly"; error: string } {
+  let readOnlyAsked = false;
+  for (const raw of readOnly) {
+    const v = raw.trim().toLowerCase();
+    if (TRUE.has(v)) readOnlyAsked = true;
+    else if (!FALSE.has(v)) return { parameter: "readonly", error: `readonly must be true, 1, yes, on or false, 0, no, off; got ${JSON.stringify(raw)}` };
+  }
+  if (toolsets.length === 0) return { toolsets: ALL_TOOLS.toolsets, readOnly: readOnlyAsked };
+  const names = toolsets.flatMap((v) => v.split(",")).map((s) => s.trim().toLowerCase()).filter(Boolean);
+  if (names.length === 0) return { parameter: "toolsets", error: `toolsets names no toolset: leave it out for every tool, or name some of ${TOOLSET_NAMES.join(", ")}, default, all` };
+  const expanded = [...new Set(names.flatMap((n): string[] => (n === "default" ? [...DEFAULT_TOOLSETS] : [n])))];
   const unknown = expanded.filter((n) => n !== "all" && !(n in TOOLSETS));
-  if (unknown.length > 0) return { unknown };
-  return { toolsets: expanded as (Toolset | "all")[], readOnly: readOnly === "true" || readOnly === "1" };
+  if (unknown.length > 0) return { parameter: "toolsets", error: `Unknown toolset ${unknown.join(", ")}: the toolsets are ${TOOLSET_NAMES.join(", ")}, default and all` };
+  return { toolsets: expanded as (Toolset | "all")[], readOnly: readOnlyAsked };
 }
 
 export function selectTools(tools: readonly AnyTool[], selection: ToolSelection): AnyTool[] {

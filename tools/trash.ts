@@ -13,7 +13,7 @@ export const trashTools = [
   defineTool({
     name: "trash_list",
     title: "List deleted objects",
-    description: "Objects deleted within the retention period (7 days), newest deletion first, with their tags and categories and whether they can be restored.",
+    description: "Objects deleted within the retention period (7 days), newest deletion first, and whether each can be restored.",
     scope: "read",
     reach: "bucket",
     http: { method: "GET", path: "/trash" },
@@ -25,9 +25,7 @@ export const trashTools = [
   defineTool({
     name: "trash_restore",
     title: "Restore a deleted object",
-    description:
-      "Brings a deleted object back with its tags, categories, thumbnail and set memberships; it counts towards storage again (403 quota_exceeded without room). " +
-      "409 conflict when another upload has used its key since, which replaced its bytes.",
+    description: "Brings a deleted object back with its tags, categories, thumbnail and sets; it counts towards storage again. conflict when a later upload took its key.",
     scope: "write",
     reach: "bucket",
     http: { method: "POST", path: "/trash/{id}/restore" },
@@ -39,7 +37,7 @@ export const trashTools = [
   defineTool({
     name: "trash_purge",
     title: "Purge a deleted object now",
-    description: "Removes a deleted object for good now instead of at the end of retention: its bytes, derivatives and record. It cannot be restored afterwards.",
+    description: "Deletes a trashed object for good now: bytes, derivatives and record. It cannot be restored.",
     scope: "delete",
     reach: "bucket",
     http: { method: "DELETE", path: "/trash/{id}" },

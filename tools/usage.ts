@@ -9,16 +9,13 @@ import { defineTool } from "./define.ts";
 export const DEFAULT_DAYS = 30;
 export const MAX_DAYS = 365;
 
-const days = z.number().int().min(1).max(MAX_DAYS).default(DEFAULT_DAYS).describe(`UTC days ending today (today counts), 1..${MAX_DAYS}, default ${DEFAULT_DAYS}`);
+const days = z.number().int().min(1).max(MAX_DAYS).default(DEFAULT_DAYS).describe("Days back, today included (UTC)");
 
 export const usageTools = [
   defineTool({
     name: "usage_get",
     title: "Get usage",
-    description:
-      "The organization's usage summary: storage used, reserved by unconfirmed uploads and allocated (bytes), live object count, " +
-      "egress (bytes of downloads and streams issued) and API calls this calendar month (UTC), and the plan key. " +
-      "API calls are written in batches every few seconds, so the newest calls may not show yet.",
+    description: "Usage now: storage used, reserved and allocated (bytes), live objects; this month's egress bytes and API calls; the plan.",
     scope: "read",
     reach: "bucket",
     http: { method: "GET", path: "/usage" },
@@ -29,9 +26,7 @@ export const usageTools = [
   defineTool({
     name: "usage_history",
     title: "Usage history",
-    description:
-      "One point per UTC day, oldest first, ending today: storage used and allocated and object count as the day closed, and that day's egress and API calls. " +
-      "Days without activity repeat the previous day's storage; days before the organization existed are left out.",
+    description: "One point per UTC day up to today: storage used and allocated and objects at the day's end, and its egress and API calls.",
     scope: "read",
     reach: "bucket",
     http: { method: "GET", path: "/usage/history" },
@@ -42,13 +37,11 @@ export const usageTools = [
   defineTool({
     name: "usage_events_list",
     title: "List usage events",
-    description:
-      "The usage ledger, newest first: uploads confirmed (with the size change on overwrite), objects deleted and purged, downloads and streams (egress), " +
-      "capacity added, auto-capacity fired, plan and subscription changes, invoices paid or failed.",
+    description: "The usage ledger, newest first: uploads, deletions, restores, purges, downloads, streams, renders, capacity and plan changes, invoices.",
     scope: "read",
     reach: "bucket",
     http: { method: "GET", path: "/usage/events" },
-    input: z.object({ days, type: z.enum(USAGE_EVENT_TYPES).optional().describe("Only events of this type"), ...pageInput }),
+    input: z.object({ days, type: z.enum(USAGE_EVENT_TYPES).optional().describe("Only this event type"), ...pageInput }),
     output: usageEventList,
     handler: (input, { deps, caller }) => listUsageEvents(deps, caller, input),
   }),

@@ -24,8 +24,8 @@ import { deleted, id, pageInput } from "../contract/common.ts";
  * restricted to one bucket may not manage them.
  */
 
-const url = z.url({ protocol: /^https?$/ }).max(2048).describe("http(s) URL the events are POSTed to; private, loopback and link-local addresses are refused");
-const eventTypes = z.array(subscribableEventType).max(32).describe("Event types to send; empty or absent: every type");
+const url = z.url({ protocol: /^https?$/ }).max(2048).describe("http(s) URL to POST events to; not a private address");
+const eventTypes = z.array(subscribableEventType).max(32).describe("Event types to send; empty: all");
 const description = z.string().max(500).describe("What the endpoint is for");
 
 /** What can be checked before any request: scheme, credentials, host allowlist, private IP literals. */
@@ -44,9 +44,7 @@ export const webhookTools = [
   defineTool({
     name: "webhooks_create",
     title: "Create a webhook endpoint",
-    description:
-      "Registers a URL to receive the organization's events (media.created, media.deleted, derivative.ready, ...), signed per Standard Webhooks. " +
-      "Returns the signing secret once. Use webhooks_send_test to check the receiver.",
+    description: "Registers a URL to receive the organization's events (signed per Standard Webhooks); returns the signing secret once.",
     scope: "admin",
     reach: "organization",
     http: { method: "POST", path: "/webhooks", status: 201 },
@@ -58,7 +56,7 @@ export const webhookTools = [
   defineTool({
     name: "webhooks_list",
     title: "List webhook endpoints",
-    description: "The organization's webhook endpoints, newest first; a disabled one says why (manual, or failing).",
+    description: "Webhook endpoints, newest first; a disabled one says why (by hand, or failing).",
     scope: "admin",
     reach: "organization",
     http: { method: "GET", path: "/webhooks" },
@@ -69,7 +67,7 @@ export const webhookTools = [
   defineTool({
     name: "webhooks_get",
     title: "Get a webhook endpoint",
-    description: "One webhook endpoint, by id (never its secret).",
+    description: "One webhook endpoint (never its secret).",
     scope: "admin",
     reach: "organization",
     http: { method: "GET", path: "/webhooks/{id}" },
@@ -81,7 +79,7 @@ export const webhookTools = [
   defineTool({
     name: "webhooks_update",
     title: "Update a webhook endpoint",
-    description: "Changes an endpoint's URL, event types or description; fields left out stay as they are.",
+    description: "Changes an endpoint's URL, event types or description; omitted fields stay.",
     scope: "admin",
     reach: "organization",
     http: { method: "PUT", path: "/webhooks/{id}" },
@@ -94,7 +92,7 @@ export const webhookTools = [
   defineTool({
     name: "webhooks_enable",
     title: "Enable a webhook endpoint",
-    description: "Starts sending events to the endpoint again (also after it was disabled for failing). Deliveries that failed meanwhile are not resent: use webhooks_redeliver.",
+    description: "Resumes sending to the endpoint, also after failures disabled it. Deliveries failed meanwhile are not resent.",
     scope: "admin",
     reach: "organization",
     http: { method: "POST", path: "/webhooks/{id}/enable" },
@@ -107,7 +105,7 @@ export const webhookTools = [
   defineTool({
     name: "webhooks_disable",
     title: "Disable a webhook endpoint",
-    description: "Stops sending events to the endpoint; its pending deliveries fail. Enable it again with webhooks_enable.",
+    description: "Stops sending events to the endpoint; its pending deliveries fail.",
     scope: "admin",
     reach: "organization",
     http: { method: "POST", path: "/webhooks/{id}/disable" },
@@ -132,7 +130,7 @@ export const webhookTools = [
   defineTool({
     name: "webhooks_rotate_secret",
     title: "Rotate a webhook endpoint's secret",
-    description: "Issues a new signing secret (returned once). For 24 hours deliveries carry signatures with both the new and the previous secret, so the receiver can switch without missing any.",
+    description: "Issues a new signing secret (returned once); for 24 hours deliveries are signed with both.",
     scope: "admin",
     reach: "organization",
     http: { method: "PUT", path: "/webhooks/{id}/rotate-secret" },
@@ -146,7 +144,7 @@ export const webhookTools = [
   defineTool({
     name: "webhooks_send_test",
     title: "Send a test event",
-    description: "Sends a webhook.test event to this endpoint only, delivered and retried like any event; follow it with webhooks_deliveries_list.",
+    description: "Sends a webhook.test event to this endpoint only, delivered like any event; see webhooks_deliveries_list.",
     scope: "admin",
     reach: "organization",
     http: { method: "POST", path: "/webhooks/{id}/test", status: 202 },
@@ -158,7 +156,7 @@ export const webhookTools = [
   defineTool({
     name: "webhooks_deliveries_list",
     title: "List an endpoint's deliveries",
-    description: "Events sent (or being sent) to the endpoint, newest first, each with its attempts: status code, latency and error.",
+    description: "Deliveries to the endpoint, newest first, with their attempts (status code, latency, error).",
     scope: "admin",
     reach: "organization",
     http: { method: "GET", path: "/webhooks/{id}/deliveries" },
@@ -170,7 +168,7 @@ export const webhookTools = [
   defineTool({
     name: "webhooks_redeliver",
     title: "Redeliver an event",
-    description: "Sends a delivery's event to the endpoint again, as a new delivery with its own attempts; the event keeps its webhook-id, so the receiver can recognise a repeat.",
+    description: "Sends a delivery's event again as a new delivery; it keeps its webhook-id, so the receiver can spot the repeat.",
     scope: "admin",
     reach: "organization",
     http: { method: "POST", path: "/webhooks/{id}/deliveries/{deliveryId}/redeliver", status: 202 },

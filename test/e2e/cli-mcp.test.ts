@@ -101,7 +101,21 @@ describe("media mcp (stdio relay to /mcp)", () => {
     }
     const unknown = await runCli(["mcp", "--toolsets", "nonsense"], { url: server.url, key: org.adminKey.secret, stdin: "" });
     expect(unknown.code).toBe(2);
-    expect(unknown.stderr).toContain("unknown toolset nonsense");
+    expect(unknown.stderr).toContain("Unknown toolset nonsense");
+    // An empty choice is refused as /mcp refuses `toolsets=`, not read as "every tool".
+    const empty = await runCli(["mcp", "--toolsets", ""], { url: server.url, key: org.adminKey.secret, stdin: "" });
+    expect(empty.code).toBe(2);
+    expect(empty.stderr).toContain("--toolsets");
+  });
+
+  test("without flags the bridge offers every tool the key may use, as the bare /mcp does", async () => {
+    const client = await bridge(org.adminKey.secret, []);
+    try {
+      const { tools } = await client.listTools();
+      expect(tools.map((t) => t.name)).toEqual(registry.map((t) => t.name));
+    } finally {
+      await client.close();
+    }
   });
 
   test("a bad key stops the bridge at start with a clear message", async () => {

@@ -38,18 +38,19 @@ describe("MCP over Streamable HTTP", () => {
     await client.close();
   });
 
-  test("toolsets: the default set, named sets, all, and read-only mode", async () => {
+  test("toolsets: everything by default, the default set, named sets, all, and read-only mode", async () => {
     const names = async (query: string) => {
       const client = await connect(org.adminKey.secret, query);
       const { tools } = await client.listTools();
       await client.close();
       return tools.map((t) => t.name);
     };
-    const byDefault = await names("");
-    expect(byDefault).toContain("media_get");
-    expect(byDefault).toContain("presign_upload");
-    expect(byDefault).not.toContain("webhooks_create");
-    expect(byDefault).not.toContain("billing_subscription_get");
+    expect(await names("")).toEqual(registry.map((t) => t.name));
+    const named = await names("?toolsets=default");
+    expect(named).toContain("media_get");
+    expect(named).toContain("presign_upload");
+    expect(named).not.toContain("webhooks_create");
+    expect(named).not.toContain("billing_subscription_get");
     expect((await names("?toolsets=media,search")).every((n) => n === "search" || n.startsWith("media_"))).toBe(true);
     expect((await names("?toolsets=all")).length).toBe(registry.length);
     expect(await names("?toolsets=webhooks&readonly=true")).toEqual(["webhooks_list", "webhooks_get", "webhooks_deliveries_list"]);
