@@ -43,15 +43,21 @@ function passive(contentType: string): boolean {
   return /^(image|video|audio)\//.test(t) || t === "application/pdf" || t === "text/plain";
 }
 
+/** What an object served inline may load: its own origin's pictures and media, inline styles, no script. */
+const OBJECT_CSP = "default-src 'none'; img-src 'self' data:; media-src 'self'; style-src 'unsafe-inline'";
+
 /**
  * What protects the storage origin from the content it serves: no MIME sniffing, a sandbox
  * CSP (no script, no same-origin access, nothing loaded), and active types as attachments.
- * PDFs get no sandbox: browsers refuse to run their PDF viewer in one.
+ * PDFs get the same policy without `sandbox` (browsers refuse to run their PDF viewer in one),
+ * and with `object-src 'self'`: Chromium shows a PDF through a plugin embedded in a page it
+ * makes, which `default-src 'none'` alone would refuse. Nothing else of the page is allowed.
  */
 export function servingHeaders(h: Record<string, string>): void {
   const type = h["content-type"] ?? "";
   h["x-content-type-options"] = "nosniff";
-  if (type.split(";")[0]!.trim().toLowerCase() !== "application/pdf") h["content-security-policy"] = "default-src 'none'; img-src 'self' data:; media-src 'self'; style-src 'unsafe-inline'; sandbox";
+  const pdf = type.split(";")[0]!.trim().toLowerCase() === "application/pdf";
+  h["content-security-policy"] = pdf ? `${OBJECT_CSP}; object-src 'self'` : `${OBJECT_CSP}; sandbox`;
   if (!passive(type) && !(h["content-disposition"] ?? "").toLowerCase().startsWith("attachment")) h["content-disposition"] = "attachment";
 }
 
