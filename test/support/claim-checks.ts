@@ -1,6 +1,7 @@
 import { expect } from "bun:test";
 import { type Config, loadConfig } from "../../app/config.ts";
-import { newOrg, startServer, type TestOrg, type TestServer } from "./server.ts";
+import { bootstrap } from "../../domain/access/identity.ts";
+import { newOrg, startServer, type TestOrg, type TestServer, type TestServerOptions } from "./server.ts";
 
 /**
  * Small pieces the promise audit's checks (test/claims/) share. A check runs against the one
@@ -105,8 +106,8 @@ export const GiB = 1024 ** 3;
 export const DAY_MS = 86_400_000;
 
 /** Runs `fn` against a server of its own (embedded backends), stopped afterwards. */
-export async function withServer<T>(env: Record<string, string>, fn: (server: TestServer) => Promise<T>): Promise<T> {
-  const server = await startServer({ embedded: true, env });
+export async function withServer<T>(env: Record<string, string>, fn: (server: TestServer) => Promise<T>, opts: Omit<TestServerOptions, "env" | "embedded"> = {}): Promise<T> {
+  const server = await startServer({ ...opts, embedded: true, env });
   try {
     return await fn(server);
   } finally {
@@ -117,4 +118,42 @@ export async function withServer<T>(env: Record<string, string>, fn: (server: Te
 /** A new organization on the shared server, with an admin key (the usual start of a check). */
 export function org(server: TestServer): Promise<TestOrg> {
   return newOrg(server, "Claims");
+}
+
+/** The bootstrap key a first start makes (on a database of its own): its lifetime and scopes. */
+export async function bootstrapKey(): Promise<{ lifetimeMs: number; scopes: string[]; name: string }> {
+  return withServer({}, async (fresh) => {
+    const made = await bootstrap(fresh.services.deps, null);
+    if (!made) throw new Error("a fresh database already had an organization");
+    const keys = await fresh.api.withToken(made.secret).get("/api/api-keys");
+    const key = keys.body.data[0];
+    return { lifetimeMs: Date.parse(key.expiresAt) - Date.parse(key.createdAt), scopes: key.scopes, name: key.name };
+  });
+}
+
+/** The OpenAPI document the shared server publishes. */
+export async function openapi(server: TestServer): Promise<any> {
+  return (await fetch(`${server.url}/api/openapi.json`)).json();
+}
+
+/** The JSON schema of one field of an operation's JSON body (`"POST /api/tags"`, `"name"`). */
+export function bodyField(doc: any, operation: string, field: string): any {
+  const [method, path] = operation.split(" ");
+  const schema = doc.paths[path!]?.[method!.toLowerCase()]?.requestBody?.content?.["application/json"]?.schema;
+  if (!schema?.properties?.[field]) throw new Error(`${operation} has no body field ${field}`);
+  return schema.properties[field];
+}
+
+/** The JSON schema of one query or path parameter of an operation. */
+export function parameter(doc: any, operation: string, name: string): any {
+  const [method, path] = operation.split(" ");
+  const p = parameters(doc, operation).find((x: { name: string }) => x.name === name);
+  if (!p) throw new Error(`${operation} has no parameter ${name}`);
+  return p.schema;
+}
+
+/** An operation's parameters, shared ones (`$ref`) resolved. */
+export function parameters(doc: any, operation: string): any[] {
+  const [method, path] = operation.split(" ");
+  return (doc.paths[path!]?.[method!.toLowerCase()]?.parameters ?? []).map((p: { $ref?: string }) => (p.$ref ? doc.components.parameters[p.$ref.split("/").pop()!] : p));
 }
