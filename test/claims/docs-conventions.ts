@@ -4,7 +4,7 @@ import { loadConfig } from "../../app/config.ts";
 import { DEFAULT_PLANS, GB } from "../../domain/billing/plans.ts";
 import type { Logger } from "../../domain/ports/log.ts";
 import type { PageClaims } from "./claim.ts";
-import { bodyField, bootstrapKey, DAY_MS, defaults, GiB, MiB, openapi, org, parameter, parameters, refused, withServer } from "../support/claim-checks.ts";
+import { bodyField, bootstrapKey, DAY_MS, defaults, GiB, MiB, openapi, org, parameter, parameters, refused, reservationLifetimes, withServer } from "../support/claim-checks.ts";
 import { newBucket } from "../support/objects.ts";
 import { signJwt } from "../support/server.ts";
 import { upload } from "../support/upload.ts";
@@ -402,6 +402,7 @@ const claims: PageClaims = {
     {
       says: "Reservations never confirmed expire (the URL's lifetime plus an hour; a multipart upload 24 hours after its last part was presigned) and are released by a sweeper",
       by: { file: UPLOADS, test: "reservations that are never confirmed expire and are released by the sweeper" },
+      check: reservationLifetimes,
     },
     {
       says: "`complete-upload` of an upload storage no longer has open (already completed, or aborted) is 409 `conflict`.",

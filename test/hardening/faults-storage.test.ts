@@ -139,3 +139,32 @@ describe("storage that accepts connections and never answers", () => {
     expect(retried.body.size).toBe(70);
   }, 30_000);
 });
+
+describe("a presign that must ask a hung store what the key holds", () => {
+  test("waits at most 2 s for its HEAD, then signs the catalogue's view, well before the storage deadline", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "media-fault-s3-"));
+    const node = await startLocalS3({ dir, credentials: [credentials] });
+    const proxy = faultProxy(node.port);
+    // A storage deadline far above HANG_MS: only the presign's own 2 s bound can answer in time.
+    const server = await startServer({
+      env: { S3_ENDPOINT: proxy.url, S3_ACCESS_KEY_ID: credentials.accessKeyId, S3_SECRET_ACCESS_KEY: credentials.secretAccessKey, S3_TIMEOUT_MS: "60000" },
+    });
+    try {
+      const org = await newOrg(server);
+      const bucket = (await org.admin.post("/api/buckets", { name: "unsure" })).body;
+      // Bytes PUT and never confirmed: the catalogue cannot know what the key holds.
+      const first = await org.admin.post("/api/presign/upload", { bucketId: bucket.id, key: "unsure.bin" });
+      expect((await fetch(first.body.url, { method: "PUT", headers: first.body.headers, body: bytesOf(70) })).status).toBe(200);
+      proxy.setMode("hang");
+      const again = await timed(org.admin, "/api/presign/upload", { bucketId: bucket.id, key: "unsure.bin" });
+      expect(again.status).toBe(200);
+      expect(again.body.headers["If-None-Match"]).toBe("*");
+    } finally {
+      proxy.setMode("pass");
+      await server.stop();
+      proxy.stop();
+      await node.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+});

@@ -157,3 +157,28 @@ export function parameters(doc: any, operation: string): any[] {
   const [method, path] = operation.split(" ");
   return (doc.paths[path!]?.[method!.toLowerCase()]?.parameters ?? []).map((p: { $ref?: string }) => (p.$ref ? doc.components.parameters[p.$ref.split("/").pop()!] : p));
 }
+
+/**
+ * How long unconfirmed reservations are held: an upload URL's lifetime plus an hour, and a
+ * multipart upload 24 hours from the last part presigned (read from the reservation rows).
+ */
+export async function reservationLifetimes(server: TestServer): Promise<void> {
+  const { sql } = await import("drizzle-orm");
+  const { rowsOf } = await import("../../db/client.ts");
+  const o = await org(server);
+  const bucket = (await o.admin.post("/api/buckets", { name: `held-${crypto.randomUUID().slice(0, 8)}` })).body;
+  const heldFor = async (key: string) => {
+    const [row] = rowsOf<{ ms: number }>(
+      await server.services.deps.db.execute(sql`select extract(epoch from expires_at - now()) * 1000 as ms from upload_reservations where bucket_id = ${bucket.id} and key = ${key}`),
+    );
+    return Number(row!.ms);
+  };
+  const near = (ms: number, want: number) => expect(Math.abs(ms - want)).toBeLessThan(60_000);
+  await o.admin.post("/api/presign/upload", { bucketId: bucket.id, key: "single", size: 10 });
+  near(await heldFor("single"), server.config.uploadUrlExpiresIn * 1000 + 3_600_000);
+  const m = (await o.admin.post("/api/presign/create-multipart", { bucketId: bucket.id, key: "parts", size: 10 })).body;
+  near(await heldFor("parts"), 24 * 3_600_000);
+  await server.services.deps.db.execute(sql`update upload_reservations set expires_at = now() + interval '1 hour' where bucket_id = ${bucket.id} and key = 'parts'`);
+  await o.admin.post("/api/presign/upload-part", { bucketId: bucket.id, key: "parts", uploadId: m.uploadId, partNumber: 1 });
+  near(await heldFor("parts"), 24 * 3_600_000);
+}
