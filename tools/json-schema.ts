@@ -40,13 +40,20 @@ export const outputJsonSchema = (tool: AnyTool, target: Target = "draft-2020-12"
 /**
  * The schemas MCP's tools/list carries: the same shapes, written for a reader that pays per
  * byte (an agent's context) and for the validators popular clients run. Differences from the
- * draft-2020-12 form above, none of which loses a constraint the contract states:
+ * draft-2020-12 form above (calls are still validated against the contract's full schema, so
+ * what is left out here is only not said twice, or not said to an agent that needs no guard):
  * - no `pattern` next to a `format` (Zod adds its UUID and date-time regexes; the format says it);
  * - no ±2^53-1 bounds (Zod's "safe integer" default; every JSON parser has them anyway);
  * - no `propertyNames: {type: string}` (JSON keys are strings) and no empty `additionalProperties`
  *   schema (the default); `type: [a, "null"]` is written `anyOf` (some clients reject type arrays);
  * - "(UUID)" and "(ISO-8601 UTC)" dropped from descriptions where `format` says so;
- * - `limit`, `offset`, `total` and `hasMore` undescribed: the instructions describe lists once;
+ * - no `additionalProperties: false` (unknown arguments are still refused, by name);
+ * - inputs: every field keeps its description (the model fills the field from it); `limit` and
+ *   `offset` of the list convention keep a few words but not its bounds and defaults, which the
+ *   instructions state once; caps that only guard the server (strings of 1,000 characters or
+ *   more, numbers of a million or more) are left to validation and the OpenAPI document;
+ * - outputs: descriptions that only repeat a field's name ("Bucket id") are dropped, and the
+ *   list convention's `limit`, `offset`, `total` and `hasMore` are described once, in the instructions;
  * - a definition used more than once in a schema (a Label for tags and for categories) stays in
  *   `$defs` and is referred to; one used once is written in place.
  */
