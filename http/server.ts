@@ -185,15 +185,18 @@ export function createApp(opts: AppOptions) {
   // the RateLimit fields like every other API answer. Router precedence keeps real routes first.
   // A path that exists under other methods is 405 with the methods it takes.
   const methodsOf = allowedMethods(() => app.routes);
+  /** 405 with `Allow` when the path takes other methods, else 404. */
+  const noRoute = (method: string, path: string): { err: AppError; allow: string | null } => {
+    const allow = methodsOf(path);
+    if (allow.length === 0) return { err: new AppError("not_found", `No route for ${method} ${path}`), allow: null };
+    return { err: new AppError("method_not_allowed", `${path} takes ${allow.join(", ")}, not ${method}`), allow: allow.join(", ") };
+  };
   app.all(
     "/api/*",
     publicRoute("* /api/*", async (ctx) => {
-      const allow = methodsOf(ctx.url.pathname);
-      if (allow.length > 0) {
-        ctx.responseHeaders.set("allow", allow.join(", "));
-        throw new AppError("method_not_allowed", `${ctx.url.pathname} takes ${allow.join(", ")}, not ${ctx.request.method}`);
-      }
-      throw new AppError("not_found", `No route for ${ctx.request.method} ${ctx.url.pathname}`);
+      const { err, allow } = noRoute(ctx.request.method, ctx.url.pathname);
+      if (allow) ctx.responseHeaders.set("allow", allow);
+      throw err;
     }),
     { parse: "none" },
   );
@@ -202,12 +205,15 @@ export function createApp(opts: AppOptions) {
 
   opts.extraRoutes?.(app as unknown as Elysia);
 
+  // What no route took: outside /api, a path that exists under other methods (TRACE /healthz,
+  // OPTIONS /console) is 405 with `Allow` like an /api path, not a 404.
   app.onError(({ code, request }) => {
     const requestId = crypto.randomUUID();
-    const err =
-      code === "NOT_FOUND"
-        ? new AppError("not_found", `No route for ${request.method} ${new URL(request.url).pathname}`)
-        : toAppError(code === "PARSE" ? new AppError("bad_request", "Malformed request body") : new Error(String(code)), deps.log, requestId);
+    if (code === "NOT_FOUND") {
+      const { err, allow } = noRoute(request.method, new URL(request.url).pathname);
+      return errorResponse(err, requestId, { "x-request-id": requestId, ...(allow ? { allow } : {}) });
+    }
+    const err = toAppError(code === "PARSE" ? new AppError("bad_request", "Malformed request body") : new Error(String(code)), deps.log, requestId);
     return errorResponse(err, requestId, { "x-request-id": requestId });
   });
 
