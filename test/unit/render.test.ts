@@ -165,3 +165,19 @@ describe("PDF pages (pdf.js, no poppler on the machine)", () => {
     expect(err.message).toMatch(/^The (file is not a valid PDF|PDF could not be read)/);
   });
 });
+
+describe("WORKER_TOOL_TIMEOUT_MS", () => {
+  // pdf.js continues in microtasks, where a timer never fires: without a look at the clock after
+  // each step, a PDF ran to its end whatever the budget.
+  test("a PDF that takes longer than the budget is stopped, with a reason for the user", async () => {
+    const err = await pdfRenderer.render({ ...ctx("", "application/pdf", 5), bytes: pdf(3000) }).catch((e) => e);
+    expect(err).toBeInstanceOf(MediaError);
+    expect(err.message).toMatch(/^Reading the PDF took longer than \d+ s and was stopped$/);
+  });
+  test("so are a video and an audio file", async () => {
+    const video = await videoRenderer.render(ctx(await write("budget.mp4", mp4(20, "640x480")), "video/mp4", 1)).catch((e) => e);
+    expect(video.message).toMatch(/^Reading the video took longer than \d+ s and was stopped$/);
+    const audio = await audioRenderer.render(ctx(await write("budget.mp3", mp3(120)), "audio/mpeg", 1)).catch((e) => e);
+    expect(audio.message).toMatch(/^Reading the audio took longer than \d+ s and was stopped$/);
+  });
+});

@@ -50,11 +50,18 @@ export async function readPdf(source: Buffer | string, opts: { edge?: number; ti
     expired = true;
     void task.destroy();
   }, opts.timeoutMs);
+  // pdf.js mostly continues in microtasks, where the timer cannot fire: each step also reads the clock.
+  const deadline = Date.now() + opts.timeoutMs;
+  const inTime = <T>(value: T): T => {
+    if (Date.now() > deadline) expired = true;
+    if (expired) throw new MediaError(`Reading the PDF took longer than ${Math.round(opts.timeoutMs / 1000)} s and was stopped`);
+    return value;
+  };
   try {
-    const doc = await task.promise;
+    const doc = inTime(await task.promise);
     if (doc.numPages < 1) throw new MediaError("The PDF has no pages");
-    const { info } = (await doc.getMetadata().catch(() => ({ info: {} }))) as { info: Record<string, unknown> };
-    const first = await doc.getPage(1);
+    const { info } = inTime((await doc.getMetadata().catch(() => ({ info: {} }))) as { info: Record<string, unknown> });
+    const first = inTime(await doc.getPage(1));
     const viewport = first.getViewport({ scale: 1 });
     const out: PdfInfo = { pages: doc.numPages, pageWidth: round(viewport.width), pageHeight: round(viewport.height) };
     if (text(info.Title)) out.title = text(info.Title);
@@ -65,7 +72,10 @@ export async function readPdf(source: Buffer | string, opts: { edge?: number; ti
     const surface = createCanvas(Math.max(1, Math.round(scaled.width)), Math.max(1, Math.round(scaled.height)));
     const context = surface.getContext("2d");
     // pdf.js paints on white, as a viewer shows paper.
-    await first.render({ canvas: surface as never, canvasContext: context as never, viewport: scaled }).promise;
+    const render = first.render({ canvas: surface as never, canvasContext: context as never, viewport: scaled });
+    // Drawing pauses between slices of the page's operators: a late one is cancelled there.
+    render.onContinue = (next: () => void) => (Date.now() > deadline ? render.cancel() : next());
+    inTime(await render.promise.catch((err: unknown) => (Date.now() > deadline ? undefined : Promise.reject(err))));
     const pixels = context.getImageData(0, 0, surface.width, surface.height);
     return { info: out, page: { data: Buffer.from(pixels.data.buffer, pixels.data.byteOffset, pixels.data.byteLength), width: surface.width, height: surface.height, channels: 4 } };
   } catch (err) {
