@@ -122,3 +122,31 @@ describe.skipIf(!testEnv.redisUrl || !testEnv.databaseUrl)("BullMQ workers in th
     await checker.proc.exited;
   }, 90_000);
 });
+
+describe.skipIf(!testEnv.redisUrl)("BullMQ's keeping of finished jobs (docs/worker.md, Failed jobs)", () => {
+  test("failed jobs are kept 30 days (at most 10,000), completed ones a day (at most 1,000), under <prefix>:jobs, with the outbox row's id", async () => {
+    const { BullQueue } = await import("../../worker/bullmq-queue.ts");
+    const { loadConfig } = await import("../../app/config.ts");
+    const retention = `${testEnv.redisPrefix}-retention`;
+    const queue = new BullQueue({ redisUrl: testEnv.redisUrl, redisPrefix: retention, worker: loadConfig({}).worker });
+    try {
+      const id = crypto.randomUUID();
+      await queue.add({ id, name: "search.sync", data: { orgId: crypto.randomUUID(), objectIds: [] } });
+      const job = await queue.queue.getJob(id);
+      expect(job?.id).toBe(id);
+      expect({ removeOnFail: job!.opts.removeOnFail, removeOnComplete: job!.opts.removeOnComplete }).toEqual({
+        removeOnFail: { age: 30 * 86_400, count: 10_000 },
+        removeOnComplete: { age: 86_400, count: 1000 },
+      });
+      const redis = new (await import("ioredis")).default(testEnv.redisUrl!);
+      try {
+        expect(await redis.keys(`${retention}:jobs:*`)).toContain(`${retention}:jobs:${id}`);
+      } finally {
+        redis.disconnect();
+      }
+    } finally {
+      await queue.queue.obliterate({ force: true }).catch(() => {});
+      await queue.close();
+    }
+  });
+});
