@@ -432,3 +432,26 @@ describe("with a payment provider", () => {
     expect(hook.body.error.code).toBe("not_configured");
   });
 });
+
+describe("invoices paging (docs/billing.md)", () => {
+  test("limit is 1..100 and defaults to 20, as asked of the provider", async () => {
+    const stripe = fakeStripe();
+    const provided = await startServer({ env: { PLANS: JSON.stringify(TEST_PLANS), STRIPE_SECRET_KEY: "sk_test_fake", STRIPE_API_URL: stripe.url } });
+    try {
+      const org = await newOrg(provided);
+      const { customerId } = (await org.admin.get("/api/billing/portal")).body;
+      for (const limit of ["0", "101", "1.5"]) {
+        const res = await org.admin.get(`/api/billing/invoices?limit=${limit}`);
+        expect(res.status).toBe(400);
+        expect(res.body.error.details[0].path).toBe("limit");
+      }
+      expect((await org.admin.get("/api/billing/invoices")).status).toBe(200);
+      expect((await org.admin.get("/api/billing/invoices?limit=100")).status).toBe(200);
+      const asked = stripe.state.requests.filter((r) => r.path.startsWith("/v1/invoices")).map((r) => r.path);
+      expect(asked).toEqual([`/v1/invoices?customer=${customerId}&limit=20`, `/v1/invoices?customer=${customerId}&limit=100`]);
+    } finally {
+      await provided.stop();
+      stripe.stop();
+    }
+  });
+});
