@@ -312,6 +312,14 @@ const claims: PageClaims = {
     row("| 501 | `not_configured` | the feature's provider is not configured (payments) |", { file: "test/integration/billing.test.ts", test: "invoices and portal answer 501 not_configured" }),
     row("| 503 | `unavailable` | a backing service (database, storage, provider) is down; retry |", { file: "test/hardening/faults-storage.test.ts", test: "while it is down presign answers, confirm is 503 unavailable; the same confirm succeeds once it is back" }),
     {
+      says: "A 405 answers any method the runtime knows (`TRACE`, `CONNECT`, `PROPFIND`, `OPTIONS` outside a CORS preflight, ...) on any path that takes others, outside `/api` too (`TRACE /healthz`).",
+      by: { file: "test/integration/documents-agree.test.ts", test: "every method the runtime passes on, on the API's paths and the others" },
+    },
+    {
+      says: "A method Bun does not know (`FOO`) never reaches the service: Bun closes the connection without an answer.",
+      by: { file: "test/integration/documents-agree.test.ts", test: "a method the runtime does not know is dropped before the service sees it: no answer at all" },
+    },
+    {
       says: "Every answer carries `X-Content-Type-Options: nosniff`, `X-Frame-Options: DENY`, `Referrer-Policy: no-referrer`, a `Content-Security-Policy` that allows nothing",
       by: { file: "test/hardening/secrets.test.ts", test: "on successes, refusals, unknown routes, MCP and health checks alike" },
       check: async (server) => {
