@@ -92,3 +92,18 @@ describe.skipIf(!testEnv.databaseUrl)("postgres.js round trips", () => {
     }
   });
 });
+
+describe.skipIf(!testEnv.databaseUrl)("an instance's connections (docs/scaling.md)", () => {
+  test("a pool of 10 PostgreSQL connections, and 5 more for searches", async () => {
+    const { startServer } = await import("../support/server.ts");
+    const server = await startServer();
+    try {
+      type Pooled = { $client: { options: { max: number } } };
+      const main = (server.services.deps.db as unknown as Pooled).$client.options.max;
+      const searches = (server.services.deps.search as unknown as { db: Pooled }).db.$client.options.max;
+      expect({ main, searches }).toEqual({ main: 10, searches: 5 });
+    } finally {
+      await server.stop();
+    }
+  });
+});

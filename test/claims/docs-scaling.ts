@@ -1,0 +1,66 @@
+import { expect } from "bun:test";
+import { DEFAULT_LIMIT, MAX_LIMIT } from "../../contract/common.ts";
+import { MEDIA_SORTS } from "../../domain/media/media.ts";
+import type { PageClaims } from "./claim.ts";
+import { defaults } from "../support/claim-checks.ts";
+
+const PEER = "measured by npm run bench -- peer under wrk on a shared 2-vCPU machine (bench/RESULTS.md, peer, 2026-11-28 06:59); CPU per request on one machine, not a bound the service holds";
+const EIGHTH = "measured with PostgreSQL's processes summed under wrk (bench/RESULTS.md, 'Eighth sitting'); a measurement, not a bound";
+const GROWTH = "measured by npm run bench -- growth (bench/RESULTS.md, growth): sequential p50 / p95 at load 6.5-8.8, a measurement on one machine";
+const SEARCH = "measured by npm run bench -- search (bench/RESULTS.md, search); a measurement on one machine";
+
+export default {
+  page: "docs/scaling.md",
+  claims: [
+    {
+      says: "Each instance keeps a pool of 10 PostgreSQL connections and 5 more for searches (db/client.ts);",
+      by: { file: "test/integration/postgres-round-trips.test.ts", test: "a pool of 10 PostgreSQL connections, and 5 more for searches" },
+    },
+    {
+      says: "20 instances are 300 connections,",
+      check: async () => {
+        // The arithmetic on the pools above, so a change of either size shows here.
+        expect(20 * (10 + 5)).toBe(300);
+      },
+    },
+    {
+      says: "the hot ones and the listing's first pages (at most 48 listing statements",
+      check: async () => {
+        // One statement per sort, order and scope (bucket or not), for each first-page size
+        // written into the SQL (the default, the console's 100, the maximum) and one with parameters.
+        const firstPages = new Set([DEFAULT_LIMIT, 100, MAX_LIMIT]).size;
+        expect(MEDIA_SORTS.length * 2 * 2 * (firstPages + 1)).toBe(48);
+      },
+    },
+    { says: "every PostgreSQL search reads up to 10,000 index rows on the primary.", by: { file: "test/integration/search-exact-limit.test.ts", test: "10,000 matches: exact; one more: a lower bound of 10,000" } },
+    { says: "every PostgreSQL search reads up to 10,000 index rows on the primary.", check: defaults({ SEARCH_EXACT_LIMIT: 10_000 }) },
+    {
+      says: "across a commit flush for downloads (egress events are written in batches every 250 ms and folded every 2 s, docs/billing.md)",
+      check: async (server) => {
+        expect([server.services.deps.egress!.intervalMs, server.services.rollup.intervalMs]).toEqual([250, 2_000]);
+      },
+    },
+  ],
+  notPromises: [
+    { says: "| signed download URL (egress recorded) | 0.33 ms | 3,000/s |", why: PEER },
+    { says: "| object metadata | 0.19 ms | 5,000/s |", why: PEER },
+    { says: "| signed upload URL (quota reserved) | 0.44 ms | 2,300/s |", why: PEER },
+    { says: "| list, first 100 objects with total, labels, thumbnails | 1.5 ms | 650/s |", why: PEER },
+    { says: "| search, 100 of 500 matches, ranked, with total and facets | 3.3 ms | 300/s |", why: PEER },
+    { says: "a list of 100 costs PostgreSQL 0.7 ms beside the API's 1.5, and a search of 500 matches 3.9 ms beside 3.3:", why: EIGHTH },
+    { says: "row, the list cost PostgreSQL 3.5 ms and the search 11 ms, on a slower machine.)", why: `${EIGHTH}, the run before labels moved onto the object's row` },
+    { says: "| 1,000,000 objects, 1 organization | 15 / 45 | 3.1 / 18 | 1.6 / 5.0 | 5.3 / 23 | 68 / 130 |", why: GROWTH },
+    { says: "| 1,000 organizations x 100 objects | 11 / 39 | 2.0 / 6.4 | 1.8 / 8.8 | 13 / 33 | 7.9 / 21 |", why: GROWTH },
+    { says: "search: p50 62 and 58 ms against 462 ms and 1.9 s for the same statement without the limit, same run, load ~9).", why: SEARCH },
+    { says: "URL calls/s or ~300 list/search calls/s.", why: `${PEER}: the table above read as calls per core` },
+    {
+      says: "of about 330 KB each), so budget up to ~20 MB of PostgreSQL memory per connection on a busy instance; a search connection keeps up to 24 search statements of the same size (the common shapes: one or two words, by bucket or kind), about 8 MB.",
+      why: "a memory budget for the operator: the size of a kept statement was measured in PostgreSQL (bench/RESULTS.md, Seventh sitting), and the 24 search shapes are search/postgres.ts keptShape's (one or two words or prefixes, by bucket, kind, both or neither); PostgreSQL's memory is not something the service answers",
+    },
+    { says: "words must answer well under 50 ms: on PostgreSQL a word with 10,000 or more matches in one organization costs 30-55 ms of statement on two cores", why: "measured (bench/RESULTS.md, 'Profiles and fixes'): the floor of a PostgreSQL search, the reason to add Meilisearch" },
+    { says: "(10,000 rows visited on as many pages, about two thirds of it, then the facets)", why: "measured (bench/RESULTS.md, 'Profiles and fixes'): where a common term's statement spends its time" },
+    { says: "for the objects and media_search rows that pages and searches touch (about 0.5 GB each per million objects; PostgreSQL's default is 128 MB).", why: "sizing advice for PostgreSQL from the 1M-object runs (bench/RESULTS.md, search); 128 MB is PostgreSQL's own default, not this service's" },
+    { says: "a search for a common term spent 2-14 ms reading its page's 50 objects back into the buffers, against 0.7 ms warm; with 2 GB its HTTP answer came within 3 ms of the statement", why: SEARCH },
+    { says: "of API, or 100-150 searches per second on a 2-vCPU machine that also runs PostgreSQL (the peer run's rate)", why: "measured in the peer run (bench/RESULTS.md, peer): what one such machine sustained" },
+  ],
+} satisfies PageClaims;
