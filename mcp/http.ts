@@ -38,7 +38,7 @@ export function mcpOverHttp(deps: Deps) {
     if (isBatch(text)) return batchRefused();
     const request = new Request(ctx.request.url, { method: "POST", headers: ctx.request.headers, body: text });
     let n = 0;
-    const server = createMcpServer(deps, callerOf(ctx), () => (n++ === 0 ? ctx.requestId : `${ctx.requestId}.${n}`), undefined, ctx.clientAddress, selection, ctx.holdOpen);
+    const server = createMcpServer(deps, callerOf(ctx), () => (n++ === 0 ? ctx.requestId : `${ctx.requestId}.${n}`), undefined, ctx.clientAddress, selection, ctx.holdOpen, ctx.url.origin);
     // A tool call that asked for progress gets an event stream, so its progress and log
     // notifications can travel before the result; everything else is one JSON answer.
     const stream = wantsProgress(text) && (ctx.request.headers.get("accept") ?? "").includes("text/event-stream");

@@ -70,6 +70,8 @@ export function createMcpServer(
   clientAddress: string | null = null,
   selection: ToolSelection = ALL_TOOLS,
   holdOpen?: (seconds: number) => void,
+  /** Where the request reached the service, for tools that answer a URL of it (ToolContext.origin). */
+  origin?: string,
 ): Server {
   const listed = describeTools(selectTools(toolsFor(tools, caller), selection));
   const server = new Server(SERVER_INFO, {
@@ -79,7 +81,7 @@ export function createMcpServer(
 
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listed }));
   // Each resource request takes its request id when it runs, as a tool call does.
-  serveResources(server, () => ({ caller, deps, requestId: requestId(), clientAddress }));
+  serveResources(server, () => ({ caller, deps, requestId: requestId(), clientAddress, ...(origin ? { origin } : {}) }));
 
   // Stateless: a level set here lasts for this HTTP request only (a later request is a new
   // server), so it filters only the notifications of a batch that carries it; accepting it is
@@ -133,7 +135,7 @@ export function createMcpServer(
     // Toolsets only save context (a tool outside them still runs if the credential allows it);
     // read-only mode is a promise the client asked for, so it is kept on calls too.
     if (selection.readOnly && !tool.annotations.readOnlyHint) return failure("forbidden", `${tool.name} changes data, and this session is read-only`, id);
-    const ctx: ToolContext = { caller, deps, requestId: id, clientAddress, progress: onProgress, ...(holdOpen ? { holdOpen } : {}) };
+    const ctx: ToolContext = { caller, deps, requestId: id, clientAddress, progress: onProgress, ...(holdOpen ? { holdOpen } : {}), ...(origin ? { origin } : {}) };
     try {
       // invokeTool refuses a tool the caller may not use (not listed) with the REST 403.
       const input = request.params.arguments ?? {};

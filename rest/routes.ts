@@ -9,7 +9,7 @@ import { callerOf, type HttpContext } from "../http/pipeline.ts";
 export function runToolOverHttp(tool: AnyTool, deps: Deps, params: Record<string, string>) {
   return async (ctx: HttpContext): Promise<Response> => {
     const input = await gatherInput(tool, ctx.request, ctx.url, params, deps.config.maxBodyBytes);
-    const toolCtx = { caller: callerOf(ctx), deps, requestId: ctx.requestId, request: ctx.request, clientAddress: ctx.clientAddress, ...(ctx.holdOpen ? { holdOpen: ctx.holdOpen } : {}) };
+    const toolCtx = { caller: callerOf(ctx), deps, requestId: ctx.requestId, request: ctx.request, origin: ctx.url.origin, clientAddress: ctx.clientAddress, ...(ctx.holdOpen ? { holdOpen: ctx.holdOpen } : {}) };
     const output = await invokeTool(tool, input, toolCtx);
     if (tool.restResponse) return tool.restResponse(output as never, ctx.request, toolCtx);
     return json(tool.http.status ?? 200, output);

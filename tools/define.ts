@@ -24,6 +24,11 @@ export interface ToolContext {
   progress?: (done: number, total: number | null, message: string) => void;
   /** REST only: the HTTP request, for the few tools whose answer depends on its headers (content negotiation). */
   request?: Request;
+  /**
+   * The scheme, host and port the request reached (REST and MCP alike), for answers that are
+   * URLs of this service when PUBLIC_URL is unset; absent for calls made in-process.
+   */
+  origin?: string;
 }
 
 export interface ToolAnnotations {

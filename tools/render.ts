@@ -76,7 +76,8 @@ export const renderTools = [
     handler: async (input, ctx) => {
       const { id: objectId, expiresIn, ...params } = input;
       const signed = await signRenderUrl(ctx.deps, ctx.caller, objectId, params, expiresIn);
-      const origin = ctx.deps.config.publicUrl ?? (ctx.request ? new URL(ctx.request.url).origin : "");
+      // The address the request reached, over MCP as over REST: a bare path is no use in an <img>.
+      const origin = ctx.deps.config.publicUrl ?? ctx.origin ?? "";
       return { url: `${origin.replace(/\/$/, "")}${signed.path}`, expiresAt: signed.expiresAt, expiresIn: signed.expiresIn };
     },
   }),

@@ -1,6 +1,9 @@
 import { describe, expect, test } from "bun:test";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { CLI, cliEnv, removeTempConfigHomes } from "../support/cli.ts";
 import { eventually } from "../support/eventually.ts";
-import { withServerAndOrg } from "../support/fixtures.ts";
+import { mcpClient, withServerAndOrg } from "../support/fixtures.ts";
 import { pdf, png } from "../support/media-files.ts";
 import { newBucket } from "../support/objects.ts";
 import { rawRequest } from "../support/raw-http.ts";
@@ -30,6 +33,7 @@ withServerAndOrg({
     bucket = await newBucket(org, "docs");
   },
   cleanup: async () => {
+    removeTempConfigHomes();
     for (const id of made) {
       await eventually(async () => ((await org.admin.get(`/api/media/${id}`)).body.thumbnail?.state === "pending" ? undefined : true), { what: `the thumbnail of ${id}`, timeoutMs: 120_000 });
     }
@@ -117,4 +121,33 @@ describe("docs/conventions.md: a path that exists answers another method with 40
       }
     }
   });
+});
+
+describe("a signed render URL is absolute on every surface (PUBLIC_URL unset: the address the request reached)", () => {
+  test("REST, MCP over HTTP and MCP over stdio answer the same absolute URL, and it serves the render", async () => {
+    expect(server.config.publicUrl).toBeNull();
+    const picture = await put(org.admin, bucket.id, "render/me.png", await png(16, 12), { contentType: "image/png" });
+    const args = { id: picture.id, width: 8, expiresIn: 600 };
+    const rest = (await org.admin.get(`/api/media/${picture.id}/render-url?width=8&expiresIn=600`)).body.url as string;
+
+    const http = await mcpClient(server, org.adminKey.secret, "render-url");
+    const overHttp = ((await http.callTool({ name: "media_render_url", arguments: args })).structuredContent as { url: string }).url;
+    await http.close();
+
+    const stdio = new Client({ name: "desktop-agent", version: "1" });
+    await stdio.connect(new StdioClientTransport({ command: process.execPath, args: [CLI, "mcp"], env: cliEnv({ url: server.url, key: org.adminKey.secret }), stderr: "pipe" }));
+    const overStdio = ((await stdio.callTool({ name: "media_render_url", arguments: args })).structuredContent as { url: string }).url;
+    await stdio.close();
+
+    for (const url of [rest, overHttp, overStdio]) {
+      expect(url).toStartWith(`${server.url}/api/render/${picture.id}?`);
+      // Signed at the same second or the next: the same parameters either way.
+      expect(new URL(url).searchParams.get("width")).toBe("8");
+    }
+    await eventually(async () => ((await org.admin.get(`/api/media/${picture.id}`)).body.thumbnail?.state === "ready" ? true : undefined), { what: "the thumbnail renders are cut from", timeoutMs: 120_000 });
+    const res = await fetch(overHttp);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toStartWith("image/");
+    await res.arrayBuffer();
+  }, 180_000);
 });
