@@ -1,0 +1,88 @@
+import { expect } from "bun:test";
+import { loadConfig } from "../../app/config.ts";
+import { DEFAULT_OLDER_THAN_MS } from "../../domain/reconcile/reconcile.ts";
+import type { PageClaims } from "./claim.ts";
+import { DAY_MS, defaults, org } from "../support/claim-checks.ts";
+import { newBucket } from "../support/objects.ts";
+import { upload } from "../support/upload.ts";
+
+const READINESS = "test/hardening/readiness.test.ts";
+const SHUTDOWN = "test/hardening/shutdown.test.ts";
+const METRICS = "test/integration/metrics.test.ts";
+
+export default {
+  page: "docs/operations.md",
+  claims: [
+    {
+      says: '| /healthz | always 200 {"status":"ok"} while the process answers |',
+      check: async (server) => {
+        const res = await fetch(`${server.url}/healthz`);
+        expect([res.status, await res.json()]).toEqual([200, { status: "ok" }]);
+      },
+    },
+    {
+      says: '| /readyz | 200 {"status":"ready","checks":{…}}, or 503 with "failed":[…] naming what is down |',
+      check: async (server) => {
+        const res = await fetch(`${server.url}/readyz`);
+        const body = (await res.json()) as { status: string; checks: Record<string, { ok: boolean }> };
+        expect([res.status, body.status]).toEqual([200, "ready"]);
+        expect(Object.keys(body.checks).sort()).toEqual(["postgres", "storage"]);
+      },
+    },
+    { says: '| /readyz | 200 {"status":"ready","checks":{…}}, or 503 with "failed":[…] naming what is down |', by: { file: READINESS, test: "PostgreSQL stopped: 503 naming postgres, on both; ready again once it is back" } },
+    { says: "Each has READY_TIMEOUT_MS (2 s) to answer, so a hung dependency costs the probe that long and no more.", by: { file: READINESS, test: "storage stopped, then hung: 503 naming storage within the probe's deadline" } },
+    { says: "Each has READY_TIMEOUT_MS (2 s) to answer,", check: defaults({ READY_TIMEOUT_MS: 2_000 }) },
+    { says: 'During a graceful shutdown /readyz answers 503 {"status":"stopping"} from the first moment.', by: { file: SHUTDOWN, test: "SIGTERM drains the request in flight and the job in hand, then exits 0" } },
+    { says: "Prometheus text format, from prom-client.", by: { file: METRICS, test: "counts a known workload exactly" } },
+    { says: "Authorization: Bearer <METRICS_TOKEN> (401 otherwise).", by: { file: METRICS, test: "is refused without the token on the main port, and served without one on METRICS_PORT" } },
+    {
+      says: "Without a token the main port has no /metrics at all (404).",
+      check: async (server) => {
+        expect(server.config.ops.metricsToken ?? null).toBeNull();
+        expect((await fetch(`${server.url}/metrics`)).status).toBe(404);
+      },
+    },
+    { says: "| media_requests_total | counter | surface, tool, status | HTTP requests.", by: { file: METRICS, test: "counts a known workload exactly" } },
+    { says: "surface: rest, mcp, or cli for MCP traffic relayed by the CLI's stdio bridge", by: { file: METRICS, test: "the CLI's real stdio bridge counts as surface cli" } },
+    { says: "| media_rate_limited_total | counter | surface | 429 rate_limited answers |", by: { file: METRICS, test: "counts a known workload exactly" } },
+    { says: "| media_idempotent_replays_total | counter | surface | answers replayed for a repeated Idempotency-Key |", by: { file: METRICS, test: "counts a known workload exactly" } },
+    { says: "| media_jobs | gauge | state | jobs by state, read at scrape time:", by: { file: METRICS, test: "counts a known workload exactly" } },
+    { says: "(BullMQ keeps failed jobs 30 days;", by: { file: "test/integration/bullmq-worker.test.ts", test: "failed jobs are kept 30 days (at most 10,000), completed ones a day (at most 1,000)" } },
+    { says: "and the pool's size max (PostgreSQL: 10 per process; embedded: 1)", by: { file: METRICS, test: "counts a known workload exactly" } },
+    {
+      says: "| OTEL_SERVICE_NAME | default media-storage;",
+      check: async () => {
+        const tracing = (env: Record<string, string>) => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:4318", ...env }).ops.tracing;
+        expect(tracing({})?.serviceName).toBe("media-storage");
+        expect(tracing({ OTEL_SERVICE_NAME: "media-worker" })?.serviceName).toBe("media-worker");
+      },
+    },
+    { says: "| bytesWithoutRow | bytes no row knows: uploads PUT but never confirmed, stray derivative files | deleted, once older than --older-than (24 h) |", by: { file: "test/integration/reconcile.test.ts", test: "fix deletes the stray bytes, makes the thumbnail again, corrects the counters, and says so" } },
+    {
+      says: "deleted, once older than --older-than (24 h) |",
+      check: async () => {
+        // npm run reconcile's flag defaults to the same constant the tool uses.
+        expect(DEFAULT_OLDER_THAN_MS).toBe(DAY_MS);
+      },
+    },
+    { says: "only after their row is soft-deleted (a purge runs 7 days later),", by: { file: "test/integration/media.test.ts", test: "the bytes stay for the retention period, then the purge job removes them" } },
+    {
+      says: "(a purge runs 7 days later)",
+      check: async (server) => {
+        const o = await org(server);
+        const bucket = await newBucket(o);
+        const obj = await upload(o.admin, bucket.id, "seven.txt", "days");
+        expect((await o.admin.delete(`/api/media/${obj.id}`)).status).toBe(200);
+        const row = (await o.admin.get(`/api/trash?bucketId=${bucket.id}`)).body.data.find((t: { id: string }) => t.id === obj.id);
+        expect(Date.parse(row.restorableUntil) - Date.parse(row.deletedAt)).toBe(7 * DAY_MS);
+      },
+    },
+    { says: "1. answer /readyz with 503 stopping at once, so load balancers stop sending;", by: { file: SHUTDOWN, test: "SIGTERM drains the request in flight and the job in hand, then exits 0" } },
+    { says: "All of it within SHUTDOWN_TIMEOUT_MS (25 s). Past the deadline the process logs shutdown deadline passed and exits 1:", by: { file: SHUTDOWN, test: "a job that outlasts SHUTDOWN_TIMEOUT_MS: exit 1 at the deadline, and the job runs on the next start" } },
+    { says: "All of it within SHUTDOWN_TIMEOUT_MS (25 s).", check: defaults({ SHUTDOWN_TIMEOUT_MS: 25_000 }) },
+    { says: "a PING that gets no answer within 500 ms lets the queue's connections go at once.", by: { file: SHUTDOWN, test: "SIGTERM while Redis is unreachable" } },
+  ],
+  notPromises: [
+    { says: "keys in UTF-8 byte order) with its rows read through a database cursor in the same order", why: "how the merge walks both sides (S3's listing order); UTF-8 names an encoding, not a size" },
+  ],
+} satisfies PageClaims;
