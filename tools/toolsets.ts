@@ -47,7 +47,7 @@ export interface ToolSelection {
   readOnly: boolean;
 }
 
-/** What a client gets when it names nothing: every tool its credential may use (spec §1.6). */
+/** What a client gets when it names nothing: every tool its credential may use, as REST offers them. */
 export const ALL_TOOLS: ToolSelection = { toolsets: ["all"], readOnly: false };
 export const DEFAULT_SELECTION: ToolSelection = { toolsets: DEFAULT_TOOLSETS, readOnly: false };
 

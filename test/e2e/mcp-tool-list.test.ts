@@ -13,7 +13,7 @@ import type { TestOrg, TestServer } from "../support/server.ts";
 import { upload } from "../support/upload.ts";
 
 /**
- * The agent-facing server exposes the same capabilities as the API (spec §1.6): the bare /mcp
+ * The agent-facing server exposes the same capabilities as the API: the bare /mcp
  * URL lists every tool the credential may use, and `toolsets` and `readonly` only narrow it.
  * Over real HTTP with the SDK's client, as an agent's host connects.
  */

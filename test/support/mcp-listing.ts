@@ -10,7 +10,7 @@ export const modelView = (tools: readonly Tool[]) => tools.map(({ name, descript
 
 export const jsonBytes = (value: unknown): number => Buffer.byteLength(JSON.stringify(value));
 
-/** The budget for an admin key's whole listing as a model reads it: about 10k tokens. */
+/** The budget for an admin key's whole listing as a model reads it: about 10k tokens. */
 export const MODEL_VIEW_BUDGET = 40 * 1024;
 
 /** The credentials the listing is measured and checked for (bench/tool-list.ts, the tests). */

@@ -8,10 +8,10 @@ import { ALL_TOOLS, DEFAULT_SELECTION, DEFAULT_TOOLSETS, parseSelection, selectT
 import { inputFields, jsonBytes, LISTING_CREDENTIALS, MODEL_VIEW_BUDGET, modelView } from "../support/mcp-listing.ts";
 
 /**
- * What tools/list costs an agent, and whether popular clients can read it. The budget is the
- * issue's: what a model reads of an admin key's whole listing (names, descriptions, input
- * schemas) at most 40 KB, about 10k tokens at 4 bytes a token. bench/RESULTS.md records the
- * numbers (`npm run bench -- tool-list`).
+ * What tools/list costs an agent, and whether popular clients can read it. The budget: what a
+ * model reads of an admin key's whole listing (names, descriptions, input schemas) at most
+ * 40 KB, about 10k tokens at 4 bytes a token. bench/RESULTS.md records the numbers
+ * (`npm run bench -- tool-list`).
  */
 const listing = (credential: Credential, selection: ToolSelection = ALL_TOOLS) => ({ tools: describeTools(selectTools(toolsFor(registry, credential), selection)) });
 
