@@ -14,8 +14,8 @@ const size = z
   .min(0)
   .max(5 * 1024 ** 4)
   .describe(
-    "Declared size in bytes, optional: reserved against the quota, and for a single PUT signed as its Content-Length (the PUT must be exactly that long). " +
-      "Without it nothing is reserved: confirm measures the bytes and refuses them (403 quota_exceeded, bytes deleted) if they do not fit",
+    "Size in bytes, optional: reserves quota; an upper bound, never an exact length (confirm records the true size). " +
+      "Bytes beyond it may be refused at the PUT (400) or, when they do not fit the allocation, at confirm (403 quota_exceeded, bytes deleted)",
   );
 /** What both ways of starting an upload take. */
 const uploadStart = z.object({ ...target, contentType: contentType.optional(), size: size.optional(), tags: uploadTags.optional() });
