@@ -67,8 +67,9 @@ async function runBunTest(name: string, env: Record<string, string>): Promise<Co
   const report = join(dir, "junit.xml");
   process.stdout.write(`\n=== ${name} ===\n`);
   // bunfig.toml's [test] timeout is not read by bun 1.4 (tests and hooks stay at 5 s, which
-  // PGlite start-up on a loaded machine exceeds); the flag is.
-  const timeout = `--timeout=${process.env.TEST_TIMEOUT_MS ?? "30000"}`;
+  // PGlite start-up on a loaded machine exceeds); the flag is. A ceiling for a loaded machine,
+  // above the waits' own (test/support/eventually.ts), which give up first and say on what.
+  const timeout = `--timeout=${process.env.TEST_TIMEOUT_MS ?? "120000"}`;
   // As `npm start` runs the service: Bun's own head limit above the service's (http/server.ts).
   const proc = Bun.spawn([process.execPath, "--max-http-header-size=262144", "test", timeout, "--reporter=junit", `--reporter-outfile=${report}`, ...args], {
     env: { ...process.env, ...env },

@@ -16,7 +16,7 @@ import { newOrg, type TestOrg, type TestServer } from "../support/server.ts";
  * loopback (IMPORT_ALLOW_PRIVATE, as in development) so it can fetch from this test's file
  * server; test/integration/imports-refused.test.ts has a server configured as in production.
  */
-setDefaultTimeout(60_000);
+setDefaultTimeout(120_000);
 
 let picture: Uint8Array<ArrayBuffer>;
 const files = Bun.serve({

@@ -417,6 +417,6 @@ describe("finding 9: upload tags and download URLs", () => {
     expect((await org.admin.delete(`/api/trash/${obj.id}`)).status).toBe(200);
     await server.services.maintenance.runOnce();
     const { eventually } = await import("../support/eventually.ts");
-    await eventually(async () => ((await fetch(dl.body.url)).status === 404 ? true : undefined), { timeoutMs: 10_000, what: "the purged bytes to be gone" });
+    await eventually(async () => ((await fetch(dl.body.url)).status === 404 ? true : undefined), { what: "the purged bytes to be gone" });
   });
 });

@@ -137,7 +137,7 @@ describe(`upgrade from the previous release's schema (${base} of ${journal.entri
     expect(key.status).toBe(201);
     const report = (await server.api.withToken(key.body.secret).post("/api/reconcile", {})).body;
     expect([report.bytesWithoutRow.count, report.rowsWithoutBytes.count, report.usage.consistent]).toEqual([0, 0, true]);
-  }, 30_000);
+  });
 });
 
 describe("migrations stay safe while instances of the previous release still run", () => {

@@ -12,7 +12,7 @@ import type { TestOrg } from "../support/server.ts";
  * another would leak: the organization's reservedStorage would stay up after the import
  * ended, until the organization could not upload at all.
  */
-setDefaultTimeout(60_000);
+setDefaultTimeout(120_000);
 
 const body = new Uint8Array(3000).fill(7);
 const files = Bun.serve({

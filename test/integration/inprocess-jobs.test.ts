@@ -6,10 +6,10 @@ import { inArray, sql } from "drizzle-orm";
 import { jobOutbox } from "../../db/schema/index.ts";
 import type { Deps } from "../../domain/core/deps.ts";
 import { aroundGenerate } from "../support/around-generate.ts";
-import { eventually } from "../support/eventually.ts";
+import { eventually, WAIT_CEILING_MS } from "../support/eventually.ts";
 import { Api } from "../support/http.ts";
 import { png } from "../support/media-files.ts";
-import { freePort, spawnScript } from "../support/processes.ts";
+import { freePort, START_CEILING_MS, spawnScript, untilServing } from "../support/processes.ts";
 import { JWT_SECRET } from "../support/env.ts";
 import { newOrg, seedDataDir, signJwt, startServer } from "../support/server.ts";
 import { upload } from "../support/upload.ts";
@@ -58,7 +58,9 @@ describe("in-process queue", () => {
     release();
     await stopping;
 
-    const second = await startServer({ embedded: true, dataDir });
+    // A claim lapses after the next server's WORKER_LOCK_MS; ten minutes, far past the waits
+    // below, so the jobs are ready in time only if the close gave them back.
+    const second = await startServer({ embedded: true, dataDir, env: { WORKER_LOCK_MS: "600000" } });
     try {
       const deps = second.services.deps;
       const jobs = await jobsOf(deps, objects.map((o) => o.id));
@@ -66,14 +68,14 @@ describe("in-process queue", () => {
       expect(inHandJob.doneAt).not.toBeNull(); // finished before the close returned
       const api = new Api(second.url, org.adminKey.secret);
       for (const o of objects) {
-        await eventually(async () => ((await api.get(`/api/media/${o.id}`)).body.thumbnail?.state === "ready" ? true : undefined), { what: `${o.id} ready`, timeoutMs: 10_000 });
+        await eventually(async () => ((await api.get(`/api/media/${o.id}`)).body.thumbnail?.state === "ready" ? true : undefined), { what: `${o.id} ready` });
       }
       // the returned jobs ran at once on the next start, not after a lock expired
       expect((await jobsOf(deps, objects.map((o) => o.id))).every((j) => j.doneAt && !j.error)).toBe(true);
     } finally {
       await second.stop();
     }
-  }, 60_000);
+  }, 5 * WAIT_CEILING_MS);
 
   test("a server killed mid-job (SIGKILL) loses nothing: the job runs after the next start", async () => {
     const dataDir = tempDir("media-inproc-kill-");
@@ -81,7 +83,7 @@ describe("in-process queue", () => {
     const env = async () => ({ DATA_DIR: dataDir, PORT: String(await freePort()), STORAGE_PORT: String(await freePort()), JWT_SECRET, WORKER_LOCK_MS: "1500" });
     const doomed = spawnScript("test/support/job-process.ts", { ...(await env()), ROLE: "server" });
     try {
-      const url = (await doomed.waitFor(/ready (http\S+)/, 30_000))[1]!;
+      const url = (await doomed.waitFor(/ready (http\S+)/, START_CEILING_MS))[1]!;
       const owner = new Api(url, await signJwt({ sub: crypto.randomUUID(), org_id: crypto.randomUUID(), org_name: "Killed" }));
       const bucket = (await owner.post("/api/buckets", { name: "b" })).body;
       const obj = await upload(owner, bucket.id, "kill.png", await png(640, 320), { contentType: "image/png" });
@@ -93,13 +95,13 @@ describe("in-process queue", () => {
       const next = spawnScript("app/main.ts", nextEnv);
       try {
         const api = new Api(`http://127.0.0.1:${nextEnv.PORT}`, owner.token);
-        await eventually(() => fetch(`${api.baseUrl}/healthz`).then((r) => (r.ok ? true : undefined)), { what: "the restart", timeoutMs: 30_000 });
+        await untilServing(next, `${api.baseUrl}/healthz`, { what: "the restarted server to answer /healthz" });
         const settled = await eventually(
           async () => {
             const res = await api.get(`/api/media/${obj.id}`);
             return res.body?.thumbnail?.state === "ready" ? res.body : undefined;
           },
-          { what: "the killed job to run again", timeoutMs: 20_000 },
+          { what: "the killed job to run again" },
         );
         expect(settled.thumbnail).toMatchObject({ width: 320, height: 160 });
         expect(settled.info).toMatchObject({ width: 640, height: 320 });
@@ -110,5 +112,5 @@ describe("in-process queue", () => {
     } finally {
       doomed.proc.kill("SIGKILL");
     }
-  }, 90_000);
+  }, 2 * START_CEILING_MS + 3 * WAIT_CEILING_MS);
 });

@@ -138,7 +138,7 @@ describe("/metrics", () => {
     const after = await scrape();
     const labels = { surface: "cli", tool: "usage_get", status: "200" };
     expect(after.value("media_requests_total", labels) - before.value("media_requests_total", labels)).toBe(1);
-  }, 30_000);
+  });
 
   test("no label carries an id, a key or an organization", async () => {
     const text = (await scrape()).text;

@@ -140,12 +140,12 @@ describe("reconcile", () => {
     expect(again.notes.join(" ")).toContain("restore the bytes");
     const usage = (await a.admin.get("/api/usage")).body;
     expect(usage.objectCount).toBe(again.usage.counted.objectCount);
-  }, 30_000);
+  });
 
   test("the CLI has it as a command derived from the registry: media reconcile run", async () => {
     const report = await cliJson(["reconcile", "run"], { url: server.url, key: a.adminKey.secret });
     expect(report).toMatchObject({ orgId: a.orgId, fix: false, usage: { consistent: true } });
-  }, 30_000);
+  });
 
   test("a key restricted to one bucket, or without admin, may not run it", async () => {
     const restricted = await a.keyClient(["admin"], { bucketId: bucket.id });

@@ -34,7 +34,7 @@ beforeAll(async () => {
     worker = spawnScript("worker/main.ts", { ...workerEnvFor(server, prefix), ...otel, OTEL_SERVICE_NAME: "media-worker", OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" });
   }
   org = await newOrg(server);
-}, 30_000);
+});
 
 afterAll(async () => {
   worker?.proc.kill("SIGTERM");

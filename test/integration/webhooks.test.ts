@@ -249,7 +249,7 @@ describe("delivery: retries, timeouts, giving up, redelivery", () => {
     expect(d!.attempts[0]!.error).toContain("500");
     expect((await org.admin.get(`/api/webhooks/${ep.id}`)).body.enabled).toBe(true);
     await org.admin.delete(`/api/webhooks/${ep.id}`);
-  }, 30_000);
+  });
 
   test("no answer within the deadline is retried like a failure", async () => {
     const r = receiver();
@@ -265,7 +265,7 @@ describe("delivery: retries, timeouts, giving up, redelivery", () => {
     expect(d!.attempts[0]!.latencyMs).toBeGreaterThanOrEqual(900);
     expect(d!.attempts[1]).toMatchObject({ succeeded: true, statusCode: 200 });
     await org.admin.delete(`/api/webhooks/${ep.id}`);
-  }, 30_000);
+  });
 
   test("a delivery that fails every attempt disables the endpoint, visibly; redelivery after enabling sends the same event", async () => {
     const r = receiver();

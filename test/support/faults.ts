@@ -10,7 +10,7 @@ import { freePort } from "./processes.ts";
  * fault is injected into an instance that belongs to one test file only.
  */
 
-async function waitForPort(port: number, what: string, timeoutMs = 10_000): Promise<void> {
+async function waitForPort(port: number, what: string, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     try {

@@ -1,4 +1,5 @@
 import { join } from "node:path";
+import { WAIT_CEILING_MS } from "./eventually.ts";
 
 const root = join(import.meta.dir, "../..");
 
@@ -50,7 +51,7 @@ export function spawnScript(script: string, env: Record<string, string>, prefix:
       await reading;
       return code;
     },
-    waitFor(pattern, timeoutMs = 20_000) {
+    waitFor(pattern, timeoutMs = WAIT_CEILING_MS) {
       return new Promise((resolve, reject) => {
         const check = () => {
           const m = out.match(pattern);

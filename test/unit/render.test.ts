@@ -66,14 +66,14 @@ describe("image renderer", () => {
   test("takes the file on disk as well as bytes in memory (images over 32 MiB come as files)", async () => {
     const path = join(dir, "big.jpg");
     writeFileSync(path, await orientedJpeg(400, 200));
-    const fromFile = await imageRenderer.render({ file: path, dir, contentType: "image/jpeg", limits, timeoutMs: 1000 });
-    const fromBytes = await imageRenderer.render({ file: "", bytes: await Bun.file(path).bytes().then(Buffer.from), dir: "", contentType: "image/jpeg", limits, timeoutMs: 1000 });
+    const fromFile = await imageRenderer.render({ file: path, dir, contentType: "image/jpeg", limits, timeoutMs: 30_000 });
+    const fromBytes = await imageRenderer.render({ file: "", bytes: await Bun.file(path).bytes().then(Buffer.from), dir: "", contentType: "image/jpeg", limits, timeoutMs: 30_000 });
     expect([fromFile.thumbnail.width, fromFile.thumbnail.height]).toEqual([160, 320]);
     expect(fromBytes.thumbnail.bytes.equals(fromFile.thumbnail.bytes)).toBe(true);
     expect(fromFile.info).toEqual(fromBytes.info);
   });
   test("image types sharp cannot read here are unsupported, not failed", async () => {
-    const err = await imageRenderer.render({ file: "", bytes: Buffer.from("x"), dir: "", contentType: "image/heic", limits, timeoutMs: 1000 }).catch((e) => e);
+    const err = await imageRenderer.render({ file: "", bytes: Buffer.from("x"), dir: "", contentType: "image/heic", limits, timeoutMs: 30_000 }).catch((e) => e);
     expect(err).toBeInstanceOf(Unsupported);
     expect(err.message).toBe("No thumbnail is made for image/heic images");
   });
@@ -153,7 +153,7 @@ describe("PDF pages (pdf.js, no poppler on the machine)", () => {
     }
   });
   test("what pdf.js draws is the page: white paper with the blue rectangle in its lower third", async () => {
-    const { page } = await readPdf(pdf(1, 600, 600), { edge: 300, timeoutMs: 10_000 });
+    const { page } = await readPdf(pdf(1, 600, 600), { edge: 300, timeoutMs: 60_000 });
     expect(page).toMatchObject({ width: 300, height: 300, channels: 4 });
     const at = (x: number, y: number) => Array.from(page!.data.subarray((y * 300 + x) * 4, (y * 300 + x) * 4 + 3));
     expect(at(5, 5)).toEqual([255, 255, 255]);
