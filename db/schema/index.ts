@@ -17,3 +17,4 @@ export * from "./facts.ts";
 export * from "./webhooks.ts";
 export * from "./audit.ts";
 export * from "./imports.ts";
+export * from "./multipart.ts";

@@ -15,6 +15,7 @@ import type { WriteCondition } from "../ports/storage.ts";
 import { runHooks } from "./lifecycle.ts";
 import { type KeySeen, reserveSingleShot } from "./upload-reservations.ts";
 import { onObjectRemoved, onObjectStored } from "./object-hooks.ts";
+import { closedOrUnknown, rememberMultipartId } from "./multipart-ids.ts";
 
 /** A single-shot reservation outlives its URL by this much: a slow PUT may start at the last second. */
 const SINGLE_SHOT_GRACE_MS = 60 * 60 * 1000;
@@ -114,11 +115,13 @@ export async function createMultipartUpload(
   const contentType = input.contentType ?? contentTypeFor(input.key);
   const tags = input.tags ?? [];
   const now = deps.clock.now();
-  const uploadId = await deps.db.transaction((tx) =>
-    reserveUpload(tx, caller.orgId, { bucketId: bucket.id, key: input.key, size: input.size, contentType, tags, now, lifetimeMs: MULTIPART_IDLE_MS }, () =>
+  const uploadId = await deps.db.transaction(async (tx) => {
+    const started = await reserveUpload(tx, caller.orgId, { bucketId: bucket.id, key: input.key, size: input.size, contentType, tags, now, lifetimeMs: MULTIPART_IDLE_MS }, () =>
       deps.storage.createMultipart(objectPath(bucket.id, input.key), { contentType, ...(tags.length > 0 ? { tagging: taggingHeader(tags) } : {}) }),
-    ),
-  );
+    );
+    await rememberMultipartId(tx, { orgId: caller.orgId, bucketId: bucket.id, key: input.key, uploadId: started!, now });
+    return started;
+  });
   return { uploadId: uploadId!, bucketId: bucket.id, key: input.key, bucket: bucket.name, contentType };
 }
 
@@ -190,7 +193,7 @@ async function findMultipart(deps: Deps, caller: Caller, input: UploadTarget & {
         eq(uploadReservations.uploadId, input.uploadId),
       ),
     );
-  if (!reservation) throw errors.notFound("Multipart upload");
+  if (!reservation) throw await closedOrUnknown(deps.db, { orgId: caller.orgId, bucketId: bucket.id, key: input.key, uploadId: input.uploadId });
   return { bucket, reservation };
 }
 

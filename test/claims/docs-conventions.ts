@@ -417,6 +417,14 @@ const claims: PageClaims = {
       by: { file: ATTACK, test: "complete-upload repeated without parts is 409, not 500" },
     },
     {
+      says: "So is any multipart call on an upload id the service gave out (it remembers them 30 days) once the upload is closed: its key confirmed, or aborted, or expired;",
+      by: { file: "test/integration/documents-agree.test.ts", test: "repeated after completing, before and after the confirm" },
+    },
+    {
+      says: "an id it never gave out for that bucket and key is 404.",
+      by: { file: "test/integration/documents-agree.test.ts", test: "an id is remembered 30 days: one given out longer ago is forgotten (404)" },
+    },
+    {
       says: "**Upload tags** (`tags` on upload, create-multipart and complete-upload): at most 10 labels of at most 128 characters",
       by: { file: UPLOADS, test: "download expiresIn 60..604800" },
     },

@@ -197,6 +197,14 @@ const claims: PageClaims = {
       by: { file: ATTACK, test: "complete-upload repeated without parts is 409, not 500" },
     },
     {
+      says: "The same after the key was confirmed or the sweeper expired the upload, and for `upload-part` and `abort-multipart`:",
+      by: { file: "test/integration/uploads.test.ts", test: "reservations that are never confirmed expire and are released by the sweeper" },
+    },
+    {
+      says: "the service remembers the multipart upload ids it gave out for 30 days, so only an id it never issued for that bucket and key (or issued longer ago) is `404`;",
+      by: { file: "test/integration/documents-agree.test.ts", test: "an id is remembered 30 days: one given out longer ago is forgotten (404)" },
+    },
+    {
       says: "control character: `401 unauthorized`;",
       by: { file: ATTACK, test: "a valid JWT with NUL in email or org_name is 401, not 500" },
     },

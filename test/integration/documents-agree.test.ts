@@ -1,4 +1,6 @@
 import { describe, expect, test } from "bun:test";
+import { eq } from "drizzle-orm";
+import { multipartUploads } from "../../db/schema/index.ts";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { CLI, cliEnv, removeTempConfigHomes } from "../support/cli.ts";
@@ -7,7 +9,7 @@ import { mcpClient, withServerAndOrg } from "../support/fixtures.ts";
 import { pdf, png } from "../support/media-files.ts";
 import { newBucket } from "../support/objects.ts";
 import { rawRequest } from "../support/raw-http.ts";
-import type { TestOrg, TestServer } from "../support/server.ts";
+import { newOrg, type TestOrg, type TestServer } from "../support/server.ts";
 import { upload } from "../support/upload.ts";
 
 /**
@@ -150,4 +152,65 @@ describe("a signed render URL is absolute on every surface (PUBLIC_URL unset: th
     expect(res.headers.get("content-type")).toStartWith("image/");
     await res.arrayBuffer();
   }, 180_000);
+});
+
+describe("SECURITY.md §4: complete-upload of an upload that is no longer open is 409 conflict", () => {
+  async function openUpload(key: string) {
+    const m = await org.admin.post("/api/presign/create-multipart", { bucketId: bucket.id, key, size: 10 });
+    expect(m.status).toBe(200);
+    const part = await org.admin.post("/api/presign/upload-part", { bucketId: bucket.id, key, uploadId: m.body.uploadId, partNumber: 1 });
+    expect((await fetch(part.body.url, { method: "PUT", headers: part.body.headers, body: "0123456789" })).status).toBe(200);
+    return { bucketId: bucket.id, key, uploadId: m.body.uploadId as string };
+  }
+  const expectConflict = (res: { status: number; body: any }, says: RegExp) => {
+    expect({ status: res.status, code: res.body.error?.code }).toEqual({ status: 409, code: "conflict" });
+    expect(res.body.error.message).toMatch(says);
+  };
+
+  test("repeated after completing, before and after the confirm", async () => {
+    const upload = await openUpload("multi/done.bin");
+    expect((await org.admin.post("/api/presign/complete-upload", upload)).status).toBe(200);
+    expectConflict(await org.admin.post("/api/presign/complete-upload", upload), /completed/);
+    const confirmed = await org.admin.post("/api/presign/confirm", { bucketId: bucket.id, key: upload.key });
+    expect(confirmed.status).toBe(200);
+    made.push(confirmed.body.id);
+    expectConflict(await org.admin.post("/api/presign/complete-upload", upload), /completed/);
+    // The other calls on that upload id say the same.
+    expectConflict(await org.admin.post("/api/presign/upload-part", { ...upload, partNumber: 2 }), /completed/);
+  });
+
+  test("after an abort", async () => {
+    const upload = await openUpload("multi/aborted.bin");
+    expect((await org.admin.post("/api/presign/abort-multipart", upload)).status).toBe(200);
+    expectConflict(await org.admin.post("/api/presign/complete-upload", upload), /aborted/);
+  });
+
+  test("an id is remembered 30 days: one given out longer ago is forgotten (404) once the organization starts another upload", async () => {
+    const old = await openUpload("multi/old.bin");
+    expect((await org.admin.post("/api/presign/abort-multipart", old)).status).toBe(200);
+    const { db } = server.services.deps;
+    const aged = (days: number) => db.update(multipartUploads).set({ createdAt: new Date(Date.now() - days * 86_400_000) }).where(eq(multipartUploads.uploadId, old.uploadId));
+    await aged(29);
+    await org.admin.post("/api/presign/abort-multipart", await openUpload("multi/newer.bin"));
+    expect((await org.admin.post("/api/presign/complete-upload", old)).status).toBe(409);
+    await aged(31);
+    await org.admin.post("/api/presign/abort-multipart", await openUpload("multi/newest.bin"));
+    const forgotten = await org.admin.post("/api/presign/complete-upload", old);
+    expect({ status: forgotten.status, code: forgotten.body.error?.code }).toEqual({ status: 404, code: "not_found" });
+  });
+
+  test("an upload id this service never gave out stays 404, as does another organization's", async () => {
+    const upload = await openUpload("multi/theirs.bin");
+    const missing = await org.admin.post("/api/presign/complete-upload", { ...upload, uploadId: "never-issued" });
+    expect({ status: missing.status, code: missing.body.error?.code }).toEqual({ status: 404, code: "not_found" });
+    const wrongKey = await org.admin.post("/api/presign/complete-upload", { ...upload, key: "multi/other.bin" });
+    expect(wrongKey.status).toBe(404);
+    expect((await org.admin.post("/api/presign/abort-multipart", upload)).status).toBe(200);
+    // Closed, this id is known here (409), and still nothing in another organization's bucket.
+    const stranger = await newOrg(server);
+    const theirs = await newBucket(stranger);
+    const elsewhere = await stranger.admin.post("/api/presign/complete-upload", { ...upload, bucketId: theirs.id });
+    expect({ status: elsewhere.status, code: elsewhere.body.error?.code }).toEqual({ status: 404, code: "not_found" });
+    expect((await org.admin.post("/api/presign/complete-upload", upload)).status).toBe(409);
+  });
 });

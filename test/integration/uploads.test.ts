@@ -204,7 +204,7 @@ describe("multipart upload", () => {
     expect(sha256(await (await fetch(stream.headers.get("location")!)).arrayBuffer())).toBe(sha256(whole));
   });
 
-  test("a wrong part list is a 400; an unknown upload is 404", async () => {
+  test("a wrong part list is a 400; an unknown upload is 404, an aborted one 409", async () => {
     const { uploadId, parts } = await putParts([5 * MiB, 10], "big/bad.mp4");
     const wrong = await org.admin.post("/api/presign/complete-upload", { bucketId: bucket.id, key: "big/bad.mp4", uploadId, parts: [{ partNumber: 1, etag: '"0000"' }, parts[1]] });
     expect(wrong.status).toBe(400);
@@ -212,7 +212,7 @@ describe("multipart upload", () => {
     expect(unknown.status).toBe(404);
     const aborted = await org.admin.post("/api/presign/abort-multipart", { bucketId: bucket.id, key: "big/bad.mp4", uploadId });
     expect(aborted.status).toBe(200);
-    expect((await org.admin.post("/api/presign/complete-upload", { bucketId: bucket.id, key: "big/bad.mp4", uploadId })).status).toBe(404);
+    expect((await org.admin.post("/api/presign/complete-upload", { bucketId: bucket.id, key: "big/bad.mp4", uploadId })).status).toBe(409);
   });
 });
 
@@ -250,8 +250,8 @@ describe("quota and reservations", () => {
     }
     expect((await usage(o.orgId)).reservedStorage).toBe(0);
     expect(await db().select().from(uploadReservations).where(eq(uploadReservations.orgId, o.orgId))).toEqual([]);
-    // the abandoned multipart upload was aborted in storage
-    expect((await o.admin.post("/api/presign/upload-part", { bucketId: b.id, key: "y", uploadId: mp.body.uploadId, partNumber: 1 })).status).toBe(404);
+    // the abandoned multipart upload was aborted in storage; its id is known, its state forbids the call
+    expect((await o.admin.post("/api/presign/upload-part", { bucketId: b.id, key: "y", uploadId: mp.body.uploadId, partNumber: 1 })).status).toBe(409);
   });
 });
 
