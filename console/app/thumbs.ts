@@ -73,8 +73,6 @@ function pump() {
     const next = waiting.pop()!;
     running++;
     void (async () => {
-      const wait = pausedUntil - Date.now();
-      if (wait > 0) await sleep(wait);
       const url = await load(next.id, next.etag).catch(() => null);
       next.entry.resolved = url;
       if (url === null) cache.delete(next.key);
@@ -89,17 +87,20 @@ async function load(id: string, etag: string): Promise<string | null> {
   const secret = token.value;
   if (!secret) return null;
   const req = restRequest(route("media_thumbnail"), { id, v: etag });
-  for (let attempt = 1; attempt <= 4; attempt++) {
+  // A 429 says when to come back: every loader waits that long and asks again, however many
+  // 429s it meets (counted attempts gave up while the page's other calls took the room).
+  for (;;) {
+    const wait = pausedUntil - Date.now();
+    if (wait > 0) await sleep(wait);
+    if (token.value !== secret) return null;
     const response = await fetch(req.url, { headers: { authorization: `Bearer ${secret}` } });
     if (response.ok) return URL.createObjectURL(await response.blob());
     if (response.status === 429) {
-      pausedUntil = Date.now() + retryAfterMs(response);
-      await sleep(pausedUntil - Date.now());
+      pausedUntil = Math.max(pausedUntil, Date.now() + retryAfterMs(response));
       continue;
     }
     // Pending, unavailable or gone: the tile shows its placeholder instead.
     await errorOf(response);
     return null;
   }
-  return null;
 }

@@ -141,3 +141,38 @@ describe.skipIf(!run)("web console, edges", () => {
     expect(problems).toEqual([]);
   });
 });
+
+describe.skipIf(!run)("web console under the rate limit (docs/console.md)", () => {
+  test("thumbnails and calls that meet a 429 wait out its Retry-After and then show", async () => {
+    // 60 a minute: one request's room comes back every second, so the waits stay short.
+    const limited = await startServer({ env: { RATE_LIMIT_PER_MINUTE: "60" } });
+    const own = await launch();
+    try {
+      const o = await newOrg(limited, "Limited org");
+      const bucket = await newBucket(o, "limited");
+      const { png } = await import("../support/media-files.ts");
+      const { eventually } = await import("../support/eventually.ts");
+      const ids: string[] = [];
+      for (let i = 0; i < 6; i++) ids.push((await insertObject(limited, o, bucket.id, { key: `t/${i}.png`, bytes: await png(32, 32) })).id);
+      // The owner's JWT has its own budget: the key's stays whole until the page uses it.
+      for (const id of ids) await eventually(async () => ((await o.owner.get(`/api/media/${id}`)).body.thumbnail?.state === "ready" ? true : undefined), { timeoutMs: 60_000, what: `the thumbnail of ${id}` });
+      const { page: p, problems: theirs } = await newPage(own);
+      const refused: string[] = [];
+      p.on("response", (r) => void (r.status() === 429 && refused.push(r.url())));
+      await p.goto(`${limited.url}/console`);
+      await p.getByLabel("API key secret or JWT").fill(o.adminKey.secret);
+      await p.getByRole("button", { name: "Sign in" }).click();
+      await p.getByRole("navigation", { name: "Console" }).waitFor();
+      // Spend the key's burst, then open the bucket: its listing and thumbnails meet 429s.
+      while ((await o.admin.get("/api/buckets")).status !== 429);
+      await p.goto(`${limited.url}/console/buckets/${bucket.id}?sort=key&order=asc`);
+      await until(async () => expect(await p.locator(".grid-sizer img.thumb-img").count()).toBe(6), 90_000);
+      expect(refused.length).toBeGreaterThan(0);
+      expect(await p.getByRole("alert").count()).toBe(0);
+      expect(theirs).toEqual([]);
+    } finally {
+      await own.close();
+      await limited.stop();
+    }
+  }, 180_000);
+});
