@@ -1,0 +1,79 @@
+import { expect } from "bun:test";
+import type { PageClaims } from "./claim.ts";
+import { org } from "../support/claim-checks.ts";
+import { newBucket } from "../support/objects.ts";
+
+const EDGES = "test/browser/console-edges.test.ts";
+const CONSOLE = "test/browser/console.test.ts";
+
+export default {
+  page: "docs/console.md",
+  claims: [
+    { says: "| Buckets | list with object counts; create; delete, with the 409 of a non-empty bucket explained |", by: { file: EDGES, test: "deleting a bucket that holds objects explains the 409" } },
+    {
+      says: "charts of storage, egress and API calls per day (plain SVG, 7 to 365 days);",
+      check: async () => {
+        const page = await Bun.file(new URL("../../console/app/pages/usage.tsx", import.meta.url)).text();
+        const days = [...page.matchAll(/<option value=\{(\d+)\}>/g)].map((m) => Number(m[1]));
+        expect([Math.min(...days), Math.max(...days)]).toEqual([7, 365]);
+      },
+    },
+    { says: "| Usage & billing | this month's storage, reservations, objects, egress and API calls;", by: { file: CONSOLE, test: "the other pages: categories, sets, usage, tool explorer" } },
+    { says: "media_stream answers a 302; a page cannot read a redirect's target, so the console calls the same tool over MCP", by: { file: "test/integration/usage.test.ts", test: "downloads and streams count egress this month, in the ledger and in today's history point" } },
+    { says: "they count against RATE_LIMIT_PER_MINUTE; the console waits out a 429 (Retry-After) instead of failing.", by: { file: EDGES, test: "thumbnails and calls that meet a 429 wait out its Retry-After and then show" } },
+    {
+      says: "Files over 8 MiB go in 5 MiB parts, 4 at once (presign_create_multipart, presign_upload_part per part, presign_complete_upload with the parts' ETags, then confirm); 3 files upload at once. A part that fails is tried 3 times;",
+      check: async () => {
+        // The console's upload module runs only in a browser: its numbers are read from its source.
+        const source = await Bun.file(new URL("../../console/app/upload.ts", import.meta.url)).text();
+        const constant = (name: string) => new RegExp(`const ${name} = ([^;]+);`).exec(source)?.[1];
+        expect([constant("MULTIPART_THRESHOLD"), constant("PART_SIZE"), constant("PARTS_AT_ONCE"), constant("FILES_AT_ONCE"), constant("PART_ATTEMPTS")]).toEqual(["8 * 1024 * 1024", "5 * 1024 * 1024", "4", "3", "3"]);
+      },
+    },
+    { says: "Files over 8 MiB go in 5 MiB parts,", by: { file: CONSOLE, test: "upload three files (one in parts) with a tag, and see their thumbnails" } },
+    { says: "A part that fails is tried 3 times; if it still fails the file shows which parts failed and Retry sends only those.", by: { file: EDGES, test: "a part that keeps failing fails the file; Retry sends only the missing part and finishes it" } },
+    {
+      says: "The console's page has its own Content-Security-Policy:",
+      check: async (server) => {
+        const o = await org(server);
+        const bucket = await newBucket(o);
+        const storage = new URL((await o.admin.post("/api/presign/upload", { bucketId: bucket.id, key: "csp.txt", contentType: "text/plain" })).body.url).origin;
+        const res = await fetch(`${server.url}/console`);
+        await res.arrayBuffer();
+        expect(res.headers.get("content-security-policy")).toBe(
+          `default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' blob: data: ${storage}; ` +
+            `media-src 'self' blob: ${storage}; connect-src 'self' ${storage}; manifest-src 'self'; ` +
+            "frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+        );
+      },
+    },
+    { says: "The console's page has its own Content-Security-Policy:", by: { file: CONSOLE, test: "/ leads to the console, served with a strict CSP from this process" } },
+    {
+      says: "other headers are the API's (nosniff, DENY framing, no-referrer). The page itself is no-cache; the script and stylesheet are named by their content hash and cached for a year.",
+      check: async (server) => {
+        const page = await fetch(`${server.url}/console`);
+        const html = await page.text();
+        expect({
+          nosniff: page.headers.get("x-content-type-options"),
+          framing: page.headers.get("x-frame-options"),
+          referrer: page.headers.get("referrer-policy"),
+          cache: page.headers.get("cache-control"),
+        }).toEqual({ nosniff: "nosniff", framing: "DENY", referrer: "no-referrer", cache: "no-cache" });
+        const assets = [...html.matchAll(/(?:src|href)="(\/console\/[^"]+\.(?:js|css))"/g)].map((m) => m[1]!);
+        expect(assets.some((a) => a.endsWith(".js"))).toBe(true);
+        expect(assets.some((a) => a.endsWith(".css"))).toBe(true);
+        for (const asset of assets) {
+          // Named by a hash of the content: the name changes when the bytes do.
+          expect(asset).toMatch(/[-.][0-9a-z]{8,}\.(js|css)$/);
+          const res = await fetch(`${server.url}${asset}`);
+          await res.arrayBuffer();
+          expect([asset, res.status, res.headers.get("cache-control")]).toEqual([asset, 200, "public, max-age=31536000, immutable"]);
+        }
+      },
+    },
+  ],
+  notPromises: [
+    { says: "(about 47 KB gzipped for the page, its script and stylesheet; the explorer's schemas are a further 17 KB, loaded when it opens).", why: "sizes printed by npm run build:console when the page was written; a measurement of the bundle, not a limit (the first load is measured by npm run bench -- console, bench/RESULTS.md)" },
+    { says: ".ci/run installs it) with playwright-core:", why: "a package name, not a header or a number" },
+  ],
+} satisfies PageClaims;
