@@ -1,0 +1,42 @@
+import { expect } from "bun:test";
+import { indexSettings } from "../../search/meili-translate.ts";
+import type { PageClaims } from "./claim.ts";
+import { org } from "../support/claim-checks.ts";
+import { newBucket } from "../support/objects.ts";
+import { upload } from "../support/upload.ts";
+
+const MEILI = "test/unit/meili-translate.test.ts";
+
+export default {
+  page: "docs/search.md",
+  claims: [
+    { says: "maxValuesPerFacet: 100: the 100 values kept are the most frequent", by: { file: MEILI, test: "facet values are kept by count, not alphabetically, 100 per facet as the PostgreSQL backend" } },
+    { says: "pagination.maxTotalHits is the exact limit + 1, so one hit past it tells \"more than the limit\".", by: { file: MEILI, test: "totals: exact up to the limit, a lower bound past it (maxTotalHits is the limit + 1)" } },
+    {
+      says: "| typos | none: sunet finds nothing | tolerated (its default): 1 typo in words of 5+ letters, 2 in 9+; sunet finds sunset |",
+      check: async () => {
+        // The numbers are Meilisearch's own defaults: the service's index settings leave typo tolerance alone.
+        expect(Object.keys(indexSettings(10_000))).not.toContain("typoTolerance");
+        expect(indexSettings(10_000).rankingRules).toContain("typo");
+      },
+    },
+    {
+      says: "| typos | none: sunet finds nothing |",
+      check: async (server) => {
+        const o = await org(server);
+        const bucket = await newBucket(o);
+        await upload(o.admin, bucket.id, "beach/sunset.jpg", "an evening", { contentType: "image/jpeg" });
+        const total = async (q: string) => (await o.admin.get(`/api/search?q=${q}&bucketId=${bucket.id}`)).body.total;
+        expect([await total("sunet"), await total("sunset"), await total("sun*")]).toEqual([0, 1, 1]);
+      },
+    },
+    { says: "| file-fact filters (sha256, duplicatesOf, takenFrom, ...) | yes | 400: not indexed |", by: { file: "test/claims/docs-worker.ts", test: "backend answers 400 for them, as its documents do not carry the facts yet)." } },
+    { says: "| file-fact filters (sha256, duplicatesOf, takenFrom, ...) | yes |", by: { file: "test/integration/render.test.ts", test: "the same filters narrow a full-text search (PostgreSQL backend)" } },
+  ],
+  notPromises: [
+    {
+      says: "first probes the organization's first 500 rows; when 5% or more of them match, it scans",
+      why: "how the statement chooses between two plans (search/postgres.ts, PROBE_ROWS and PROBE_SCAN_FROM, tuned by measurement in bench/RESULTS.md, peer); the page says, and test/integration/search-exact-limit.test.ts checks, that the answers do not depend on it",
+    },
+  ],
+} satisfies PageClaims;
