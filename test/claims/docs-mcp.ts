@@ -1,0 +1,135 @@
+import { expect } from "bun:test";
+import type { Credential } from "../../tools/access.ts";
+import { toolsFor } from "../../tools/access.ts";
+import { registry } from "../../tools/registry.ts";
+import { ALL_TOOLS, DEFAULT_SELECTION, selectTools, TOOLSET_NAMES, type ToolSelection } from "../../tools/toolsets.ts";
+import { processorsFor } from "../../worker/processors.ts";
+import type { PageClaims } from "./claim.ts";
+import { defaults, GiB, org } from "../support/claim-checks.ts";
+import { LISTING_CREDENTIALS } from "../support/mcp-listing.ts";
+import { png } from "../support/media-files.ts";
+import { newBucket } from "../support/objects.ts";
+import { startServer } from "../support/server.ts";
+import { upload } from "../support/upload.ts";
+
+const MCP = "test/e2e/mcp.test.ts";
+const LIST = "test/e2e/mcp-tool-list.test.ts";
+const IMPORT = "test/e2e/mcp-import.test.ts";
+
+const count = (credential: Credential, selection: ToolSelection = ALL_TOOLS) => selectTools(toolsFor(registry, credential), selection).length;
+/** The tools each credential of the page's table is listed, as the bench counts them. */
+const credentialCounts = async () => {
+  expect({
+    admin: count(LISTING_CREDENTIALS.admin!),
+    rwd: count(LISTING_CREDENTIALS["read, write, delete"]!),
+    rw: count(LISTING_CREDENTIALS["read, write"]!),
+    read: count(LISTING_CREDENTIALS.read!),
+    restricted: count(LISTING_CREDENTIALS["read, write, delete; one bucket"]!),
+  }).toEqual({ admin: 81, rwd: 54, rw: 45, read: 23, restricted: 48 });
+  expect(count(LISTING_CREDENTIALS.admin!)).toBe(registry.length);
+};
+const toolsetCounts = async () => {
+  const admin = LISTING_CREDENTIALS.admin!;
+  const counts = Object.fromEntries(TOOLSET_NAMES.map((set) => [set, count(admin, { toolsets: [set], readOnly: false })]));
+  expect(counts).toEqual({ context: 1, buckets: 4, media: 8, upload: 5, search: 1, labels: 9, multipart: 4, collections: 15, trash: 3, usage: 3, billing: 6, keys: 7, webhooks: 11, admin: 4 });
+  expect(count(admin, DEFAULT_SELECTION)).toBe(28);
+};
+const BENCH = "bytes measured by npm run bench -- tool-list (bench/RESULTS.md, mcp-tools); they move with every description, and the promise is the 40 KB budget the tests hold";
+
+export default {
+  page: "docs/mcp.md",
+  claims: [
+    { says: "A missing or refused credential is 401 with the REST error envelope and, as RFC 6750 and the MCP authorization spec ask, a challenge:", by: { file: MCP, test: "no token or a bad token is 401 before the MCP layer" } },
+    { says: "as RFC 6750 and the MCP authorization spec ask, a challenge:", by: { file: MCP, test: "a 401 says 'Bearer' and points at the protected-resource metadata (RFC 6750, RFC 9728)" } },
+    { says: "REST routes answer their 401s with the same challenge.", by: { file: MCP, test: "a 401 says 'Bearer' and points at the protected-resource metadata (RFC 6750, RFC 9728)" } },
+    { says: "Some clients start OAuth on any 401 even so:", by: { file: MCP, test: "the SDK client with a refused key reports the service's refusal, not an OAuth problem" } },
+    { says: "first try to register a client at POST /register. That answers 404 with an OAuth error (RFC 7591's shape) whose description says the service takes an API key and that the 401 means the key sent was missing or refused.", by: { file: MCP, test: "a 401 says 'Bearer' and points at the protected-resource metadata (RFC 6750, RFC 9728)" } },
+    { says: "Dynamic Client Registration rejected (HTTP 404): … it takes an API key … A 401 from it means the key sent was missing, unknown, expired, rotated or deleted: check the key.", by: { file: MCP, test: "a 401 says 'Bearer' and points at the protected-resource metadata (RFC 6750, RFC 9728)" } },
+    { says: "Origin, when sent, is this server or one of CORS_ORIGINS; others get 403 forbidden before the credential is even looked at.", by: { file: MCP, test: "DNS rebinding: Host and Origin must name this server" } },
+    { says: "no pattern beside a format (Zod writes a 150-character regex next to every format: uuid and date-time), no ±2^53-1 bounds on integers,", by: { file: "test/unit/mcp-tool-list.test.ts", test: "no construct popular clients stumble on, in any input or output schema" } },
+    { says: "key's whole listing that is at most 40 KB (about 10k tokens), a budget", by: { file: "test/unit/mcp-tool-list.test.ts", test: "an admin key's whole listing, as a model reads it, fits in 40 KB" } },
+    { says: "key's whole listing that is at most 40 KB (about 10k tokens), a budget", by: { file: LIST, test: "what a model reads of an admin key's listing, as sent, fits in 40 KB" } },
+    { says: "| admin | 81 |", check: credentialCounts },
+    { says: "| read, write, delete | 54 |", check: credentialCounts },
+    { says: "| read, write | 45 |", check: credentialCounts },
+    { says: "| read | 23 |", check: credentialCounts },
+    { says: "| read, write, delete, restricted to a bucket | 48 |", check: credentialCounts },
+    { says: "labels: 28 tools,", check: toolsetCounts },
+    { says: "An unknown name is a 400 bad_request that lists the sets; so is a toolsets that names nothing (toolsets= or toolsets=,):", by: { file: LIST, test: "a value that could widen or is a guess is a 400 naming the parameter, not a silent choice" } },
+    {
+      says: "An unknown name is a 400 bad_request that lists the sets;",
+      check: async (server) => {
+        const o = await org(server);
+        const res = await fetch(`${server.url}/mcp?toolsets=nonsense`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${o.adminKey.secret}`, "content-type": "application/json", accept: "application/json, text/event-stream" },
+          body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
+        });
+        const { error } = (await res.json()) as { error: { code: string; message: string } };
+        expect([res.status, error.code]).toEqual([400, "bad_request"]);
+        for (const set of TOOLSET_NAMES) expect(error.message).toContain(set);
+      },
+    },
+    { says: "Any other value, an empty one included, is a 400 bad_request naming readonly", by: { file: LIST, test: "a value that could widen or is a guess is a 400 naming the parameter, not a silent choice" } },
+    { says: "| context (default) | 1 | me_get: who the credential is |", check: toolsetCounts },
+    { says: "| buckets (default) | 4 | create, list, get, delete buckets |", check: toolsetCounts },
+    { says: "| media (default) | 8 | list, get, metadata, delete, stream URL, thumbnail, renders |", check: toolsetCounts },
+    { says: "| upload (default) | 5 | presigned upload, confirm, download, import by URL and its state |", check: toolsetCounts },
+    { says: "| search (default) | 1 | full-text and faceted search |", check: toolsetCounts },
+    { says: "| labels (default) | 9 | tags and categories, and assigning them |", check: toolsetCounts },
+    { says: "answers not_found, since the id no longer names anything and an unknown id is a 404 everywhere.", by: { file: LIST, test: "destructive and not idempotent: a second delete of the same object is not_found, and changes nothing more" } },
+    { says: "What can be checked at once is refused with a 400 before anything is fetched:", by: { file: "test/integration/imports-refused.test.ts", test: "address literals of every refused class are a 400 before anything is fetched" } },
+    { says: "At most IMPORT_MAX_REDIRECTS redirects (5), IMPORT_MAX_BYTES bytes (1 GiB, checked against Content-Length before reading and again while reading), IMPORT_TIMEOUT_MS for the whole fetch (5 minutes). Only a 200 is a file.", by: { file: IMPORT, test: "limits: redirects, size (declared, discovered and streamed), time, status, content type" } },
+    { says: "At most IMPORT_MAX_REDIRECTS redirects (5), IMPORT_MAX_BYTES bytes (1 GiB,", check: defaults({ IMPORT_MAX_REDIRECTS: 5, IMPORT_MAX_BYTES: GiB, IMPORT_TIMEOUT_MS: 300_000 }) },
+    { says: "reservation a presigned upload makes (403 quota_exceeded at once);", by: { file: IMPORT, test: "a declared size is reserved like a presign's" } },
+    { says: "a Content-Length larger than what is reserved is reserved too before a byte is kept.", by: { file: "test/integration/imports-quota.test.ts", test: "a size learnt from Content-Length is held, then given back when the import is stored" } },
+    {
+      says: "A waiting call, REST or MCP, asks the HTTP server to keep its connection open for the wait (Bun closes one idle for 30 seconds otherwise;",
+      check: async () => {
+        // A generation that takes 35 s: past the server's 30 s idle limit, within the wait's two minutes.
+        const slow = await startServer({
+          embedded: true,
+          processors: (deps) => {
+            const real = processorsFor(deps);
+            return {
+              ...real,
+              "sets.generate": {
+                run: async (job, run) => {
+                  await Bun.sleep(35_000);
+                  return real["sets.generate"]!.run(job, run);
+                },
+              },
+            };
+          },
+        });
+        try {
+          const o = await org(slow);
+          const bucket = await newBucket(o);
+          const base = await upload(o.admin, bucket.id, "base.png", await png(64, 64), { contentType: "image/png" });
+          const set = (await o.admin.post("/api/sets", { name: "slow", baseObjectId: base.id })).body.id;
+          expect((await o.admin.post(`/api/sets/${set}/items`, { aspectRatio: "1:1", width: 32, height: 32, role: "square" })).status).toBe(201);
+          const waited = await o.admin.post(`/api/sets/${set}/generate`, { wait: true });
+          expect([waited.status, waited.body.status]).toEqual([202, "settled"]);
+          expect(waited.body.renditions.map((r: { state: string }) => r.state)).toEqual(["made"]);
+        } finally {
+          await slow.stop();
+        }
+      },
+    },
+    { says: "A line is at most 300 characters.", by: { file: "test/unit/mcp-summary.test.ts", test: "a line is never long, whatever the output" } },
+    { says: "These scenarios apply to this server, and pass: server-initialize, ping, tools-list, tools-call-error, logging-set-level, completion-complete, resources-list, dns-rebinding-protection (two checks).", by: { file: "test/e2e/mcp-conformance.test.ts", test: "the conformance suite's scenarios that apply to this server pass" } },
+  ],
+  notPromises: [
+    { says: "estimated at 4 bytes each):", why: "how the bench turns bytes into tokens, a rule of thumb" },
+    { says: "| admin | 81 | 39,740 (~9.9k tokens) | 99,002 (~24.8k tokens) |", why: BENCH },
+    { says: "| read, write, delete | 54 | 28,292 (~7.1k tokens) | 64,118 (~16.0k tokens) |", why: BENCH },
+    { says: "| read, write | 45 | 25,800 (~6.5k tokens) | 58,357 (~14.6k tokens) |", why: BENCH },
+    { says: "| read | 23 | 12,001 (~3.0k tokens) | 35,705 (~8.9k tokens) |", why: BENCH },
+    { says: "| read, write, delete, restricted to a bucket | 48 | 26,606 (~6.7k tokens) | 60,176 (~15.0k tokens) |", why: BENCH },
+    { says: "16,129 bytes a model reads for an admin key)", why: BENCH },
+    { says: "| tools-call-simple-text, -image, -audio, -embedded-resource, -mixed-content, -with-logging, -with-progress, json-schema-2020-12 |", why: "names of the conformance suite's scenarios that do not apply, and why; not headers" },
+    { says: "| resources-read-text, -read-binary, -templates-read |", why: "names of the conformance suite's scenarios that do not apply; not headers" },
+    { says: "| tools-call-sampling, tools-call-elicitation, elicitation-* |", why: "names of the conformance suite's scenarios that do not apply; not headers" },
+    { says: "| resources-subscribe, -unsubscribe, server-sse-polling, server-sse-multiple-streams |", why: "names of the conformance suite's scenarios that do not apply; not headers" },
+  ],
+} satisfies PageClaims;
