@@ -186,7 +186,7 @@ export default {
         // 100 unknown ids pass the schema and are looked up; 101 are refused before.
         expect((await org.admin.put(`/api/objects/${objectId}/tags`, { tagIds: ids(100) })).status).toBe(404);
         expect((await org.admin.put(`/api/objects/${objectId}/categories`, { categoryIds: ids(100) })).status).toBe(404);
-        for (const [path, field] of [["tags", "tagIds"], ["categories", "categoryIds"]]) {
+        for (const [path, field] of [["tags", "tagIds"], ["categories", "categoryIds"]] as const) {
           const res = await org.admin.put(`/api/objects/${objectId}/${path}`, { [field]: ids(101) });
           expect([res.status, res.body.error.code, res.body.error.details[0].path]).toEqual([400, "validation_error", field]);
         }
