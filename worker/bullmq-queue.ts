@@ -12,11 +12,16 @@ export const QUEUE_NAME = "jobs";
 const KEEP_COMPLETED = { age: 86_400, count: 1000 };
 const KEEP_FAILED = { age: 30 * 86_400, count: 10_000 };
 
+/** The longest a producer's command (an add, the metrics' counts) waits for Redis to answer. */
+export const PRODUCER_COMMAND_TIMEOUT_MS = 2_000;
+
 // Workers need maxRetriesPerRequest null: their blocking commands must wait out Redis hiccups.
-// The producer fails fast instead: the outbox dispatches inside a database transaction, which
-// must not stay open while Redis is away (the rows are simply dispatched on a later pass).
+// The producer fails fast instead: an outbox pass holds its claimed rows (and a shutdown waits
+// for the pass) while a command is out, and the rows are simply dispatched on a later pass. A
+// refused connection fails after two reconnection attempts; a hung Redis (accepts, never
+// answers, the socket still "ready") or an unreachable host only by the command timeout.
 const connect = (url: string) => new Redis(url, { maxRetriesPerRequest: null });
-const connectProducer = (url: string) => new Redis(url, { maxRetriesPerRequest: 2 });
+const connectProducer = (url: string) => new Redis(url, { maxRetriesPerRequest: 2, commandTimeout: PRODUCER_COMMAND_TIMEOUT_MS });
 
 /**
  * The producer side, used by every process that dispatches the outbox. The outbox row's id

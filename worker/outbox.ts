@@ -14,6 +14,7 @@ export class OutboxDispatcher implements JobLedger {
   private timer: ReturnType<typeof setInterval> | null = null;
   private running: Promise<void> | null = null;
   private again = false;
+  private stopped = false;
 
   constructor(
     private readonly deps: Pick<Deps, "db" | "clock" | "log">,
@@ -28,6 +29,7 @@ export class OutboxDispatcher implements JobLedger {
 
   /** Dispatch soon; calls while a pass runs fold into one more pass. */
   kick(): void {
+    if (this.stopped) return;
     if (this.running) {
       this.again = true;
       return;
@@ -46,7 +48,13 @@ export class OutboxDispatcher implements JobLedger {
     while (this.running) await this.running;
   }
 
+  /**
+   * Shutdown waits for the pass in hand only, and that pass hands over no further row: a queue
+   * that is away costs the shutdown one add (the queue's own deadline), not one per row and
+   * pass. Rows not handed over are given back; the next start, here or elsewhere, sends them.
+   */
   async stop(): Promise<void> {
+    this.stopped = true;
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
     await this.idle();
@@ -54,7 +62,7 @@ export class OutboxDispatcher implements JobLedger {
 
   private async drain(): Promise<void> {
     try {
-      while ((await this.dispatchBatch()) === BATCH) {}
+      while ((await this.dispatchBatch()) === BATCH && !this.stopped) {}
     } catch (err) {
       this.deps.log.warn("outbox dispatch failed; will retry", { error: String(err) });
     }
@@ -95,14 +103,13 @@ export class OutboxDispatcher implements JobLedger {
     const handed: string[] = [];
     try {
       for (const row of claimed) {
+        if (this.stopped) break;
         await this.queue.add({ id: row.id, name: row.name as JobName, data: row.payload as never });
         handed.push(row.id);
       }
-    } catch (err) {
-      const left = claimed.map((r) => r.id).filter((id) => !handed.includes(id));
-      await this.released(left).catch(() => {}); // else the claims lapse
-      throw err;
     } finally {
+      const left = claimed.map((r) => r.id).filter((id) => !handed.includes(id));
+      if (left.length > 0) await this.released(left).catch(() => {}); // else the claims lapse
       // The in-process queue settles each row itself (settled); the durable one has it now.
       if (this.queue.durable && handed.length > 0) {
         await this.deps.db.update(jobOutbox).set({ doneAt: sql`now()` }).where(inArray(jobOutbox.id, handed));

@@ -369,6 +369,18 @@ const claims: PageClaims = {
       says: "The queue and the worker now ask Redis for a PING with a 500 ms deadline and wait on it only if it answers",
       by: { file: "test/hardening/shutdown.test.ts", test: "SIGTERM while Redis is unreachable (" },
     },
+    {
+      says: "The queue's commands now give up after 2 s, and once the shutdown has begun the outbox hands over no further job; the job waits in the outbox for the next start",
+      by: { file: "test/hardening/shutdown-redis-down.test.ts", test: "the queue's add gives up on a Redis that accepts and never answers" },
+    },
+    {
+      says: "once the shutdown has begun the outbox hands over no further job;",
+      by: { file: "test/integration/outbox.test.ts", test: "a dispatcher told to stop hands over no further row" },
+    },
+    {
+      says: "(Redis killed and frozen after a confirm: exit 0 within seconds; the next start runs the job)",
+      by: { file: "test/hardening/shutdown-redis-down.test.ts", test: "the next start dispatches the confirmed upload's job" },
+    },
   ],
   notPromises: [
     { says: "and a 32-way prefix query over 100,000 objects took 2.3 s)", why: measured("before the bound, on the test machine") },
@@ -377,6 +389,7 @@ const claims: PageClaims = {
     { says: "uncached renders the API process's own CPU fell from 46.9 s to 7.8 s over the phase", why: measured("bench/RESULTS.md, neighbours notes") },
     { says: "target (the other organization's p99 at most 2x its quiet p99) is **not met** on the 2-vCPU test machine. On a quiet machine (2026-11-27): with no limits 6-22x; with the defaults 5.1-6.5x;", why: measured("bench/RESULTS.md, neighbours: a target stated as not met") },
     { says: "uploads (two loops of 1 MiB, about 24 ms of API CPU each) still take 1.8-8x", why: measured("bench/RESULTS.md, neighbours") },
+    { says: "An upload confirmed while Redis was hung still held a shutdown to the 25 s deadline:", why: "what a shutdown did before the fix; the bound it has now is backed by the claims after it" },
     { says: "a batch of 100 `tools/call` counted once against the rate limit", why: "what an attacker's batch did before the fix: the refusal itself is backed by the MCP batches test" },
   ],
 };

@@ -86,4 +86,23 @@ describe("outbox dispatch while the queue does not answer", () => {
     const row = await rowOf(id);
     expect({ dispatchedAt: row.dispatchedAt, doneAt: row.doneAt }).toEqual({ dispatchedAt: null, doneAt: null });
   });
+
+  // Shutdown waits for the pass in hand: one add at most, however slowly the queue answers each.
+  test("a dispatcher told to stop hands over no further row; the rest are given back for the next start", async () => {
+    const ids = [await deferredRow(), await deferredRow(), await deferredRow()];
+    const { queue, asked, answer } = stuckQueue();
+    const outbox = new OutboxDispatcher({ ...server.services.deps, clock }, queue, { lockMs: 30_000 });
+    outbox.kick();
+    while (asked.length === 0) await Bun.sleep(10);
+    const stopping = outbox.stop();
+    // A producer's kick after stop starts no pass.
+    outbox.kick();
+    answer(true);
+    await stopping;
+    expect(asked).toHaveLength(1);
+    for (const id of ids.filter((id) => id !== asked[0]!.id)) {
+      const row = await rowOf(id);
+      expect({ dispatchedAt: row.dispatchedAt, doneAt: row.doneAt }).toEqual({ dispatchedAt: null, doneAt: null });
+    }
+  });
 });
