@@ -25,6 +25,8 @@ const envSchema = z.object({
   REDIS_PREFIX: z.string().default("media"),
   WORKER_INLINE: z.enum(["true", "false"]).default("true"),
   WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
+  /** Slots of network-bound jobs (imports, webhook deliveries, purges, search sync), apart from WORKER_CONCURRENCY's. */
+  WORKER_IO_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(16),
   WORKER_ATTEMPTS: z.coerce.number().int().min(1).max(20).default(3),
   WORKER_BACKOFF_MS: z.coerce.number().int().min(0).default(2000),
   WORKER_LOCK_MS: z.coerce.number().int().min(1000).default(30_000),
@@ -172,6 +174,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     worker: {
       inline: e.WORKER_INLINE === "true",
       concurrency: e.WORKER_CONCURRENCY,
+      ioConcurrency: e.WORKER_IO_CONCURRENCY,
       attempts: e.WORKER_ATTEMPTS,
       backoffMs: e.WORKER_BACKOFF_MS,
       lockMs: e.WORKER_LOCK_MS,

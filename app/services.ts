@@ -158,7 +158,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
         released: (ids: string[]) => outbox.released(ids),
         renewed: (ids: string[]) => outbox.renewed(ids),
       };
-      const memory = new MemoryQueue(processors, log, { concurrency: w.concurrency, attempts: w.attempts, backoffMs: w.backoffMs, lockMs: w.lockMs, ledger });
+      const memory = new MemoryQueue(processors, log, { slots: { cpu: w.concurrency, io: w.ioConcurrency }, attempts: w.attempts, backoffMs: w.backoffMs, lockMs: w.lockMs, ledger });
       closers.push(() => memory.close());
       queue = memory;
       where = role === "task" ? "elsewhere" : "in-process";

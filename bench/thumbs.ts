@@ -249,7 +249,7 @@ async function runBackend(b: Backend, photos: Buffer[], videos: Buffer[], afterB
       bucket.id,
       [0, 1].flatMap((r) => videos.map((bytes, i) => ({ key: `v${r}/video-${i}.mp4`, bytes, contentType: "video/mp4" }))),
     );
-    if (services.backends.queue === "bullmq") await (services.queue as BullQueue).queue.obliterate({ force: true });
+    if (services.backends.queue === "bullmq") await (services.queue as BullQueue).obliterate();
     return { images, posters };
   } finally {
     await services.close();

@@ -1,12 +1,19 @@
 import { type Job, Queue, UnrecoverableError, Worker } from "bullmq";
 import Redis from "ioredis";
 import type { Config } from "../app/config.ts";
-import type { JobName } from "../domain/core/jobs.ts";
+import { JOB_CLASSES, type JobClass, type JobName, jobClassOf } from "../domain/core/jobs.ts";
 import type { Logger } from "../domain/ports/log.ts";
 import { type JobQueue, PermanentJobFailure, type Processors, type QueuedJob } from "../domain/ports/queue.ts";
 
-/** One queue for every job kind; its keys sit under REDIS_PREFIX (`<prefix>:jobs:*`). */
-export const QUEUE_NAME = "jobs";
+/** One queue per job class (domain/core/jobs.ts); its keys sit under REDIS_PREFIX (`<prefix>:jobs-cpu:*`, `<prefix>:jobs-io:*`). */
+export const queueName = (c: JobClass) => `jobs-${c}`;
+
+/**
+ * The one queue of the releases before job classes. Their API instances still add to it during
+ * a rolling upgrade, so workers of this release drain it too (at WORKER_CONCURRENCY, as the
+ * older workers did); nothing this release does adds to it. Kept for one release.
+ */
+export const LEGACY_QUEUE_NAME = "jobs";
 
 /** Keep a day (at most 1000) of completed jobs for inspection, and failed ones with their error for a month. */
 const KEEP_COMPLETED = { age: 86_400, count: 1000 };
@@ -29,52 +36,93 @@ const connectProducer = (url: string) => new Redis(url, { maxRetriesPerRequest: 
  */
 export class BullQueue implements JobQueue {
   readonly durable = true;
-  readonly queue: Queue;
+  /** Where each class's jobs go. */
+  readonly queues: Record<JobClass, Queue>;
+  /** Read for the metrics and by tests; never added to. */
+  private readonly legacy: Queue;
   private readonly connection: Redis;
 
   constructor(config: Pick<Config, "redisUrl" | "redisPrefix" | "worker">) {
     if (!config.redisUrl) throw new Error("BullQueue needs REDIS_URL");
     this.connection = connectProducer(config.redisUrl);
-    this.queue = new Queue(QUEUE_NAME, {
-      connection: this.connection,
-      prefix: config.redisPrefix,
-      defaultJobOptions: {
-        attempts: config.worker.attempts,
-        backoff: { type: "exponential", delay: config.worker.backoffMs },
-        removeOnComplete: KEEP_COMPLETED,
-        removeOnFail: KEEP_FAILED,
-      },
-    });
-    // While Redis is away every reconnection attempt is an "error" event; unheard, each one
-    // printed a stack trace to stderr. The outage is logged once by app/redis.ts, and the
-    // outbox logs the dispatches it has to retry.
-    this.queue.on("error", () => {});
+    const open = (name: string) => {
+      const queue = new Queue(name, {
+        connection: this.connection,
+        prefix: config.redisPrefix,
+        defaultJobOptions: {
+          attempts: config.worker.attempts,
+          backoff: { type: "exponential", delay: config.worker.backoffMs },
+          removeOnComplete: KEEP_COMPLETED,
+          removeOnFail: KEEP_FAILED,
+        },
+      });
+      // While Redis is away every reconnection attempt is an "error" event; unheard, each one
+      // printed a stack trace to stderr. The outage is logged once by app/redis.ts, and the
+      // outbox logs the dispatches it has to retry.
+      queue.on("error", () => {});
+      return queue;
+    };
+    this.queues = { cpu: open(queueName("cpu")), io: open(queueName("io")) };
+    this.legacy = open(LEGACY_QUEUE_NAME);
+  }
+
+  private all(): Queue[] {
+    return [...JOB_CLASSES.map((c) => this.queues[c]), this.legacy];
+  }
+
+  /** The queue a job of this kind goes to. */
+  queueFor(name: JobName): Queue {
+    return this.queues[jobClassOf(name)];
   }
 
   async add(job: QueuedJob): Promise<void> {
-    await this.queue.add(job.name, job.data, { jobId: job.id });
+    await this.queueFor(job.name).add(job.name, job.data, { jobId: job.id });
   }
 
-  /** The shared queue's jobs by state (metrics); failed ones are those BullMQ keeps (30 days). */
+  /** A job by id, in whichever queue holds it (tests, inspection). */
+  async getJob(id: string): Promise<Job | undefined> {
+    for (const queue of this.all()) {
+      const job = await queue.getJob(id);
+      if (job) return job;
+    }
+    return undefined;
+  }
+
+  /** The queues' jobs by state, all classes together (metrics); failed ones are those BullMQ keeps (30 days). */
   async counts(): Promise<Record<string, number>> {
-    const counts = await this.queue.getJobCounts("waiting", "active", "delayed", "prioritized", "failed");
-    return { waiting: (counts.waiting ?? 0) + (counts.prioritized ?? 0), active: counts.active ?? 0, delayed: counts.delayed ?? 0, failed: counts.failed ?? 0 };
+    const out = { waiting: 0, active: 0, delayed: 0, failed: 0 };
+    for (const queue of this.all()) {
+      const counts = await queue.getJobCounts("waiting", "active", "delayed", "prioritized", "failed");
+      out.waiting += (counts.waiting ?? 0) + (counts.prioritized ?? 0);
+      out.active += counts.active ?? 0;
+      out.delayed += counts.delayed ?? 0;
+      out.failed += counts.failed ?? 0;
+    }
+    return out;
+  }
+
+  /** Deletes every queue and its jobs (tests and benchmarks). */
+  async obliterate(): Promise<void> {
+    for (const queue of this.all()) await queue.obliterate({ force: true });
   }
 
   async close(): Promise<void> {
-    await settleWithin(this.queue.close(), (await answers(this.connection)) ? IDLE_CLOSE_WAIT_MS : 0);
+    const wait = (await answers(this.connection)) ? IDLE_CLOSE_WAIT_MS : 0;
+    await settleWithin(Promise.all(this.all().map((q) => q.close())), wait);
     this.connection.disconnect();
   }
 }
 
 export interface BullWorker {
-  worker: Worker;
+  /** One per class, and the legacy queue's. */
+  workers: Worker[];
   /** Finishes the jobs in hand (BullMQ waits for them), then disconnects. */
   close(): Promise<void>;
 }
 
 /**
- * Runs the processors on the BullMQ queue. Any number of these, in any number of processes
+ * Runs the processors on the BullMQ queues: each class's at its own concurrency, and the
+ * legacy queue's. Any number of these, in any number of processes
  * and machines, share the work. A job whose worker dies is moved back to waiting once its
  * lock expires (lockMs) by whichever worker checks next (stalledIntervalMs); a job that
  * kills its worker twice is failed and its handler told (`abandoned`).
@@ -92,54 +140,56 @@ export function startBullWorker(
   let idle: Array<() => void> = [];
   const allDone = () => (inHand === 0 ? Promise.resolve() : new Promise<void>((resolve) => idle.push(resolve)));
 
-  const worker = new Worker(
-    QUEUE_NAME,
-    async (job) => {
-      const handler = processors[job.name as JobName];
-      if (!handler) throw new UnrecoverableError(`no processor for ${job.name}`);
-      inHand++;
-      try {
-        await handler.run(toQueued(job), { attempt: job.attemptsMade + 1, attempts: job.opts.attempts ?? 1 });
-      } catch (err) {
-        // BullMQ does not retry an UnrecoverableError, whatever the attempts left.
-        const thrown = err instanceof PermanentJobFailure ? new UnrecoverableError(err.message) : err;
-        if (thrown instanceof Error) thrownByRun.add(thrown);
-        throw thrown;
-      } finally {
-        inHand--;
-        if (inHand === 0) {
-          for (const resolve of idle) resolve();
-          idle = [];
-        }
+  const runJob = async (job: Job) => {
+    const handler = processors[job.name as JobName];
+    if (!handler) throw new UnrecoverableError(`no processor for ${job.name}`);
+    inHand++;
+    try {
+      await handler.run(toQueued(job), { attempt: job.attemptsMade + 1, attempts: job.opts.attempts ?? 1 });
+    } catch (err) {
+      // BullMQ does not retry an UnrecoverableError, whatever the attempts left.
+      const thrown = err instanceof PermanentJobFailure ? new UnrecoverableError(err.message) : err;
+      if (thrown instanceof Error) thrownByRun.add(thrown);
+      throw thrown;
+    } finally {
+      inHand--;
+      if (inHand === 0) {
+        for (const resolve of idle) resolve();
+        idle = [];
       }
-    },
-    {
+    }
+  };
+
+  const start = (name: string, concurrency: number) => {
+    const worker = new Worker(name, runJob, {
       connection,
       prefix: config.redisPrefix,
-      concurrency: config.worker.concurrency,
+      concurrency,
       lockDuration: config.worker.lockMs,
       stalledInterval: config.worker.stalledIntervalMs,
       maxStalledCount: 1,
-    },
-  );
-
-  worker.on("failed", (job, err) => {
-    if (!job) return;
-    const attempts = job.opts.attempts ?? 1;
-    const fields = { job: job.name, id: job.id, attempt: job.attemptsMade, error: err.message };
-    if (thrownByRun.has(err) && err instanceof UnrecoverableError) return log.warn("job failed for good (running it again would fail the same way)", fields);
-    if (thrownByRun.has(err) && job.attemptsMade < attempts) return log.warn("job failed; retrying", fields);
-    log.warn("job failed", fields);
-    // The handler recorded its own last failure; anything else (stalled too often) it must hear about.
-    if (!thrownByRun.has(err)) {
-      processors[job.name as JobName]?.abandoned?.(toQueued(job), err.message).catch((e) => log.warn("recording an abandoned job failed", { id: job.id, error: String(e) }));
-    }
-  });
-  worker.on("stalled", (id) => log.warn("job stalled (its worker stopped); running it again", { id }));
-  worker.on("error", (err) => log.warn("queue worker error", { error: String(err) }));
+    });
+    worker.on("failed", (job, err) => {
+      if (!job) return;
+      const attempts = job.opts.attempts ?? 1;
+      const fields = { job: job.name, id: job.id, attempt: job.attemptsMade, error: err.message };
+      if (thrownByRun.has(err) && err instanceof UnrecoverableError) return log.warn("job failed for good (running it again would fail the same way)", fields);
+      if (thrownByRun.has(err) && job.attemptsMade < attempts) return log.warn("job failed; retrying", fields);
+      log.warn("job failed", fields);
+      // The handler recorded its own last failure; anything else (stalled too often) it must hear about.
+      if (!thrownByRun.has(err)) {
+        processors[job.name as JobName]?.abandoned?.(toQueued(job), err.message).catch((e) => log.warn("recording an abandoned job failed", { id: job.id, error: String(e) }));
+      }
+    });
+    worker.on("stalled", (id) => log.warn("job stalled (its worker stopped); running it again", { id }));
+    worker.on("error", (err) => log.warn("queue worker error", { error: String(err) }));
+    return worker;
+  };
+  const slots: Record<JobClass, number> = { cpu: config.worker.concurrency, io: config.worker.ioConcurrency };
+  const workers = [...JOB_CLASSES.map((c) => start(queueName(c), slots[c])), start(LEGACY_QUEUE_NAME, config.worker.concurrency)];
 
   return {
-    worker,
+    workers,
     close: async () => {
       // Stops taking jobs and lets the ones in hand finish (up to CLOSE_WAIT_MS; the shutdown
       // deadline may come first). Then BullMQ records them, but only if Redis answers now: a
@@ -147,10 +197,10 @@ export function startBullWorker(
       // make its close wait forever (2026 attack run: alive 90 s after SIGTERM). A finished job whose
       // completion could not be recorded runs again once its lock lapses; processors are
       // idempotent.
-      const closing = worker.close();
+      const closing = Promise.all(workers.map((w) => w.close()));
       await settleWithin(allDone(), CLOSE_WAIT_MS);
       const alive = await answers(connection);
-      if (!(await settleWithin(closing, alive ? IDLE_CLOSE_WAIT_MS : 0))) void worker.close(true).catch(() => {});
+      if (!(await settleWithin(closing, alive ? IDLE_CLOSE_WAIT_MS : 0))) for (const w of workers) void w.close(true).catch(() => {});
       connection.disconnect();
     },
   };

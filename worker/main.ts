@@ -51,8 +51,8 @@ const services = await createServices(config, { role: "worker" }).catch((err) =>
 });
 const { deps } = services;
 deps.log.info("worker started", {
-  queue: `${config.redisPrefix}:jobs`,
-  concurrency: config.worker.concurrency,
+  queues: [`${config.redisPrefix}:jobs-cpu`, `${config.redisPrefix}:jobs-io`, `${config.redisPrefix}:jobs (legacy)`],
+  concurrency: { cpu: config.worker.concurrency, io: config.worker.ioConcurrency },
   nice: config.worker.nice,
   database: services.backends.database,
   storage: services.backends.storage,

@@ -1,3 +1,4 @@
+import { JOB_CLASSES, type JobClass, jobClassOf } from "../domain/core/jobs.ts";
 import type { Logger } from "../domain/ports/log.ts";
 import { type JobQueue, PermanentJobFailure, type Processors, type QueuedJob } from "../domain/ports/queue.ts";
 
@@ -23,7 +24,8 @@ export interface JobLedger {
 }
 
 export interface MemoryQueueOptions {
-  concurrency: number;
+  /** Jobs of each class run at once (WORKER_CONCURRENCY, WORKER_IO_CONCURRENCY). */
+  slots: Record<JobClass, number>;
   attempts: number;
   backoffMs: number;
   /** Claims are renewed at half this interval. */
@@ -35,20 +37,29 @@ const KEEP_FAILED = 1000;
 /** Ids settled lately are still refused, as BullMQ refuses the id of a job it keeps. */
 const REMEMBER_SETTLED = 10_000;
 
+type Ready = { job: QueuedJob; attempt: number };
+
+/** One job class's slots and the jobs waiting for them. */
+class Lane {
+  readonly ready: Ready[] = [];
+  readonly running = new Set<Promise<void>>();
+  constructor(readonly slots: number) {}
+}
+
 /**
  * The embedded default: jobs run inside the server process, with the same processors,
- * retries and backoff as the BullMQ worker. Shutdown finishes the jobs in hand and hands
- * the others back to the outbox; a killed process stops renewing its claims, so another
- * dispatch pass (after the lock duration) runs its jobs again.
+ * retries and backoff as the BullMQ worker, and the same job classes, each with slots of its
+ * own (a slow import never waits for or holds a thumbnail's slot). Shutdown finishes the jobs
+ * in hand and hands the others back to the outbox; a killed process stops renewing its
+ * claims, so another dispatch pass (after the lock duration) runs its jobs again.
  */
 export class MemoryQueue implements JobQueue {
   readonly durable = false;
   /** Every job this process holds: waiting, running, or waiting for a retry. */
   private readonly held = new Map<string, QueuedJob>();
   private readonly settledIds = new Map<string, string | null>();
-  private readonly ready: { job: QueuedJob; attempt: number }[] = [];
+  private readonly lanes: Record<JobClass, Lane>;
   private readonly retries = new Map<string, ReturnType<typeof setTimeout>>();
-  private readonly running = new Set<Promise<void>>();
   private readonly renewal: ReturnType<typeof setInterval>;
   private closed = false;
   readonly failed: FailedJob[] = [];
@@ -58,6 +69,7 @@ export class MemoryQueue implements JobQueue {
     private readonly log: Logger,
     private readonly opts: MemoryQueueOptions,
   ) {
+    this.lanes = { cpu: new Lane(opts.slots.cpu), io: new Lane(opts.slots.io) };
     this.renewal = setInterval(() => this.renew(), Math.max(500, opts.lockMs / 2));
     this.renewal.unref?.();
   }
@@ -71,19 +83,28 @@ export class MemoryQueue implements JobQueue {
       return;
     }
     this.held.set(job.id, job);
-    this.ready.push({ job, attempt: 1 });
-    this.pump();
+    this.enqueue({ job, attempt: 1 });
   }
 
-  private pump(): void {
-    while (!this.closed && this.running.size < this.opts.concurrency && this.ready.length > 0) {
-      const next = this.ready.shift()!;
+  private enqueue(entry: Ready): void {
+    const lane = this.lanes[jobClassOf(entry.job.name)];
+    lane.ready.push(entry);
+    this.pump(lane);
+  }
+
+  private pump(lane: Lane): void {
+    while (!this.closed && lane.running.size < lane.slots && lane.ready.length > 0) {
+      const next = lane.ready.shift()!;
       const run = this.run(next.job, next.attempt).finally(() => {
-        this.running.delete(run);
-        this.pump();
+        lane.running.delete(run);
+        this.pump(lane);
       });
-      this.running.add(run);
+      lane.running.add(run);
     }
+  }
+
+  private inFlight(): Promise<void>[] {
+    return JOB_CLASSES.flatMap((c) => [...this.lanes[c].running]);
   }
 
   private async run(job: QueuedJob, attempt: number): Promise<void> {
@@ -104,8 +125,7 @@ export class MemoryQueue implements JobQueue {
         this.log.warn("job failed; retrying", { job: job.name, id: job.id, attempt, delay, error });
         const timer = setTimeout(() => {
           this.retries.delete(job.id);
-          this.ready.push({ job, attempt: attempt + 1 });
-          this.pump();
+          this.enqueue({ job, attempt: attempt + 1 });
         }, delay);
         timer.unref?.();
         this.retries.set(job.id, timer);
@@ -132,12 +152,13 @@ export class MemoryQueue implements JobQueue {
 
   /** What this process holds, by state (metrics). */
   async counts(): Promise<Record<string, number>> {
-    return { waiting: this.ready.length, active: this.running.size, delayed: this.retries.size };
+    const { cpu, io } = this.lanes;
+    return { waiting: cpu.ready.length + io.ready.length, active: cpu.running.size + io.running.size, delayed: this.retries.size };
   }
 
   /** Waits until nothing is queued, running or waiting for a retry (tests, benchmarks). */
   async drain(): Promise<void> {
-    while (this.held.size > 0) await Promise.race([...this.running, Bun.sleep(10)]);
+    while (this.held.size > 0) await Promise.race([...this.inFlight(), Bun.sleep(10)]);
   }
 
   /** Finishes the jobs in hand and hands every other held job back to the outbox. */
@@ -147,8 +168,8 @@ export class MemoryQueue implements JobQueue {
     clearInterval(this.renewal);
     for (const timer of this.retries.values()) clearTimeout(timer);
     this.retries.clear();
-    this.ready.length = 0;
-    await Promise.allSettled([...this.running]);
+    for (const c of JOB_CLASSES) this.lanes[c].ready.length = 0;
+    await Promise.allSettled(this.inFlight());
     const unfinished = [...this.held.keys()];
     this.held.clear();
     if (unfinished.length > 0) {

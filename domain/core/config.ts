@@ -94,8 +94,10 @@ export interface TracingSettings {
 export interface WorkerConfig {
   /** With REDIS_URL: also run the BullMQ worker inside the server process. Without Redis jobs always run in-process. */
   inline: boolean;
-  /** Jobs one process runs at once. */
+  /** Jobs of the cpu class (thumbnails, renditions) one process runs at once. */
   concurrency: number;
+  /** Jobs of the io class (imports, webhook deliveries, purges, search sync) one process runs at once, besides. */
+  ioConcurrency: number;
   /** Runs of a failing job before it is failed for good, and the first retry delay (doubling after). */
   attempts: number;
   backoffMs: number;

@@ -25,6 +25,29 @@ export interface JobPayloads {
 export type JobName = keyof JobPayloads;
 
 /**
+ * Jobs run in two classes that never share slots (docs/worker.md, "Job classes"): `cpu` work
+ * decodes and encodes pictures and wants about a core per slot (WORKER_CONCURRENCY); `io`
+ * work mostly waits on another machine (a URL being imported, a webhook endpoint, storage,
+ * the search index) and gets many slots (WORKER_IO_CONCURRENCY). A slow remote end then holds
+ * an `io` slot, never a thumbnail's.
+ */
+export type JobClass = "cpu" | "io";
+export const JOB_CLASSES = ["cpu", "io"] as const satisfies readonly JobClass[];
+
+export const JOB_CLASS: Record<JobName, JobClass> = {
+  "derivatives.generate": "cpu",
+  "sets.generate": "cpu",
+  "media.import": "io",
+  "webhooks.deliver": "io",
+  "media.purge": "io",
+  "buckets.purge": "io",
+  "search.sync": "io",
+};
+
+/** A job of a kind this release does not know (queued by a newer one) runs with the cpu class's few slots. */
+export const jobClassOf = (name: string): JobClass => JOB_CLASS[name as JobName] ?? "cpu";
+
+/**
  * Where a job's trace context comes from. While tracing is on (app/tracing.ts) it records the
  * hand-over and returns a W3C traceparent, kept in the payload so the job's run, in whatever
  * process, continues the trace of the request that caused it.

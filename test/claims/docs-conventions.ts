@@ -44,6 +44,7 @@ const claims: PageClaims = {
       says: "| `WORKER_CONCURRENCY`, `WORKER_ATTEMPTS`, `WORKER_BACKOFF_MS` | `2`, `3`, `2000` |",
       check: defaults({ WORKER_CONCURRENCY: 2, WORKER_ATTEMPTS: 3, WORKER_BACKOFF_MS: 2000 }),
     },
+    { says: "| `WORKER_IO_CONCURRENCY` | `16` |", check: defaults({ WORKER_IO_CONCURRENCY: 16 }) },
     { says: "| `WORKER_LOCK_MS`, `WORKER_STALLED_INTERVAL_MS` | `30000`, `30000` |", check: defaults({ WORKER_LOCK_MS: 30_000, WORKER_STALLED_INTERVAL_MS: 30_000 }) },
     {
       says: "| `WORKER_TOOL_TIMEOUT_MS`, `WORKER_MAX_INPUT_BYTES`, `WORKER_MAX_PIXELS` | `120000`, 2 GiB, 200 MP |",

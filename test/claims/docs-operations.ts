@@ -87,6 +87,10 @@ export default {
     { says: "Jobs committed while Redis was away (an upload confirmed during the outage) stay in the outbox, and the next start,", by: { file: SHUTDOWN_REDIS_DOWN, test: "the next start dispatches the confirmed upload's job" } },
     { says: "The guards' connection closes with a QUIT under its 500 ms command deadline.", by: { file: "test/integration/guards-fail-open.test.ts", test: "a hung Redis: commands give up after 500 ms" } },
     { says: "All told, Redis can hold a shutdown for a few seconds, far inside SHUTDOWN_TIMEOUT_MS.", by: { file: SHUTDOWN_REDIS_DOWN, test: "Redis ${how}: the process exits 0 in seconds" } },
+    {
+      says: "Workers of this release run jobs as well, so what is queued there is run by whichever worker is up, old or new.",
+      by: { file: "test/integration/bullmq-worker.test.ts", test: "a rolling upgrade strands nothing" },
+    },
   ],
   notPromises: [
     { says: "keys in UTF-8 byte order) with its rows read through a database cursor in the same order", why: "how the merge walks both sides (S3's listing order); UTF-8 names an encoding, not a size" },

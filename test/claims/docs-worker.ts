@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { inArray, sql } from "drizzle-orm";
 import { jobOutbox } from "../../db/schema/index.ts";
+import { JOB_CLASS } from "../../domain/core/jobs.ts";
 import { RECENT_RENDER_BYTES } from "../../domain/derivatives/render.ts";
 import { EgressLedger } from "../../domain/usage/egress-ledger.ts";
 import { Unsupported } from "../../worker/derivatives/errors.ts";
@@ -21,6 +22,7 @@ import { eventually } from "../support/eventually.ts";
 import { pictureWithThumbnail, upload } from "../support/upload.ts";
 
 const DERIVATIVES = "test/integration/derivatives.test.ts";
+const CLASSES = "test/integration/job-classes.test.ts";
 const RENDER = "test/integration/render.test.ts";
 const UNIT = "test/unit/render.test.ts";
 const renderOf = (server: TestServer, secret: string, id: string, query: string) =>
@@ -46,9 +48,41 @@ export default {
   page: "docs/worker.md",
   claims: [
     {
-      says: "BullMQ keeps failed jobs, with their error and stack, for 30 days (at most 10,000); completed jobs are kept a day (at most 1,000). The queue's keys are <REDIS_PREFIX>:jobs:*, and the job id is the outbox row's id.",
-      by: { file: "test/integration/bullmq-worker.test.ts", test: "failed jobs are kept 30 days (at most 10,000), completed ones a day (at most 1,000)" },
+      says: "BullMQ keeps failed jobs, with their error and stack, for 30 days (at most 10,000); completed jobs are kept a day (at most 1,000). The queues' keys are <REDIS_PREFIX>:jobs-cpu:* and <REDIS_PREFIX>:jobs-io:*, and the job id is the outbox row's id.",
+      by: { file: "test/integration/bullmq-worker.test.ts", test: "failed jobs are kept 30 days (at most 10,000), completed ones a day (at most 1,000), under <prefix>:jobs-cpu and <prefix>:jobs-io by class" },
     },
+    {
+      says: "| cpu | derivatives.generate (thumbnails and facts), sets.generate (set renditions) | WORKER_CONCURRENCY (2) |",
+      check: async () => {
+        expect(JOB_CLASS).toEqual({
+          "derivatives.generate": "cpu",
+          "sets.generate": "cpu",
+          "media.import": "io",
+          "webhooks.deliver": "io",
+          "media.purge": "io",
+          "buckets.purge": "io",
+          "search.sync": "io",
+        });
+        await defaults({ WORKER_CONCURRENCY: 2, WORKER_IO_CONCURRENCY: 16 })();
+      },
+    },
+    {
+      says: "| io | media.import, webhooks.deliver, media.purge, buckets.purge, search.sync | WORKER_IO_CONCURRENCY (16) |",
+      check: defaults({ WORKER_IO_CONCURRENCY: 16 }),
+    },
+    {
+      says: "So an organization whose imports trickle from a slow server, or whose webhook endpoints never answer, fills io slots at most, and every organization's thumbnails keep the cpu ones",
+      by: { file: CLASSES, test: "slow network work does not hold another organization's thumbnails" },
+    },
+    {
+      says: "With Redis each class is a BullMQ queue of its own, <REDIS_PREFIX>:jobs-cpu and <REDIS_PREFIX>:jobs-io, and every worker (npm run worker, or the server with WORKER_INLINE=true) runs both, each at its class's concurrency.",
+      by: { file: CLASSES, test: "slow network work does not hold another organization's thumbnails" },
+    },
+    {
+      says: "Releases before the classes had one queue, <REDIS_PREFIX>:jobs: workers of this release also run what is left there, at WORKER_CONCURRENCY, so nothing an instance of the previous release queues during a rolling upgrade is stranded",
+      by: { file: "test/integration/bullmq-worker.test.ts", test: "a rolling upgrade strands nothing" },
+    },
+    { says: "| WORKER_IO_CONCURRENCY | 16 |", check: defaults({ WORKER_IO_CONCURRENCY: 16 }) },
     {
       says: "Finished outbox rows are deleted after 7 days, failed ones after 30.",
       check: async (server) => {
@@ -285,6 +319,10 @@ export default {
     { says: "each rendition is at most 40 megapixels and an encoded one over 64 MiB is not stored", by: { file: "test/claims/docs-organizing.ts", test: "The worker also skips any item over 40 megapixels and any encoded rendition over 64 MiB (logged)." } },
   ],
   notPromises: [
+    {
+      says: "(before, both shared two slots: a thumbnail waited 150 s behind two trickling imports, 200 s behind 40 deliveries to endpoints that hung)",
+      why: "measured in the 2026 attack run (issue 37, findings 1 and 2) on the release before the classes; what holds now is claimed above with test/integration/job-classes.test.ts",
+    },
     {
       says: "in slices of 15 ms",
       why: "how the decoder yields to other work, chosen by measurement (bench/RESULTS.md, 'Posters, PDF pages and waveforms without ffmpeg or poppler': 15 ms slices, and the per-frame calls that cost four times the decoding); nothing a client can observe",

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { SIGNATURE_WINDOW_SECONDS } from "../../domain/access/signed-requests.ts";
 import { MAX_REQUEST_HEAD_BYTES } from "../../http/server.ts";
 import type { PageClaims } from "./claim.ts";
-import { KiB, org, reservationLifetimes } from "../support/claim-checks.ts";
+import { defaults, KiB, org, reservationLifetimes } from "../support/claim-checks.ts";
 import { root } from "../support/doc-examples.ts";
 
 const ATTACK = "test/hardening/attack-run-a.test.ts";
@@ -13,6 +13,7 @@ const MAX = "test/integration/local-s3-max-length.test.ts";
 const SIGNED = "test/integration/signed-requests.test.ts";
 const WEBHOOK = "test/integration/webhook.test.ts";
 const ORGANIZING = "test/claims/docs-organizing.ts";
+const CLASSES = "test/integration/job-classes.test.ts";
 const measured = (where: string) => `a measurement (${where}) explaining the decision, not a bound the service keeps`;
 
 const claims: PageClaims = {
@@ -381,8 +382,17 @@ const claims: PageClaims = {
       says: "(Redis killed and frozen after a confirm: exit 0 within seconds; the next start runs the job)",
       by: { file: "test/hardening/shutdown-redis-down.test.ts", test: "the next start dispatches the confirmed upload's job" },
     },
+    {
+      says: "cpu (thumbnails and facts, set renditions) on WORKER_CONCURRENCY (2) slots, io (imports, webhook deliveries, purges, search sync) on WORKER_IO_CONCURRENCY (16).",
+      by: { file: CLASSES, test: "slow network work does not hold another organization's thumbnails" },
+      check: defaults({ WORKER_CONCURRENCY: 2, WORKER_IO_CONCURRENCY: 16 }),
+    },
   ],
   notPromises: [
+    {
+      says: "slots: an organization that imported twice from a server sending one byte every 2 s held both until the imports' 300 s timeout, and one whose 20 webhook endpoints never answered held them for 10 s a delivery; another organization's thumbnails waited 150-200 s meanwhile.",
+      why: measured("the 2026 attack run's second round, on the release before the job classes"),
+    },
     { says: "and a 32-way prefix query over 100,000 objects took 2.3 s)", why: measured("before the bound, on the test machine") },
     { says: "With it the same load left the other organization at 1.6-2.3x. Everyday searches (5-30 ms) never meet it.", why: measured("bench/RESULTS.md, neighbours") },
     { says: "Sixty generations asked", why: "the start of a sentence describing what was measured before the limit (bench/RESULTS.md)" },

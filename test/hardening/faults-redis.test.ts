@@ -59,7 +59,7 @@ describe.skipIf(!redisServerPath)("Redis stopped and started again under backgro
     bucket = (await org.admin.post("/api/buckets", { name: "redis-faults" })).body;
   }, 60_000);
   afterAll(async () => {
-    await (server?.services.queue as BullQueue | undefined)?.queue.obliterate({ force: true }).catch(() => {});
+    await (server?.services.queue as BullQueue | undefined)?.obliterate().catch(() => {});
     await server?.stop();
     await redis?.destroy();
   });

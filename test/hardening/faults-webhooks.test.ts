@@ -34,7 +34,7 @@ describe.skipIf(skip)(`worker killed mid-delivery${why}`, () => {
     for (const c of children) c.proc.kill("SIGKILL");
     rx?.release();
     rx?.stop();
-    await (server?.services.queue as BullQueue | undefined)?.queue.obliterate({ force: true }).catch(() => {});
+    await (server?.services.queue as BullQueue | undefined)?.obliterate().catch(() => {});
     await server?.stop();
   });
 

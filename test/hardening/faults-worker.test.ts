@@ -47,7 +47,7 @@ describe.skipIf(skip)(`worker killed after producing, before completing${why}`, 
   });
   afterAll(async () => {
     for (const c of children) c.proc.kill("SIGKILL");
-    await (server?.services.queue as BullQueue | undefined)?.queue.obliterate({ force: true }).catch(() => {});
+    await (server?.services.queue as BullQueue | undefined)?.obliterate().catch(() => {});
     await server?.stop();
   });
 
@@ -63,7 +63,7 @@ describe.skipIf(skip)(`worker killed after producing, before completing${why}`, 
     doomed.proc.kill("SIGKILL");
     await doomed.proc.exited;
 
-    const queue = (server.services.queue as BullQueue).queue;
+    const queue = (server.services.queue as BullQueue).queueFor("derivatives.generate");
     const [job] = (await queue.getJobs(["active", "wait", "delayed", "completed"])).filter((j) => j.data.objectId === obj.id);
     expect(job).toBeDefined();
     const rescuer = spawnScript("worker/main.ts", workerEnv);

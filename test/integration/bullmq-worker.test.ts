@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
-import type { BullQueue } from "../../worker/bullmq-queue.ts";
+import { Queue } from "bullmq";
+import Redis from "ioredis";
+import { type BullQueue, LEGACY_QUEUE_NAME } from "../../worker/bullmq-queue.ts";
 import { testEnv } from "../support/env.ts";
 import { eventually } from "../support/eventually.ts";
 import { png } from "../support/media-files.ts";
@@ -39,7 +41,7 @@ describe.skipIf(!testEnv.redisUrl || !testEnv.databaseUrl)("BullMQ workers in th
   });
   afterAll(async () => {
     for (const c of children) c.proc.kill("SIGKILL");
-    await (server.services.queue as BullQueue | undefined)?.queue.obliterate({ force: true }).catch(() => {});
+    await (server.services.queue as BullQueue | undefined)?.obliterate().catch(() => {});
     await server?.stop();
   });
 
@@ -121,18 +123,41 @@ describe.skipIf(!testEnv.redisUrl || !testEnv.databaseUrl)("BullMQ workers in th
     checker.proc.kill("SIGTERM");
     await checker.proc.exited;
   }, 90_000);
+
+  test("a job an older release put in the one queue it knew (<prefix>:jobs) is run by this release's worker: a rolling upgrade strands nothing", async () => {
+    const obj = await upload(org.admin, bucket.id, "w/legacy.png", await png(200, 100), { contentType: "image/png" });
+    // As an API instance of the previous release queues it: the same job, in the legacy queue.
+    const classQueue = (server.services.queue as BullQueue).queueFor("derivatives.generate");
+    const queued = await eventually(async () => (await classQueue.getJobs(["wait", "prioritized"])).find((j) => j.data.objectId === obj.id), { what: "the job to be queued" });
+    await queued.remove();
+    const connection = new Redis(testEnv.redisUrl!, { maxRetriesPerRequest: null });
+    const legacy = new Queue(LEGACY_QUEUE_NAME, { connection, prefix });
+    try {
+      await legacy.add(queued.name, queued.data, { jobId: queued.id, attempts: 3 });
+      const worker = start("worker/main.ts");
+      await eventually(async () => ((await state(obj.id)) === "ready" ? true : undefined), { what: "the legacy queue's job to be run" });
+      expect(await legacy.getJobState(queued.id!)).toBe("completed");
+      worker.proc.kill("SIGTERM");
+      await worker.proc.exited;
+    } finally {
+      await legacy.close();
+      connection.disconnect();
+    }
+  }, 60_000);
 });
 
 describe.skipIf(!testEnv.redisUrl)("BullMQ's keeping of finished jobs (docs/worker.md, Failed jobs)", () => {
-  test("failed jobs are kept 30 days (at most 10,000), completed ones a day (at most 1,000), under <prefix>:jobs, with the outbox row's id", async () => {
+  test("failed jobs are kept 30 days (at most 10,000), completed ones a day (at most 1,000), under <prefix>:jobs-cpu and <prefix>:jobs-io by class, with the outbox row's id", async () => {
     const { BullQueue } = await import("../../worker/bullmq-queue.ts");
     const { loadConfig } = await import("../../app/config.ts");
     const retention = `${testEnv.redisPrefix}-retention`;
     const queue = new BullQueue({ redisUrl: testEnv.redisUrl, redisPrefix: retention, worker: loadConfig({}).worker });
     try {
       const id = crypto.randomUUID();
+      const cpu = crypto.randomUUID();
       await queue.add({ id, name: "search.sync", data: { orgId: crypto.randomUUID(), objectIds: [] } });
-      const job = await queue.queue.getJob(id);
+      await queue.add({ id: cpu, name: "derivatives.generate", data: { orgId: crypto.randomUUID(), objectId: crypto.randomUUID() } });
+      const job = await queue.getJob(id);
       expect(job?.id).toBe(id);
       expect({ removeOnFail: job!.opts.removeOnFail, removeOnComplete: job!.opts.removeOnComplete }).toEqual({
         removeOnFail: { age: 30 * 86_400, count: 10_000 },
@@ -140,12 +165,13 @@ describe.skipIf(!testEnv.redisUrl)("BullMQ's keeping of finished jobs (docs/work
       });
       const redis = new (await import("ioredis")).default(testEnv.redisUrl!);
       try {
-        expect(await redis.keys(`${retention}:jobs:*`)).toContain(`${retention}:jobs:${id}`);
+        expect(await redis.keys(`${retention}:jobs-io:*`)).toContain(`${retention}:jobs-io:${id}`);
+        expect(await redis.keys(`${retention}:jobs-cpu:*`)).toContain(`${retention}:jobs-cpu:${cpu}`);
       } finally {
         redis.disconnect();
       }
     } finally {
-      await queue.queue.obliterate({ force: true }).catch(() => {});
+      await queue.obliterate().catch(() => {});
       await queue.close();
     }
   });

@@ -227,7 +227,7 @@ describe("states", () => {
     // the queue keeps the failed job with its error too
     const [job] = await db().select().from(jobOutbox).where(and(eq(jobOutbox.name, "derivatives.generate"), sql`${jobOutbox.payload}->>'objectId' = ${truncated.id}`));
     if (server.services.backends.queue === "bullmq") {
-      const failed = await (server.services.queue as BullQueue).queue.getJob(job!.id);
+      const failed = await (server.services.queue as BullQueue).getJob(job!.id);
       expect(await failed!.getState()).toBe("failed");
       expect(failed!.failedReason).toStartWith("The image could not be decoded");
       expect(failed!.attemptsMade).toBe(server.config.worker.attempts);

@@ -39,7 +39,7 @@ beforeAll(async () => {
 afterAll(async () => {
   worker?.proc.kill("SIGTERM");
   await worker?.proc.exited;
-  if (separateWorker) await (server?.services.queue as BullQueue | undefined)?.queue.obliterate({ force: true }).catch(() => {});
+  if (separateWorker) await (server?.services.queue as BullQueue | undefined)?.obliterate().catch(() => {});
   await server?.stop();
   receiver?.stop();
 });

@@ -21,6 +21,7 @@ const settings: Record<string, (c: Config) => unknown> = {
   REDIS_PREFIX: (c) => c.redisPrefix,
   WORKER_INLINE: (c) => c.worker.inline,
   WORKER_CONCURRENCY: (c) => c.worker.concurrency,
+  WORKER_IO_CONCURRENCY: (c) => c.worker.ioConcurrency,
   WORKER_ATTEMPTS: (c) => c.worker.attempts,
   WORKER_BACKOFF_MS: (c) => c.worker.backoffMs,
   WORKER_LOCK_MS: (c) => c.worker.lockMs,

@@ -20,8 +20,8 @@ class FakeLedger implements JobLedger {
 }
 
 const job = (id: string): QueuedJob => ({ id, name: "media.purge", data: { orgId: "o", objectId: id } });
-const opts = (ledger: JobLedger, extra: Partial<{ concurrency: number; attempts: number; backoffMs: number; lockMs: number }> = {}) => ({
-  concurrency: 1,
+const opts = (ledger: JobLedger, extra: Partial<{ slots: { cpu: number; io: number }; attempts: number; backoffMs: number; lockMs: number }> = {}) => ({
+  slots: { cpu: 1, io: 1 },
   attempts: 3,
   backoffMs: 10,
   lockMs: 60_000,
@@ -86,7 +86,7 @@ describe("MemoryQueue", () => {
         },
       },
     };
-    const sut = new MemoryQueue(processors, silent, opts(ledger, { concurrency: 1, backoffMs: 60_000 }));
+    const sut = new MemoryQueue(processors, silent, opts(ledger, { backoffMs: 60_000 }));
     await sut.add(job("flaky"));
     await sut.add(job("slow"));
     await sut.add(job("queued"));
@@ -122,5 +122,52 @@ describe("MemoryQueue", () => {
     await sut.drain();
     expect(ledger.settledJobs).toEqual([["orphan", "no processor for media.purge"]]);
     await sut.close();
+  });
+
+  describe("classes", () => {
+    /** Processors that record the order jobs start in and hold each until `finish(id)` (or `open()`). */
+    function gated() {
+      const started: string[] = [];
+      const releases = new Map<string, () => void>();
+      let opened = false;
+      const run = (j: QueuedJob) =>
+        new Promise<void>((resolve) => {
+          started.push(j.id);
+          if (opened) resolve();
+          else releases.set(j.id, resolve);
+        });
+      const processors: Processors = { "media.purge": { run }, "derivatives.generate": { run } };
+      const finish = async (id: string) => {
+        releases.get(id)!();
+        releases.delete(id);
+        await Bun.sleep(5);
+      };
+      /** Lets every job held, and every later one, finish. */
+      const open = () => {
+        opened = true;
+        for (const r of releases.values()) r();
+        releases.clear();
+      };
+      return { started, finish, open, processors };
+    }
+    const of = (org: string, id: string, name: "media.purge" | "derivatives.generate" = "media.purge"): QueuedJob => ({ id, name, data: { orgId: org, objectId: id } });
+
+    test("a cpu job runs while io jobs hold every io slot, and the other way round (separate slots)", async () => {
+      const g = gated();
+      const sut = new MemoryQueue(g.processors, silent, opts(new FakeLedger(), { slots: { cpu: 1, io: 2 } }));
+      for (const id of ["io1", "io2", "io3"]) await sut.add(of("a", id));
+      await sut.add(of("b", "thumb1", "derivatives.generate"));
+      await sut.add(of("b", "thumb2", "derivatives.generate"));
+      await Bun.sleep(5);
+      expect(g.started.sort()).toEqual(["io1", "io2", "thumb1"]);
+      expect(await sut.counts()).toEqual({ waiting: 2, active: 3, delayed: 0 });
+      await g.finish("thumb1");
+      expect(g.started).toContain("thumb2");
+      expect(g.started).not.toContain("io3");
+      g.open();
+      await sut.drain();
+      expect(g.started).toContain("io3");
+      await sut.close();
+    });
   });
 });
