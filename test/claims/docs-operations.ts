@@ -8,7 +8,6 @@ import { upload } from "../support/upload.ts";
 
 const READINESS = "test/hardening/readiness.test.ts";
 const SHUTDOWN = "test/hardening/shutdown.test.ts";
-const SHUTDOWN_REDIS_DOWN = "test/hardening/shutdown-redis-down.test.ts";
 const METRICS = "test/integration/metrics.test.ts";
 
 export default {
@@ -82,11 +81,11 @@ export default {
     { says: "All of it within SHUTDOWN_TIMEOUT_MS (25 s). Past the deadline the process logs shutdown deadline passed and exits 1:", by: { file: SHUTDOWN, test: "a job that outlasts SHUTDOWN_TIMEOUT_MS: exit 1 at the deadline, and the job runs on the next start" } },
     { says: "All of it within SHUTDOWN_TIMEOUT_MS (25 s).", check: defaults({ SHUTDOWN_TIMEOUT_MS: 25_000 }) },
     { says: "a PING that gets no answer within 500 ms lets the queue's connections go at once.", by: { file: SHUTDOWN, test: "SIGTERM while Redis is unreachable" } },
-    { says: "Each command that hands a job to the queue gives up after 2 s,", by: { file: SHUTDOWN_REDIS_DOWN, test: "the queue's add gives up on a Redis that accepts and never answers" } },
+    { says: "Each command that hands a job to the queue gives up after 2 s,", by: { file: SHUTDOWN, test: "the queue's add gives up on a Redis that accepts and never answers" } },
     { says: "the outbox's dispatch pass in hand hands over no further job once the shutdown has begun:", by: { file: "test/integration/outbox.test.ts", test: "a dispatcher told to stop hands over no further row" } },
-    { says: "Jobs committed while Redis was away (an upload confirmed during the outage) stay in the outbox, and the next start,", by: { file: SHUTDOWN_REDIS_DOWN, test: "the next start dispatches the confirmed upload's job" } },
+    { says: "Jobs committed while Redis was away (an upload confirmed during the outage) stay in the outbox, and the next start,", by: { file: SHUTDOWN, test: "the next start dispatches the confirmed upload's job" } },
     { says: "The guards' connection closes with a QUIT under its 500 ms command deadline.", by: { file: "test/integration/guards-fail-open.test.ts", test: "a hung Redis: commands give up after 500 ms" } },
-    { says: "All told, Redis can hold a shutdown for a few seconds, far inside SHUTDOWN_TIMEOUT_MS.", by: { file: SHUTDOWN_REDIS_DOWN, test: "Redis ${how}: the process exits 0 in seconds" } },
+    { says: "All told, Redis can hold a shutdown for a few seconds, far inside SHUTDOWN_TIMEOUT_MS.", by: { file: SHUTDOWN, test: "Redis ${how}: the process exits 0 in seconds" } },
     {
       says: "Workers of this release run jobs as well, so what is queued there is run by whichever worker is up, old or new.",
       by: { file: "test/integration/bullmq-worker.test.ts", test: "a rolling upgrade strands nothing" },

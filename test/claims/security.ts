@@ -372,7 +372,7 @@ const claims: PageClaims = {
     },
     {
       says: "The queue's commands now give up after 2 s, and once the shutdown has begun the outbox hands over no further job; the job waits in the outbox for the next start",
-      by: { file: "test/hardening/shutdown-redis-down.test.ts", test: "the queue's add gives up on a Redis that accepts and never answers" },
+      by: { file: "test/hardening/shutdown.test.ts", test: "the queue's add gives up on a Redis that accepts and never answers" },
     },
     {
       says: "once the shutdown has begun the outbox hands over no further job;",
@@ -380,7 +380,7 @@ const claims: PageClaims = {
     },
     {
       says: "(Redis killed and frozen after a confirm: exit 0 within seconds; the next start runs the job)",
-      by: { file: "test/hardening/shutdown-redis-down.test.ts", test: "the next start dispatches the confirmed upload's job" },
+      by: { file: "test/hardening/shutdown.test.ts", test: "the next start dispatches the confirmed upload's job" },
     },
     {
       says: "cpu (thumbnails and facts, set renditions) on WORKER_CONCURRENCY (2) slots, io (imports, webhook deliveries, purges, search sync) on WORKER_IO_CONCURRENCY (16).",

@@ -7,6 +7,8 @@ import { eventually } from "../support/eventually.ts";
 import { Api } from "../support/http.ts";
 import { png } from "../support/media-files.ts";
 import { type Child, freePort, spawnScript } from "../support/processes.ts";
+import { loadConfig } from "../../app/config.ts";
+import { BullQueue, PRODUCER_COMMAND_TIMEOUT_MS } from "../../worker/bullmq-queue.ts";
 import { privateRedis, redisServerPath } from "../support/faults.ts";
 import { newOrg, seedDataDir, type TestServer } from "../support/server.ts";
 import { upload } from "../support/upload.ts";
@@ -149,4 +151,84 @@ describe("graceful shutdown", () => {
       await redis.destroy();
     }
   }, 60_000);
+});
+
+/**
+ * SIGTERM after an upload was confirmed while Redis was unreachable: the process sat out the
+ * whole 25 s SHUTDOWN_TIMEOUT_MS (an idle one exits in 2-5 s). The confirm's job is committed to
+ * the outbox; with Redis frozen (SIGSTOP: the kernel still accepts connections, nothing ever
+ * answers) the dispatcher's add had no deadline of its own, so the pass in hand, and the
+ * shutdown waiting for it, never ended. Killed (connections refused), the add fails after two
+ * refused reconnections; that case keeps the bug from coming back that way. The job is not
+ * lost: the next start, with Redis back, dispatches it.
+ */
+describe.skipIf(!redisServerPath)("SIGTERM after a confirm while Redis is unreachable", () => {
+  /**
+   * Well under the 25 s deadline the bug ran into, so a process that waits for it fails, and
+   * loose for a loaded 2-core machine: what it adds up is one queue command (2 s), a PING per
+   * queue connection and the guards' QUIT (500 ms each), and the database's own closing.
+   */
+  const EXIT_CEILING_MS = 15_000;
+  const DEADLINE_MS = 25_000;
+
+  test("the queue's add gives up on a Redis that accepts and never answers (PRODUCER_COMMAND_TIMEOUT_MS, 2 s)", async () => {
+    expect(PRODUCER_COMMAND_TIMEOUT_MS).toBe(2_000);
+    const redis = await privateRedis();
+    const queue = new BullQueue({ redisUrl: redis.url, redisPrefix: "shutdown-add-deadline", worker: loadConfig({}).worker });
+    try {
+      await queue.counts(); // connected and ready
+      redis.freeze();
+      // A ceiling, not a measurement: without a command deadline the add never settles.
+      const outcome = await Promise.race([
+        queue.add({ id: crypto.randomUUID(), name: "search.sync", data: { orgId: crypto.randomUUID(), objectIds: [] } }).then(() => "added", (err: Error) => err.message),
+        Bun.sleep(EXIT_CEILING_MS).then(() => "still waiting"),
+      ]);
+      expect(outcome).toContain("timed out");
+    } finally {
+      redis.thaw();
+      await queue.close();
+      await redis.destroy();
+    }
+  }, 60_000);
+
+  for (const how of ["killed", "frozen"] as const)
+    test(`Redis ${how}: the process exits 0 in seconds, and the next start dispatches the confirmed upload's job`, async () => {
+      const redis = await privateRedis();
+      try {
+        const dir = await newDataDir();
+        const env = { REDIS_URL: redis.url, REDIS_PREFIX: `shutdown-confirmed-${how}`, HOLD_MS: "0", SHUTDOWN_TIMEOUT_MS: String(DEADLINE_MS) };
+        const first = await start(dir, env);
+        const org = await newOrg(first.server);
+        const bucket = (await org.admin.post("/api/buckets", { name: `redis-${how}` })).body;
+
+        if (how === "killed") await redis.kill();
+        else redis.freeze();
+        // The guards fail open: requests go on, and the confirm commits its job to the outbox.
+        await eventually(async () => ((await org.admin.get("/api/buckets")).status === 200 ? true : undefined), { what: "a request without Redis" });
+        const object = await upload(org.admin, bucket.id, "confirmed-while-down.png", new Uint8Array(await png(64, 64)), { contentType: "image/png" });
+        // Let the dispatcher's kick meet the missing Redis (and a poll or two after it).
+        await Bun.sleep(3000);
+        expect(first.child.output()).not.toContain(`started ${object.id}`);
+
+        const signalled = performance.now();
+        first.child.proc.kill("SIGTERM");
+        const code = await Promise.race([first.child.proc.exited, Bun.sleep(DEADLINE_MS + 10_000).then(() => "still running" as const)]);
+        const tookMs = performance.now() - signalled;
+        // 1 would mean the 25 s deadline cut the shutdown short: the bug.
+        expect({ code, deadlinePassed: first.child.errors().includes("shutdown deadline passed") }).toEqual({ code: 0, deadlinePassed: false });
+        expect(tookMs).toBeLessThan(EXIT_CEILING_MS);
+
+        // Redis back (empty: this one keeps nothing), the next start hands the outbox row over.
+        if (how === "killed") await redis.start();
+        else redis.thaw();
+        const next = await start(dir, env);
+        await next.child.waitFor(new RegExp(`finished ${object.id}`), 60_000);
+        const api = new Api(next.url, org.adminKey.secret);
+        await eventually(async () => ((await api.get(`/api/media/${object.id}`)).body.thumbnail?.state === "ready" ? true : undefined), { what: "the thumbnail after Redis returned" });
+        next.child.proc.kill("SIGTERM");
+        expect(await next.child.proc.exited).toBe(0);
+      } finally {
+        await redis.destroy();
+      }
+    }, 180_000);
 });
