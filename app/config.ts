@@ -52,6 +52,8 @@ const envSchema = z.object({
   S3_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
   STORAGE_PORT: z.coerce.number().int().min(0).max(65535).default(9000),
   UPLOAD_URL_EXPIRES_IN: z.coerce.number().int().min(60).max(604800).default(900),
+  /** Most bytes an upload URL without a size (or a part URL) may carry and counts as unconfirmed. */
+  UPLOAD_UNSIZED_MAX_BYTES: z.coerce.number().int().min(1).max(5 * 1024 ** 3).default(64 * 1024 ** 2),
   MEILISEARCH_URL: z.string().optional(),
   MEILISEARCH_KEY: z.string().optional(),
   SEARCH_EXACT_LIMIT: z.coerce.number().int().min(1).max(1_000_000).default(10_000),
@@ -204,6 +206,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       embeddedPort: e.STORAGE_PORT,
     },
     uploadUrlExpiresIn: e.UPLOAD_URL_EXPIRES_IN,
+    uploadUnsizedMaxBytes: e.UPLOAD_UNSIZED_MAX_BYTES,
     meilisearch: e.MEILISEARCH_URL ? { url: e.MEILISEARCH_URL, key: e.MEILISEARCH_KEY ?? null } : null,
     searchExactLimit: e.SEARCH_EXACT_LIMIT,
     jwtSecret: e.JWT_SECRET ?? null,

@@ -163,9 +163,10 @@ export class S3Storage implements ObjectStorage {
     return { url: this.presigner.presign({ method: "PUT", key, expiresIn: opts.expiresIn, ...bound, headers, now: opts.now }), headers };
   }
 
-  presignUploadPart(key: string, opts: { uploadId: string; partNumber: number; contentType?: string; expiresIn: number; now: Date }): PresignedRequest {
+  presignUploadPart(key: string, opts: { uploadId: string; partNumber: number; contentType?: string; maxLength?: number; expiresIn: number; now: Date }): PresignedRequest {
     const headers: Record<string, string> = opts.contentType ? { "Content-Type": opts.contentType } : {};
-    const query = { partNumber: String(opts.partNumber), uploadId: opts.uploadId };
+    const query: Record<string, string> = { partNumber: String(opts.partNumber), uploadId: opts.uploadId };
+    if (opts.maxLength !== undefined && this.enforcesMaxLength) query[MAX_LENGTH_PARAM] = String(opts.maxLength);
     return { url: this.presigner.presign({ method: "PUT", key, expiresIn: opts.expiresIn, query, headers, now: opts.now }), headers };
   }
 

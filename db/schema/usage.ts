@@ -56,9 +56,21 @@ export const usageMonthly = pgTable(
   (t) => [primaryKey({ columns: [t.orgId, t.month] })],
 );
 
+/** A multipart upload's parts as counted: bytes measured in storage, and the most each part URL given out since may carry. */
+export interface CountedParts {
+  measured: number;
+  /** Part number → the most bytes its URL may carry; dropped once the part is seen in storage. */
+  pending: Record<string, number>;
+}
+
 /**
  * An upload between presign and confirm: what it reserved, and what confirm needs to know
  * (content type, tags, multipart upload id). Confirm or the sweeper removes it.
+ *
+ * An upload counts greatest(bytes, bound) against the organization's unconfirmed bytes
+ * (domain/usage/counters.ts). Rows written before `bound` existed (an instance of an earlier
+ * release, during a rolling upgrade) have it null: they count their `bytes`, which is what
+ * that release reserved, and expire as before.
  */
 export const uploadReservations = pgTable(
   "upload_reservations",
@@ -67,16 +79,26 @@ export const uploadReservations = pgTable(
     orgId: organizationRef(),
     bucketId: bucketRef().notNull(),
     key: text("key").notNull(),
+    /** Reserved against the allocation: the declared size (0 without one). */
     bytes: bigint("bytes", { mode: "number" }).notNull().default(0),
     contentType: text("content_type").notNull(),
     tags: text("tags").array().notNull().default([]),
     uploadId: text("upload_id"),
+    /**
+     * The most bytes the upload may leave in storage as counted, when more than `bytes`: an
+     * upload URL without a size (UPLOAD_UNSIZED_MAX_BYTES), or a multipart upload's parts.
+     */
+    bound: bigint("bound", { mode: "number" }),
+    parts: jsonb("parts").$type<CountedParts>(),
     expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
     createdAt: createdAt(),
   },
   (t) => [
     index("upload_reservations_key_idx").on(t.bucketId, t.key),
     index("upload_reservations_expiry_idx").on(t.expiresAt),
+    index("upload_reservations_org_idx").on(t.orgId),
+    // The uploads counting more than they reserved, summed on every upload URL's check.
+    index("upload_reservations_unsized_idx").on(t.orgId).where(sql`${t.bound} > ${t.bytes}`),
   ],
 );
 

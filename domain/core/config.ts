@@ -34,6 +34,12 @@ export interface Config {
     embeddedPort: number;
   };
   uploadUrlExpiresIn: number;
+  /**
+   * The most bytes an upload URL signed without a size (a single PUT, or a multipart part)
+   * may carry: what it counts against the organization's unconfirmed bytes, and the maximum
+   * the embedded node's URL signs.
+   */
+  uploadUnsizedMaxBytes: number;
   meilisearch: { url: string; key: string | null } | null;
   /** Totals and facets are exact up to this many matches; above, the total is a lower bound. */
   searchExactLimit: number;

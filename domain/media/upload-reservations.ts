@@ -1,7 +1,7 @@
 import { sql } from "drizzle-orm";
 import { type Db, rowsOf } from "../../db/client.ts";
 import { preparedSql } from "../core/prepared.ts";
-import { pendingStorage } from "../usage/counters.ts";
+import { pendingStorage, unconfirmedFits } from "../usage/counters.ts";
 
 /** One single-shot upload to reserve for: what presignUpload knows when it asks. */
 export interface SingleShotRequest {
@@ -9,6 +9,13 @@ export interface SingleShotRequest {
   key: string;
   /** Declared size; undefined reserves nothing (confirm measures). */
   size: number | undefined;
+  /**
+   * What the URL counts against the organization's unconfirmed bytes: the size, or without
+   * one the most its URL may carry (UPLOAD_UNSIZED_MAX_BYTES, `slack`).
+   */
+  counts: number;
+  /** UPLOAD_UNSIZED_MAX_BYTES: how far unconfirmed bytes may pass the free allocation (unconfirmedFits). */
+  slack: number;
   contentType: string;
   tags: string[];
   now: Date;
@@ -29,23 +36,26 @@ const p = (name: string) => sql.placeholder(name);
 
 // Every request of the batch is a row of `req`; the subqueries see the tables as they were
 // before this statement, so a request does not see its own reservation (or its batch's) as
-// pending. The quota condition covers the batch's total: all are reserved or none.
+// pending. The quota conditions cover the batch's total: all are reserved or none. Two of
+// them: the declared sizes fit the allocation, and what the URLs count (a URL without a size
+// counts its maximum) fits the unconfirmed bound.
 const reserveSql = () => sql`
   with durability as (select set_config('synchronous_commit', 'off', true)),
   req as (
     select r.* from jsonb_to_recordset(${p("rows")}::text::jsonb)
-      as r(i integer, bucket_id uuid, key text, bytes bigint, content_type text, tags jsonb, expires_at timestamptz, created_at timestamptz)
+      as r(i integer, bucket_id uuid, key text, bytes bigint, counts bigint, content_type text, tags jsonb, expires_at timestamptz, created_at timestamptz)
   ),
   ok as (select req.*, b.name as bucket_name from req join buckets b on b.id = req.bucket_id and b.org_id = ${p("orgId")}),
   reserved as (
     update org_usage set reserved_storage = reserved_storage + (select sum(bytes) from ok), updated_at = now()
     where org_id = ${p("orgId")} and exists (select 1 from ok)
       and used_storage + reserved_storage + ${pendingStorage(p("orgId"))} + (select sum(bytes) from ok) <= allocated_storage
+      and ${unconfirmedFits(p("orgId"), sql`(select sum(bytes) from ok)`, p("slack"), sql`select ok.bucket_id, ok.key, null::text, ok.counts - ok.bytes from ok where ok.counts > ok.bytes`)}
     returning org_id
   ),
   ins as (
-    insert into upload_reservations (org_id, bucket_id, key, bytes, content_type, tags, expires_at, created_at)
-    select reserved.org_id, ok.bucket_id, ok.key, ok.bytes, ok.content_type,
+    insert into upload_reservations (org_id, bucket_id, key, bytes, bound, content_type, tags, expires_at, created_at)
+    select reserved.org_id, ok.bucket_id, ok.key, ok.bytes, nullif(greatest(ok.counts, ok.bytes), ok.bytes), ok.content_type,
       array(select jsonb_array_elements_text(ok.tags)), ok.expires_at, ok.created_at
     from reserved, ok, durability
     returning 1
@@ -75,19 +85,39 @@ interface Row {
 /** Booleans from raw SQL: PGlite and postgres.js both give booleans, but be lenient. */
 const truthy = (v: unknown): boolean => v === true || v === "t" || v === 1;
 
-/** One statement for these requests; per request its row, or undefined when its bucket is not the organization's. */
+/**
+ * One statement for these requests; per request its row, or undefined when its bucket is not
+ * the organization's.
+ *
+ * A statement sees the upload rows committed when it started, and the organization's usage
+ * row as it is once locked. Declared sizes are checked on the locked row, exactly; what URLs
+ * without a size count is summed from upload rows, which another instance's statement may
+ * commit while this one waits for the lock. So a batch holding such a URL locks the usage row
+ * first, in a transaction of its own, and its statement starts after every earlier holder
+ * committed: concurrent URLs without a size never pass the bound together. (Batches of
+ * declared sizes alone keep their one statement; the allocation bounds them anyway.)
+ */
 async function reserveTogether(db: Db, orgId: string, requests: readonly SingleShotRequest[]): Promise<(Row | undefined)[]> {
   const rows = requests.map((r, i) => ({
     i,
     bucket_id: r.bucketId,
     key: r.key,
     bytes: r.size ?? 0,
+    counts: Math.max(r.counts, r.size ?? 0),
     content_type: r.contentType,
     tags: r.tags,
     expires_at: new Date(r.now.getTime() + r.lifetimeMs).toISOString(),
     created_at: r.now.toISOString(),
   }));
-  const found = rowsOf<Row>(await preparedSql(db, "reserve_uploads", reserveSql).execute({ orgId, rows: JSON.stringify(rows) }));
+  const values = { orgId, slack: requests[0]!.slack, rows: JSON.stringify(rows) };
+  const unsized = rows.some((r) => r.counts > r.bytes);
+  const result = unsized
+    ? await db.transaction(async (tx) => {
+        await tx.execute(sql`select 1 from org_usage where org_id = ${orgId} for update`);
+        return preparedSql(tx, "reserve_uploads", reserveSql).execute(values);
+      })
+    : await preparedSql(db, "reserve_uploads", reserveSql).execute(values);
+  const found = rowsOf<Row>(result);
   const byIndex = new Map(found.map((row) => [Number(row.i), row]));
   return requests.map((_, i) => byIndex.get(i));
 }

@@ -1,4 +1,4 @@
-import { and, desc, eq, inArray, isNull, lte, sql } from "drizzle-orm";
+import { and, asc, eq, inArray, isNull, lte, sql } from "drizzle-orm";
 import type { MediaObject } from "../../contract/media.ts";
 import type { AbortedUpload, CompletedUpload, MultipartUpload, PresignedPart, PresignedUpload } from "../../contract/presign.ts";
 import { mediaObjects, orgUsage, uploadReservations } from "../../db/schema/index.ts";
@@ -9,19 +9,20 @@ import { AppError, errors } from "../core/errors.ts";
 import { contentTypeFor, kindOf } from "./kind.ts";
 import { loadMediaView, purgeObject } from "./media.ts";
 import { objectPath } from "./storage-keys.ts";
-import { pendingStorage, quotaExceeded, releaseReservation, reserveStorage } from "../usage/counters.ts";
+import { pendingStorage, quotaExceeded, releaseReservation, reserveCounted, reserveStorage, uploadRefusal } from "../usage/counters.ts";
 import { appendStorageDelta } from "../usage/storage-deltas.ts";
 import type { WriteCondition } from "../ports/storage.ts";
 import { runHooks } from "./lifecycle.ts";
 import { type KeySeen, reserveSingleShot } from "./upload-reservations.ts";
 import { onObjectRemoved, onObjectStored } from "./object-hooks.ts";
 import { closedOrUnknown, rememberMultipartId } from "./multipart-ids.ts";
+import { countPart } from "./upload-parts.ts";
 
 /** A single-shot reservation outlives its URL by this much: a slow PUT may start at the last second. */
 const SINGLE_SHOT_GRACE_MS = 60 * 60 * 1000;
 /** A multipart upload stays reserved this long after its last part was presigned. */
 const MULTIPART_IDLE_MS = 24 * 60 * 60 * 1000;
-/** S3's largest single PUT: the bound of an upload URL presigned without a size, where storage enforces one. */
+/** S3's largest single PUT: no URL signs more. */
 export const MAX_SINGLE_PUT_BYTES = 5 * 1024 ** 3;
 
 /** Upload tags travel to storage as one header, the labels URL-encoded and joined with "&". */
@@ -38,9 +39,11 @@ export interface UploadTarget {
  * Single-shot upload, step 1: check the bucket, reserve the declared size, then sign.
  *
  * A declared `size` is an optimistic reservation and an upper bound, never an exact length:
- * any shorter body uploads, and confirm records what storage holds. Where storage enforces a
- * signed maximum (the embedded node) the URL carries the size, or MAX_SINGLE_PUT_BYTES without
- * one, and a longer body is refused at the PUT. Elsewhere nothing bounds the PUT: confirm
+ * any shorter body uploads, and confirm records what storage holds. Without one nothing is
+ * reserved, but the URL counts UPLOAD_UNSIZED_MAX_BYTES against the organization's unconfirmed
+ * bytes (unconfirmedFits: 403 quota_exceeded when it has too much outstanding). Where storage
+ * enforces a signed maximum (the embedded node) the URL carries the size, or that maximum
+ * without one, and a longer body is refused at the PUT. Elsewhere nothing bounds the PUT: confirm
  * measures the bytes, and what outgrew its reservation counts only if it fits the allocation,
  * else it is refused and deleted (recordStoredObject). Either way the URL is signed with a
  * write condition on what the key holds now (If-None-Match: * for a free key, If-Match: its
@@ -57,11 +60,13 @@ export async function presignUpload(
   const tags = input.tags ?? [];
   const expiresIn = deps.config.uploadUrlExpiresIn;
   const now = deps.clock.now();
-  const r = { bucketId: input.bucketId, key: input.key, size: input.size, contentType, tags, now, lifetimeMs: expiresIn * 1000 + SINGLE_SHOT_GRACE_MS };
+  const unsizedMax = deps.config.uploadUnsizedMaxBytes;
+  const counts = input.size ?? unsizedMax;
+  const r = { bucketId: input.bucketId, key: input.key, size: input.size, counts, slack: unsizedMax, contentType, tags, now, lifetimeMs: expiresIn * 1000 + SINGLE_SHOT_GRACE_MS };
   const seen = await reserveSingleShot(deps.db, caller.orgId, r);
   if (!seen) {
     await resolveBucket(deps, caller, input.bucketId); // 404 for a bucket the organization lacks
-    throw await quotaExceeded(deps.db, caller.orgId, input.size ?? 0);
+    throw await uploadRefusal(deps.db, caller.orgId, { declared: input.size ?? 0, counted: counts, slack: unsizedMax });
   }
   const bucket = { id: input.bucketId, name: seen.bucketName };
   const path = objectPath(bucket.id, input.key);
@@ -70,7 +75,7 @@ export async function presignUpload(
     expiresIn,
     now,
     condition: await writeCondition(deps, path, seen),
-    maxLength: Math.min(input.size ?? MAX_SINGLE_PUT_BYTES, MAX_SINGLE_PUT_BYTES),
+    maxLength: Math.min(counts, MAX_SINGLE_PUT_BYTES),
     ...(tags.length > 0 ? { tagging: taggingHeader(tags) } : {}),
   });
   return {
@@ -116,7 +121,8 @@ export async function createMultipartUpload(
   const tags = input.tags ?? [];
   const now = deps.clock.now();
   const uploadId = await deps.db.transaction(async (tx) => {
-    const started = await reserveUpload(tx, caller.orgId, { bucketId: bucket.id, key: input.key, size: input.size, contentType, tags, now, lifetimeMs: MULTIPART_IDLE_MS }, () =>
+    const r = { bucketId: bucket.id, key: input.key, size: input.size, contentType, tags, now, lifetimeMs: MULTIPART_IDLE_MS, slack: deps.config.uploadUnsizedMaxBytes };
+    const started = await reserveUpload(tx, caller.orgId, r, () =>
       deps.storage.createMultipart(objectPath(bucket.id, input.key), { contentType, ...(tags.length > 0 ? { tagging: taggingHeader(tags) } : {}) }),
     );
     await rememberMultipartId(tx, { orgId: caller.orgId, bucketId: bucket.id, key: input.key, uploadId: started!, now });
@@ -129,15 +135,18 @@ export async function createMultipartUpload(
  * Reserves the declared size (403 quota_exceeded past the allocation) and records what
  * confirm will need, in the caller's transaction. A multipart upload is started in storage
  * between the two (`startMultipart`), so a refused reservation starts nothing and a failed
- * start leaves no reservation. Returns the multipart upload id, if any.
+ * start leaves no reservation. Returns the multipart upload id, if any. With `slack`, a
+ * client's upload: the declared size also counts against the unconfirmed bound (its parts
+ * count as they are presigned, countPart); without, bytes the service itself stores.
  */
 async function reserveUpload(
   tx: Deps["db"],
   orgId: string,
-  r: { bucketId: string; key: string; size: number | undefined; contentType: string; tags: string[]; now: Date; lifetimeMs: number },
+  r: { bucketId: string; key: string; size: number | undefined; contentType: string; tags: string[]; now: Date; lifetimeMs: number; slack?: number },
   startMultipart?: () => Promise<string>,
 ): Promise<string | null> {
-  await reserveStorage(tx, orgId, r.size ?? 0);
+  if (r.slack !== undefined) await reserveCounted(tx, orgId, { declared: r.size ?? 0, counted: r.size ?? 0, slack: r.slack });
+  else await reserveStorage(tx, orgId, r.size ?? 0);
   const uploadId = startMultipart ? await startMultipart() : null;
   await tx.insert(uploadReservations).values({
     orgId,
@@ -205,15 +214,15 @@ export async function presignUploadPart(
   const { bucket, reservation } = await findMultipart(deps, caller, input);
   const expiresIn = deps.config.uploadUrlExpiresIn;
   const now = deps.clock.now();
-  await deps.db
-    .update(uploadReservations)
-    .set({ expiresAt: new Date(now.getTime() + MULTIPART_IDLE_MS) })
-    .where(eq(uploadReservations.id, reservation.id));
-  const signed = deps.storage.presignUploadPart(objectPath(bucket.id, input.key), {
+  const path = objectPath(bucket.id, input.key);
+  const expiresAt = new Date(now.getTime() + MULTIPART_IDLE_MS);
+  const maxLength = await countPart(deps, { orgId: caller.orgId, reservation, path, partNumber: input.partNumber, expiresAt });
+  const signed = deps.storage.presignUploadPart(path, {
     uploadId: input.uploadId,
     partNumber: input.partNumber,
     expiresIn,
     now,
+    maxLength,
     ...(input.contentType ? { contentType: input.contentType } : {}),
   });
   return { url: signed.url, method: "PUT", partNumber: input.partNumber, expiresIn, headers: signed.headers };
@@ -223,8 +232,8 @@ export async function presignUploadPart(
  * Assembles the parts. Without a parts list the uploaded parts are listed from storage,
  * in order. Tags given here replace the ones given at create-multipart.
  *
- * Part URLs are not bounded one by one (a part's length is not known when it is signed, and
- * S3 can only sign an exact one), so the parts are measured here, before they are assembled:
+ * Part URLs are bounded one by one only where storage enforces a signed maximum (countPart;
+ * S3 can only sign an exact length), so the parts are measured here, before they are assembled:
  * a total above what was reserved must have its excess reserved now, or the upload is refused
  * with 403 quota_exceeded and aborted (its parts deleted, its reservation released).
  */
@@ -260,9 +269,11 @@ export async function completeUpload(
     throw storageRefusal(err) ?? err;
   }
   const tags = input.tags ?? reservation.tags;
-  if (input.tags) {
-    await deps.db.update(uploadReservations).set({ tags }).where(eq(uploadReservations.id, reservation.id));
-  }
+  // The parts are one object now, counted as reserved (reserveExcess): their count is done.
+  await deps.db
+    .update(uploadReservations)
+    .set({ bound: null, parts: null, ...(input.tags ? { tags } : {}) })
+    .where(eq(uploadReservations.id, reservation.id));
   if (tags.length > 0) await deps.storage.putTags(path, taggingHeader(tags));
   return { bucketId: bucket.id, key: input.key, uploadId: input.uploadId, etag, parts: parts.length };
 }
@@ -451,18 +462,35 @@ function storageRefusal(err: unknown): AppError | null {
   return known[name] ? errors.badRequest(known[name]!, { storageCode: name }) : null;
 }
 
+/** Batches one sweep releases at most (10,000 reservations by default); the next pass, a minute later, goes on. */
+const SWEEP_BATCHES = 100;
+
 /**
  * Releases reservations whose uploads were never confirmed, aborting multipart uploads in
  * storage and collecting bytes that were stored but never confirmed. Safe on several
  * instances at once: each row is claimed by deleting it.
+ *
+ * Oldest first, `limit` at a time, until none is due (or SWEEP_BATCHES): a pass once took the
+ * 100 latest, so a flood of reservations expiring (1,200 upload URLs a minute are allowed)
+ * kept the older ones, and the bytes PUT to them, from ever being collected.
  */
 export async function sweepExpiredReservations(deps: Deps, limit = 100): Promise<number> {
+  let swept = 0;
+  for (let batch = 0; batch < SWEEP_BATCHES; batch++) {
+    const released = await sweepSome(deps, limit);
+    swept += released;
+    if (released < limit) break;
+  }
+  return swept;
+}
+
+async function sweepSome(deps: Deps, limit: number): Promise<number> {
   const now = deps.clock.now();
   const due = await deps.db
     .select({ id: uploadReservations.id })
     .from(uploadReservations)
     .where(lte(uploadReservations.expiresAt, now))
-    .orderBy(desc(uploadReservations.expiresAt))
+    .orderBy(asc(uploadReservations.expiresAt))
     .limit(limit);
   if (due.length === 0) return 0;
   const released = await deps.db.transaction(async (tx) => {

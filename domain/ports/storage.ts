@@ -42,7 +42,8 @@ export interface ObjectStorage {
     key: string,
     opts: { contentType: string; tagging?: string; maxLength?: number; condition?: WriteCondition; expiresIn: number; now: Date },
   ): PresignedRequest;
-  presignUploadPart(key: string, opts: { uploadId: string; partNumber: number; contentType?: string; expiresIn: number; now: Date }): PresignedRequest;
+  /** `maxLength` as for presignPut: signed and enforced where the store can, else ignored. */
+  presignUploadPart(key: string, opts: { uploadId: string; partNumber: number; contentType?: string; maxLength?: number; expiresIn: number; now: Date }): PresignedRequest;
   presignGet(key: string, opts: { expiresIn: number; downloadName?: string; now: Date }): string;
 
   createMultipart(key: string, opts: { contentType: string; tagging?: string }): Promise<string>;

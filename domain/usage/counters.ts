@@ -53,6 +53,37 @@ export const pendingStorage = (orgId: string | Placeholder) =>
   sql`(select coalesce(sum(d.used_storage + d.reserved_storage), 0) from storage_deltas d where d.org_id = ${orgId})`;
 
 /**
+ * What the organization's uploads count beyond the bytes they reserved (`bound` over `bytes`:
+ * upload URLs without a size, multipart parts): with reserved_storage, the bytes its
+ * unconfirmed uploads may leave in storage. Upload URLs for one key count once, the largest:
+ * the key holds one object whichever URL is used (each is signed for what the key holds, so
+ * after one PUT the others are refused), and a client that presigns again to retry costs
+ * nothing more. Each multipart upload counts apart: its parts are kept apart until completed.
+ *
+ * A sum over its open uploads, never a kept counter, so a row written or deleted by an instance
+ * that knows nothing of `bound` (an earlier release, during a rolling upgrade) can never leave
+ * it wrong: such rows count their `bytes` only. `also`: rows about to be added, as
+ * (bucket_id, key, upload_id, extra).
+ */
+export const unconfirmedExtra = (orgId: string | Placeholder, also?: SQL) => sql`(select coalesce(sum(k.extra), 0) from (
+    select max(x.extra) as extra from (
+      select r.bucket_id, r.key, r.upload_id, r.bound - r.bytes as extra from upload_reservations r where r.org_id = ${orgId} and r.bound > r.bytes
+      ${also ? sql`union all ${also}` : sql``}
+    ) x group by x.bucket_id, x.key, x.upload_id
+  ) k)`;
+
+/**
+ * The rule for bytes not confirmed yet, a fragment of a statement that updates (and so locks)
+ * the organization's `org_usage` row: what is used and reserved (with `reserving` more), and
+ * what uploads count beyond their reservations (with the rows `also` about to be added),
+ * stays within the allocation plus `slack` (one upload URL without a size,
+ * UPLOAD_UNSIZED_MAX_BYTES). The slack is what keeps `size` optional: an organization with
+ * nothing outstanding can always presign without one, even with its allocation full.
+ */
+export const unconfirmedFits = (orgId: string | Placeholder, reserving: SQL | Placeholder | number, slack: Placeholder | number, also?: SQL) =>
+  sql`org_usage.used_storage + org_usage.reserved_storage + ${pendingStorage(orgId)} + ${unconfirmedExtra(orgId, also)} + ${reserving} <= org_usage.allocated_storage + ${slack}`;
+
+/**
  * A kept counter as it stands: the column of a `buckets b` or `org_usage u` row plus the same
  * column of the deltas not folded into it yet (storage-deltas.ts). A fragment of a statement
  * that selects from that row under that alias.
@@ -76,6 +107,27 @@ export async function reserveStorage(tx: Db, orgId: string, bytes: number): Prom
     .returning({ orgId: orgUsage.orgId });
   if (ok) return;
   throw await quotaExceeded(tx, orgId, bytes);
+}
+
+/**
+ * Reserves `declared` bytes of the allocation for an upload that counts `counted` (at least
+ * `declared`) against its unconfirmed bytes, or refuses with 403 quota_exceeded saying which
+ * rule refused: the allocation (reserveStorage's), or too much unconfirmed (unconfirmedFits).
+ */
+export async function reserveCounted(tx: Db, orgId: string, r: { declared: number; counted: number; slack: number }): Promise<void> {
+  const [ok] = await tx
+    .update(orgUsage)
+    .set({ reservedStorage: sql`${orgUsage.reservedStorage} + ${r.declared}`, updatedAt: sql`now()` })
+    .where(
+      and(
+        eq(orgUsage.orgId, orgId),
+        sql`${orgUsage.usedStorage} + ${orgUsage.reservedStorage} + ${pendingStorage(orgId)} + ${r.declared} <= ${orgUsage.allocatedStorage}`,
+        unconfirmedFits(orgId, r.declared, r.slack),
+      ),
+    )
+    .returning({ orgId: orgUsage.orgId });
+  if (ok) return;
+  throw await uploadRefusal(tx, orgId, r);
 }
 
 export type LiveUsage = UsageCounters & { reservedStorage: number };
@@ -110,6 +162,41 @@ export async function quotaExceeded(db: Db, orgId: string, bytes: number): Promi
     reservedStorage: u?.reservedStorage ?? 0,
     allocatedStorage: u?.allocatedStorage ?? 0,
   });
+}
+
+/** The uploads of an organization not confirmed yet: how many, and the bytes they count (unconfirmedExtra). */
+export async function unconfirmedUploads(db: Db, orgId: string): Promise<{ uploads: number; bytes: number }> {
+  const [row] = rowsOf<{ uploads: string | number; bytes: string | number }>(
+    await db.execute(
+      sql`select count(*) as uploads, coalesce(sum(bytes), 0) + ${unconfirmedExtra(orgId)} as bytes from upload_reservations where org_id = ${orgId}`,
+    ),
+  );
+  return { uploads: Number(row?.uploads ?? 0), bytes: Number(row?.bytes ?? 0) };
+}
+
+/**
+ * The 403 for an upload URL refused: past the allocation when its declared size does not fit
+ * (quotaExceeded), else because the organization has too much unconfirmed, with what to do.
+ */
+export async function uploadRefusal(db: Db, orgId: string, r: { declared: number; counted: number; slack: number }): Promise<AppError> {
+  const u = await liveUsage(db, orgId);
+  if (!u || u.usedStorage + u.reservedStorage + r.declared > u.allocatedStorage) return quotaExceeded(db, orgId, r.declared);
+  const open = await unconfirmedUploads(db, orgId);
+  return new AppError(
+    "quota_exceeded",
+    `${open.uploads} upload${open.uploads === 1 ? "" : "s"} of this organization ${open.uploads === 1 ? "is" : "are"} presigned and not confirmed, counting ${open.bytes} bytes ` +
+      `(an upload URL without a size, or a multipart part not yet stored, counts up to ${r.slack}): with this one they would pass the free allocation by more than that. ` +
+      "Confirm the uploads that are done, abort unfinished multipart uploads, or wait for the rest to expire, then presign again",
+    {
+      requested: r.counted,
+      unconfirmedUploads: open.uploads,
+      unconfirmedBytes: open.bytes,
+      unsizedMaxBytes: r.slack,
+      usedStorage: u.usedStorage,
+      reservedStorage: u.reservedStorage,
+      allocatedStorage: u.allocatedStorage,
+    },
+  );
 }
 
 export async function releaseReservation(tx: Db, orgId: string, bytes: number): Promise<void> {

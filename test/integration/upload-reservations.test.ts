@@ -18,7 +18,17 @@ beforeAll(async () => {
 afterAll(() => server.stop());
 
 const db = () => server.services.deps.db;
-const request = (bucketId: string, key: string, size: number): SingleShotRequest => ({ bucketId, key, size, contentType: "application/octet-stream", tags: ["t"], now: new Date(), lifetimeMs: 60_000 });
+const request = (bucketId: string, key: string, size: number): SingleShotRequest => ({
+  bucketId,
+  key,
+  size,
+  counts: size,
+  slack: 64 * 1024 * 1024,
+  contentType: "application/octet-stream",
+  tags: ["t"],
+  now: new Date(),
+  lifetimeMs: 60_000,
+});
 
 async function reservations(orgId: string) {
   return rowsOf<{ key: string; bytes: number | string; tags: string[]; xid: string }>(

@@ -13,7 +13,6 @@ import { join } from "node:path";
 import { eq } from "drizzle-orm";
 import { mediaObjects, orgUsage } from "../../db/schema/index.ts";
 import { objectPath } from "../../domain/media/storage-keys.ts";
-import { MAX_SINGLE_PUT_BYTES } from "../../domain/media/uploads.ts";
 import { liveUsage } from "../../domain/usage/counters.ts";
 import { type LocalS3, MAX_LENGTH_PARAM, startLocalS3 } from "../../storage/local-s3/index.ts";
 import { newBucket } from "../support/objects.ts";
@@ -132,15 +131,16 @@ describe("on the embedded storage node", () => {
     expect(await o.stored("streamed.bin")).toBeNull();
   });
 
-  test("without a size the URL is still bounded, by S3's single-PUT limit", async () => {
+  test("without a size the URL is still bounded, by UPLOAD_UNSIZED_MAX_BYTES (64 MiB by default)", async () => {
     const o = await orgOn(embedded);
     const p = await o.presign("unsized.bin");
-    expect(new URL(p.body.url).searchParams.get(MAX_LENGTH_PARAM)).toBe(String(MAX_SINGLE_PUT_BYTES));
+    expect(embedded.config.uploadUnsizedMaxBytes).toBe(64 * MiB);
+    expect(new URL(p.body.url).searchParams.get(MAX_LENGTH_PARAM)).toBe(String(64 * MiB));
     expect((await put(p.body.url, p.body.headers, bytesOf(3000))).status).toBe(200);
     expect((await o.confirm("unsized.bin")).body.size).toBe(3000);
   });
 
-  test("a multipart part URL signs no length: a part of any size is taken and measured at complete-upload", async () => {
+  test("a multipart part URL signs no Content-Length: a part of any size within its maximum is taken and measured at complete-upload", async () => {
     const o = await orgOn(embedded);
     const created = await o.org.admin.post("/api/presign/create-multipart", { bucketId: o.bucket.id, key: "parts.bin", size: 10 });
     const part = await o.org.admin.post("/api/presign/upload-part", { bucketId: o.bucket.id, key: "parts.bin", uploadId: created.body.uploadId, partNumber: 1 });
