@@ -4,6 +4,7 @@ import type { Config } from "../app/config.ts";
 import { JOB_CLASSES, type JobClass, type JobName, jobClassOf } from "../domain/core/jobs.ts";
 import type { Logger } from "../domain/ports/log.ts";
 import { type JobQueue, PermanentJobFailure, type Processors, type QueuedJob } from "../domain/ports/queue.ts";
+import { FairnessCounters, fairPriority, orgOf } from "./fair-share.ts";
 
 /** One queue per job class (domain/core/jobs.ts); its keys sit under REDIS_PREFIX (`<prefix>:jobs-cpu:*`, `<prefix>:jobs-io:*`). */
 export const queueName = (c: JobClass) => `jobs-${c}`;
@@ -33,6 +34,9 @@ const connectProducer = (url: string) => new Redis(url, { maxRetriesPerRequest: 
 /**
  * The producer side, used by every process that dispatches the outbox. The outbox row's id
  * is the job id, so a row handed over twice (a crash between add and commit) is one job.
+ * Each job goes to its class's queue with a priority that takes organizations in turns
+ * (worker/fair-share.ts); none goes without one, since BullMQ runs jobs without a priority
+ * before all prioritized ones.
  */
 export class BullQueue implements JobQueue {
   readonly durable = true;
@@ -41,6 +45,7 @@ export class BullQueue implements JobQueue {
   /** Read for the metrics and by tests; never added to. */
   private readonly legacy: Queue;
   private readonly connection: Redis;
+  private readonly fairness: FairnessCounters;
 
   constructor(config: Pick<Config, "redisUrl" | "redisPrefix" | "worker">) {
     if (!config.redisUrl) throw new Error("BullQueue needs REDIS_URL");
@@ -64,6 +69,7 @@ export class BullQueue implements JobQueue {
     };
     this.queues = { cpu: open(queueName("cpu")), io: open(queueName("io")) };
     this.legacy = open(LEGACY_QUEUE_NAME);
+    this.fairness = new FairnessCounters(this.connection, config.redisPrefix);
   }
 
   private all(): Queue[] {
@@ -76,7 +82,15 @@ export class BullQueue implements JobQueue {
   }
 
   async add(job: QueuedJob): Promise<void> {
-    await this.queueFor(job.name).add(job.name, job.data, { jobId: job.id });
+    const jobClass = jobClassOf(job.name);
+    const org = orgOf(job.data);
+    const outstanding = await this.fairness.queued(jobClass, org);
+    try {
+      await this.queues[jobClass].add(job.name, job.data, { jobId: job.id, priority: fairPriority(outstanding) });
+    } catch (err) {
+      await this.fairness.settled(jobClass, org).catch(() => {});
+      throw err;
+    }
   }
 
   /** A job by id, in whichever queue holds it (tests, inspection). */
@@ -134,6 +148,7 @@ export function startBullWorker(
 ): BullWorker {
   if (!config.redisUrl) throw new Error("the BullMQ worker needs REDIS_URL");
   const connection = connect(config.redisUrl);
+  const fairness = new FairnessCounters(connection, config.redisPrefix);
   const thrownByRun = new WeakSet<Error>();
   const toQueued = (job: Job): QueuedJob => ({ id: job.id!, name: job.name as JobName, data: job.data });
   let inHand = 0;
@@ -160,7 +175,12 @@ export function startBullWorker(
     }
   };
 
-  const start = (name: string, concurrency: number) => {
+  /** Counts a finished job out of its organization's outstanding ones; a miss costs fairness only (fair-share.ts). */
+  const settled = (jobClass: JobClass, job: Job) =>
+    void fairness.settled(jobClass, orgOf(job.data)).catch((err) => log.debug("counting a finished job out failed", { id: job.id, error: String(err) }));
+
+  /** `jobClass` null: the legacy queue, whose jobs were never counted in. */
+  const start = (name: string, concurrency: number, jobClass: JobClass | null) => {
     const worker = new Worker(name, runJob, {
       connection,
       prefix: config.redisPrefix,
@@ -169,8 +189,13 @@ export function startBullWorker(
       stalledInterval: config.worker.stalledIntervalMs,
       maxStalledCount: 1,
     });
+    worker.on("completed", (job) => {
+      if (jobClass) settled(jobClass, job);
+    });
     worker.on("failed", (job, err) => {
       if (!job) return;
+      // finishedOn is set when BullMQ failed the job for good, not when it will run again.
+      if (jobClass && job.finishedOn) settled(jobClass, job);
       const attempts = job.opts.attempts ?? 1;
       const fields = { job: job.name, id: job.id, attempt: job.attemptsMade, error: err.message };
       if (thrownByRun.has(err) && err instanceof UnrecoverableError) return log.warn("job failed for good (running it again would fail the same way)", fields);
@@ -186,7 +211,7 @@ export function startBullWorker(
     return worker;
   };
   const slots: Record<JobClass, number> = { cpu: config.worker.concurrency, io: config.worker.ioConcurrency };
-  const workers = [...JOB_CLASSES.map((c) => start(queueName(c), slots[c])), start(LEGACY_QUEUE_NAME, config.worker.concurrency)];
+  const workers = [...JOB_CLASSES.map((c) => start(queueName(c), slots[c], c)), start(LEGACY_QUEUE_NAME, config.worker.concurrency, null)];
 
   return {
     workers,

@@ -1,6 +1,7 @@
 import { JOB_CLASSES, type JobClass, jobClassOf } from "../domain/core/jobs.ts";
 import type { Logger } from "../domain/ports/log.ts";
 import { type JobQueue, PermanentJobFailure, type Processors, type QueuedJob } from "../domain/ports/queue.ts";
+import { FairLane, orgOf } from "./fair-share.ts";
 
 export interface FailedJob {
   job: QueuedJob;
@@ -39,9 +40,9 @@ const REMEMBER_SETTLED = 10_000;
 
 type Ready = { job: QueuedJob; attempt: number };
 
-/** One job class's slots and the jobs waiting for them. */
+/** One job class's slots and the jobs waiting for them, taken fairly between organizations. */
 class Lane {
-  readonly ready: Ready[] = [];
+  readonly ready = new FairLane<Ready>();
   readonly running = new Set<Promise<void>>();
   constructor(readonly slots: number) {}
 }
@@ -49,7 +50,8 @@ class Lane {
 /**
  * The embedded default: jobs run inside the server process, with the same processors,
  * retries and backoff as the BullMQ worker, and the same job classes, each with slots of its
- * own (a slow import never waits for or holds a thumbnail's slot). Shutdown finishes the jobs
+ * own (a slow import never waits for or holds a thumbnail's slot) shared fairly between
+ * organizations (worker/fair-share.ts). Shutdown finishes the jobs
  * in hand and hands the others back to the outbox; a killed process stops renewing its
  * claims, so another dispatch pass (after the lock duration) runs its jobs again.
  */
@@ -88,15 +90,17 @@ export class MemoryQueue implements JobQueue {
 
   private enqueue(entry: Ready): void {
     const lane = this.lanes[jobClassOf(entry.job.name)];
-    lane.ready.push(entry);
+    lane.ready.push(orgOf(entry.job.data), entry);
     this.pump(lane);
   }
 
   private pump(lane: Lane): void {
-    while (!this.closed && lane.running.size < lane.slots && lane.ready.length > 0) {
-      const next = lane.ready.shift()!;
-      const run = this.run(next.job, next.attempt).finally(() => {
+    while (!this.closed && lane.running.size < lane.slots) {
+      const next = lane.ready.take();
+      if (!next) return;
+      const run = this.run(next.item.job, next.item.attempt).finally(() => {
         lane.running.delete(run);
+        lane.ready.done(next.org);
         this.pump(lane);
       });
       lane.running.add(run);
@@ -153,7 +157,7 @@ export class MemoryQueue implements JobQueue {
   /** What this process holds, by state (metrics). */
   async counts(): Promise<Record<string, number>> {
     const { cpu, io } = this.lanes;
-    return { waiting: cpu.ready.length + io.ready.length, active: cpu.running.size + io.running.size, delayed: this.retries.size };
+    return { waiting: cpu.ready.size + io.ready.size, active: cpu.running.size + io.running.size, delayed: this.retries.size };
   }
 
   /** Waits until nothing is queued, running or waiting for a retry (tests, benchmarks). */
@@ -168,7 +172,7 @@ export class MemoryQueue implements JobQueue {
     clearInterval(this.renewal);
     for (const timer of this.retries.values()) clearTimeout(timer);
     this.retries.clear();
-    for (const c of JOB_CLASSES) this.lanes[c].ready.length = 0;
+    for (const c of JOB_CLASSES) this.lanes[c].ready.clear();
     await Promise.allSettled(this.inFlight());
     const unfinished = [...this.held.keys()];
     this.held.clear();

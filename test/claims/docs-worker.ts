@@ -11,6 +11,7 @@ import { Unsupported } from "../../worker/derivatives/errors.ts";
 import { pdfRenderer } from "../../worker/derivatives/pdf.ts";
 import { nicedHost } from "../../worker/derivatives/render-pool.ts";
 import { POSTER_EDGE, videoPoster } from "../../worker/derivatives/video.ts";
+import { FAIRNESS_TTL_MS } from "../../worker/fair-share.ts";
 import { pruneOutbox } from "../../worker/outbox.ts";
 import type { PageClaims } from "./claim.ts";
 import { defaults, GiB, MiB, org, withServer } from "../support/claim-checks.ts";
@@ -83,6 +84,27 @@ export default {
       by: { file: "test/integration/bullmq-worker.test.ts", test: "a rolling upgrade strands nothing" },
     },
     { says: "| WORKER_IO_CONCURRENCY | 16 |", check: defaults({ WORKER_IO_CONCURRENCY: 16 }) },
+    {
+      says: "when a slot frees, the next job comes from the organization with the fewest jobs in hand in that class, so one organization's backlog, however long, delays another organization's next job by about the length of one job",
+      by: { file: CLASSES, test: "an organization's backlog of hanging deliveries delays another's delivery by about one job, not the backlog" },
+    },
+    {
+      says: "A freed slot goes to the organization with the fewest jobs running, and among equals to the one served least recently; each organization's own jobs run in the order they were queued.",
+      by: { file: "test/unit/memory-queue.test.ts", test: "one slot: organizations take turns, a newcomer before the organization that just had one" },
+    },
+    {
+      says: "each job is queued with a priority equal to its organization's outstanding jobs in the class, itself included",
+      by: { file: CLASSES, test: "a job is queued with its organization's outstanding count as priority, and counted out when it completes" },
+    },
+    {
+      says: "every job still gets a priority between 1 and BullMQ's largest, 2,097,152, and runs.",
+      by: { file: "test/unit/fair-share.test.ts", test: "a job's BullMQ priority is its organization's outstanding jobs in the class (itself included), within 1..2,097,152" },
+    },
+    {
+      says: "Each key expires an hour after it was last used, so a drift is forgotten once the organization has been quiet in the class that long.",
+      by: { file: CLASSES, test: "counted in at add and out when a job ends; never below zero; they expire when unused" },
+      check: async () => expect(FAIRNESS_TTL_MS).toBe(60 * 60 * 1000),
+    },
     {
       says: "Finished outbox rows are deleted after 7 days, failed ones after 30.",
       check: async (server) => {

@@ -387,6 +387,14 @@ const claims: PageClaims = {
       by: { file: CLASSES, test: "slow network work does not hold another organization's thumbnails" },
       check: defaults({ WORKER_CONCURRENCY: 2, WORKER_IO_CONCURRENCY: 16 }),
     },
+    {
+      says: "so one organization's backlog delays another's next job by about one job's length rather than the whole backlog.",
+      by: { file: CLASSES, test: "an organization's backlog of hanging deliveries delays another's delivery by about one job, not the backlog" },
+    },
+    {
+      says: "A count in Redis that drifts costs fairness only: every job is queued with a valid priority and runs, and the count expires an hour after its last use",
+      by: { file: CLASSES, test: "counted in at add and out when a job ends; never below zero; they expire when unused" },
+    },
   ],
   notPromises: [
     {

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import type { BullQueue } from "../../worker/bullmq-queue.ts";
+import { type BullQueue, startBullWorker } from "../../worker/bullmq-queue.ts";
+import { processorsFor } from "../../worker/processors.ts";
 import { testEnv } from "../support/env.ts";
 import { eventually } from "../support/eventually.ts";
 import { orientedJpeg } from "../support/media-files.ts";
@@ -122,5 +123,82 @@ describe("slow network work does not hold another organization's thumbnails", ()
 
     // 40 deliveries each held for WEBHOOK_TIMEOUT_MS (10 s): behind them, 200 s.
     await thumbnailOfAnother(s);
+  });
+});
+
+describe("fairness between organizations inside a class", () => {
+  test("an organization's backlog of hanging deliveries delays another's delivery by about one job, not the backlog", async () => {
+    const hanging: Receiver = startReceiver();
+    hanging.respond = () => ({ hang: true });
+    const quick: Receiver = startReceiver();
+    cleanups.push(() => hanging.stop(), () => quick.stop(), () => hanging.release());
+    // Two io slots and a 3 s deadline per attempt: a's 12 deliveries are 18 s of backlog.
+    const s = await serverWith({ WORKER_IO_CONCURRENCY: "2", WEBHOOK_TIMEOUT_MS: "3000", WEBHOOK_ATTEMPTS: "1" });
+    const a = await newOrg(s, "Backlog");
+    for (let i = 0; i < 12; i++) expect((await a.admin.post("/api/webhooks", { url: `${hanging.url}/${i}`, eventTypes: ["bucket.created"] })).status).toBe(201);
+    const b = await newOrg(s, "Neighbour");
+    expect((await b.admin.post("/api/webhooks", { url: quick.url, eventTypes: ["bucket.created"] })).status).toBe(201);
+
+    await newBucket(a, "burst");
+    await eventually(async () => (hanging.received.length >= 2 ? true : undefined), { what: "a's deliveries to hold both slots" });
+    await newBucket(b, "mine");
+    await eventually(async () => (quick.received.length >= 1 ? true : undefined), { what: "b's delivery" });
+    // First in first out, b's delivery would have come after all 12 of a's; it takes the
+    // first or second slot that frees instead.
+    expect(hanging.received.length).toBeLessThanOrEqual(4);
+  });
+});
+
+describe.skipIf(!testEnv.redisUrl)("the outstanding-job counters behind BullMQ's priorities", () => {
+  test("counted in at add and out when a job ends; never below zero; they expire when unused", async () => {
+    const { default: Redis } = await import("ioredis");
+    const { FAIRNESS_TTL_MS, FairnessCounters } = await import("../../worker/fair-share.ts");
+    const redis = new Redis(testEnv.redisUrl!);
+    const counters = new FairnessCounters(redis, `${testEnv.redisPrefix}-fair-${crypto.randomUUID()}`);
+    try {
+      expect(await counters.queued("io", "org-a")).toBe(1);
+      expect(await counters.queued("io", "org-a")).toBe(2);
+      expect(await counters.queued("cpu", "org-a")).toBe(1);
+      expect(await counters.queued("io", "org-b")).toBe(1);
+      const ttl = await redis.pttl(counters.key("io", "org-a"));
+      expect(ttl).toBeGreaterThan(FAIRNESS_TTL_MS - 60_000);
+      expect(ttl).toBeLessThanOrEqual(FAIRNESS_TTL_MS);
+      await counters.settled("io", "org-a");
+      expect(await redis.get(counters.key("io", "org-a"))).toBe("1");
+      await counters.settled("io", "org-a");
+      // At zero the key goes: a settle too many (a drifted counter) starts the next count at 1, never below.
+      expect(await redis.exists(counters.key("io", "org-a"))).toBe(0);
+      await counters.settled("io", "org-a");
+      expect(await redis.exists(counters.key("io", "org-a"))).toBe(0);
+      expect(await counters.queued("io", "org-a")).toBe(1);
+    } finally {
+      for (const key of await redis.keys(`${counters.key("*", "*")}`)) await redis.del(key);
+      redis.disconnect();
+    }
+  });
+
+  test("a job is queued with its organization's outstanding count as priority, and counted out when it completes", async () => {
+    // No worker in the server: the jobs stay queued until the test starts one.
+    const s = await serverWith({ WORKER_INLINE: "false" });
+    const queue = s.services.queue as BullQueue;
+    const org = crypto.randomUUID();
+    const ids = [crypto.randomUUID(), crypto.randomUUID(), crypto.randomUUID()];
+    // Jobs of an organization that does not exist: a search.sync of nothing completes at once.
+    for (const id of ids) await queue.add({ id, name: "search.sync", data: { orgId: org, objectIds: [] } });
+    await queue.add({ id: crypto.randomUUID(), name: "search.sync", data: { orgId: crypto.randomUUID(), objectIds: [] } });
+    expect(await Promise.all(ids.map(async (id) => (await queue.getJob(id))!.opts.priority))).toEqual([1, 2, 3]);
+    const { default: Redis } = await import("ioredis");
+    const redis = new Redis(testEnv.redisUrl!);
+    const counter = `${s.config.redisPrefix}:fairness:io:${org}`;
+    let worker: ReturnType<typeof startBullWorker> | undefined;
+    try {
+      expect(await redis.get(counter)).toBe("3");
+      worker = startBullWorker(s.config, processorsFor(s.services.deps), s.services.deps.log);
+      await eventually(async () => ((await Promise.all(ids.map(async (id) => (await queue.getJob(id))?.finishedOn))).every(Boolean) ? true : undefined), { what: "the jobs to complete" });
+      await eventually(async () => ((await redis.exists(counter)) === 0 ? true : undefined), { what: "the counter to be back at zero" });
+    } finally {
+      await worker?.close();
+      redis.disconnect();
+    }
   });
 });

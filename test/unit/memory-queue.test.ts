@@ -124,7 +124,7 @@ describe("MemoryQueue", () => {
     await sut.close();
   });
 
-  describe("classes", () => {
+  describe("classes and fairness", () => {
     /** Processors that record the order jobs start in and hold each until `finish(id)` (or `open()`). */
     function gated() {
       const started: string[] = [];
@@ -167,6 +167,36 @@ describe("MemoryQueue", () => {
       g.open();
       await sut.drain();
       expect(g.started).toContain("io3");
+      await sut.close();
+    });
+
+    test("one slot: organizations take turns, a newcomer before the organization that just had one", async () => {
+      const g = gated();
+      const sut = new MemoryQueue(g.processors, silent, opts(new FakeLedger(), { slots: { cpu: 1, io: 1 } }));
+      for (const id of ["a1", "a2", "a3", "a4"]) await sut.add(of("a", id));
+      for (const id of ["b1", "b2"]) await sut.add(of("b", id));
+      await sut.add(of("c", "c1"));
+      for (let i = 0; i < 7; i++) await g.finish(g.started[i]!);
+      await sut.drain();
+      expect(g.started).toEqual(["a1", "b1", "c1", "a2", "b2", "a3", "a4"]);
+      await sut.close();
+    });
+
+    test("many slots held by one organization: another's job takes the first slot that frees", async () => {
+      const g = gated();
+      const sut = new MemoryQueue(g.processors, silent, opts(new FakeLedger(), { slots: { cpu: 1, io: 4 } }));
+      for (let i = 1; i <= 40; i++) await sut.add(of("a", `a${i}`));
+      await sut.add(of("b", "b1"));
+      await Bun.sleep(5);
+      expect(g.started).toEqual(["a1", "a2", "a3", "a4"]);
+      await g.finish("a1");
+      // The first slot to free goes to b, not to the 36 of a's jobs queued before it.
+      expect(g.started).toEqual(["a1", "a2", "a3", "a4", "b1"]);
+      await g.finish("b1");
+      expect(g.started.at(-1)).toBe("a5");
+      g.open();
+      await sut.drain();
+      expect(g.started).toHaveLength(41);
       await sut.close();
     });
   });
