@@ -104,6 +104,9 @@ const envSchema = z.object({
   IMPORT_ALLOW_PRIVATE: z.enum(["true", "false"]).default("false"),
   IMPORT_MAX_BYTES: z.coerce.number().int().min(1).default(1024 * 1024 * 1024),
   IMPORT_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(300_000),
+  /** An import that receives fewer bytes than this in IMPORT_MIN_RATE_WINDOW_MS is stopped as too slow; 0: no floor. */
+  IMPORT_MIN_RATE_BYTES: z.coerce.number().int().min(0).default(32 * 1024),
+  IMPORT_MIN_RATE_WINDOW_MS: z.coerce.number().int().min(1000).max(3_600_000).default(30_000),
   IMPORT_MAX_REDIRECTS: z.coerce.number().int().min(0).max(20).default(5),
   AUDIT_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(180),
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error", "silent"]).default("info"),
@@ -237,6 +240,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       allowPrivate: e.IMPORT_ALLOW_PRIVATE === "true",
       maxBytes: e.IMPORT_MAX_BYTES,
       timeoutMs: e.IMPORT_TIMEOUT_MS,
+      minRate: { bytes: e.IMPORT_MIN_RATE_BYTES, windowMs: e.IMPORT_MIN_RATE_WINDOW_MS },
       maxRedirects: e.IMPORT_MAX_REDIRECTS,
     },
     auditRetentionDays: e.AUDIT_RETENTION_DAYS,

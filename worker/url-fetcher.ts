@@ -18,7 +18,9 @@ const header = (h: OutboundStream["headers"], name: string): string | null => {
  * it resolves to is checked when the connection is made, so neither a redirect nor a DNS
  * answer can lead the worker to a loopback, private, link-local, unique-local or metadata
  * address. Redirects are followed up to the limit; the body is written to a temporary file as
- * it arrives, and the fetch stops at the size limit or the deadline.
+ * it arrives, and the fetch stops at the size limit, the deadline, or when the body comes in
+ * slower than the rate floor (a server that trickles would otherwise hold a job slot until the
+ * deadline).
  */
 export function urlFetcher(config: Pick<ImportConfig, "allowPrivate">, resolve?: Resolver): UrlFetcher {
   const policy = { allowPrivate: config.allowPrivate, allowedHosts: null };
@@ -26,6 +28,9 @@ export function urlFetcher(config: Pick<ImportConfig, "allowPrivate">, resolve?:
     async fetch(url: string, opts: FetchOptions): Promise<FetchedFile> {
       const deadline = new AbortController();
       const timer = setTimeout(() => deadline.abort(failure("timeout", `No complete answer within ${opts.timeoutMs} ms`)), opts.timeoutMs);
+      let received = 0;
+      const floor = opts.minRate && opts.minRate.bytes > 0 ? watchRate(opts.minRate, () => received, (err) => deadline.abort(err)) : null;
+      const progress = { ...opts, onProgress: (bytes: number) => ((received = bytes), opts.onProgress(bytes)) };
       const dir = await mkdtemp(join(tmpdir(), "media-import-"));
       const path = join(dir, "body");
       const discard = () => rm(dir, { recursive: true, force: true });
@@ -57,16 +62,40 @@ export function urlFetcher(config: Pick<ImportConfig, "allowPrivate">, resolve?:
           answer.body.destroy();
           throw err;
         }
-        const size = await save(answer, path, opts, deadline.signal);
+        const size = await save(answer, path, progress, deadline.signal);
         return { size, contentType, blob: () => Bun.file(path), discard };
       } catch (err) {
         await discard();
         throw deadline.signal.aborted ? deadline.signal.reason : err;
       } finally {
         clearTimeout(timer);
+        if (floor) clearInterval(floor);
       }
     },
   };
+}
+
+/**
+ * Checks, ten times a window, that at least `bytes` arrived in the last `windowMs`; from the
+ * start of the fetch, so a server that sends no answer at all is stopped as well.
+ */
+function watchRate(rate: { bytes: number; windowMs: number }, received: () => number, stop: (err: Error) => void): ReturnType<typeof setInterval> {
+  const STEPS = 10;
+  const seen: number[] = [0];
+  const timer = setInterval(
+    () => {
+      seen.push(received());
+      // Ten steps after the first sample, the first and the last span one window.
+      if (seen.length <= STEPS) return;
+      const inWindow = seen[seen.length - 1]! - seen.shift()!;
+      if (inWindow >= rate.bytes) return;
+      clearInterval(timer);
+      stop(failure("timeout", `Fewer than ${rate.bytes} bytes arrived in ${rate.windowMs / 1000} s: the transfer was too slow and was stopped`));
+    },
+    Math.max(10, rate.windowMs / STEPS),
+  );
+  timer.unref?.();
+  return timer;
 }
 
 async function open(url: string, policy: { allowPrivate: boolean; allowedHosts: null }, signal: AbortSignal, resolve?: Resolver): Promise<OutboundStream> {

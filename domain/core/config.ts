@@ -131,6 +131,12 @@ export interface ImportConfig {
   maxBytes: number;
   /** Longest a whole fetch may take. */
   timeoutMs: number;
+  /**
+   * The slowest a fetch may be: fewer than `bytes` of the body in any `windowMs` (waiting for the
+   * answer included) stops it, so a server that trickles frees its slot long before `timeoutMs`.
+   * `bytes` 0: no floor.
+   */
+  minRate: { bytes: number; windowMs: number };
   /** Redirects followed before giving up. */
   maxRedirects: number;
 }

@@ -144,6 +144,7 @@ export async function runImport(deps: Deps, fetcher: UrlFetcher, importId: strin
     file = await fetcher.fetch(row.url, {
       maxBytes: deps.config.imports.maxBytes,
       timeoutMs: deps.config.imports.timeoutMs,
+      minRate: deps.config.imports.minRate,
       maxRedirects: deps.config.imports.maxRedirects,
       onHeaders: async (h) => {
         contentType = h.contentType;

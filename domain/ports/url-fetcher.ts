@@ -26,6 +26,8 @@ export interface FetchOptions {
   maxBytes: number;
   /** For the whole fetch, redirects and body included. */
   timeoutMs: number;
+  /** Stop when fewer than `bytes` of the body arrived in the last `windowMs` (from the start); bytes 0: never. */
+  minRate?: { bytes: number; windowMs: number };
   maxRedirects: number;
   /** Called once the final answer's headers are in; throwing stops the fetch with that error. */
   onHeaders(headers: { contentType: string | null; contentLength: number | null }): Promise<void>;

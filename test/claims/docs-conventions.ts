@@ -146,6 +146,11 @@ const claims: PageClaims = {
       check: defaults({ IMPORT_ALLOW_PRIVATE: false, IMPORT_MAX_BYTES: GiB, IMPORT_TIMEOUT_MS: 300_000, IMPORT_MAX_REDIRECTS: 5 }),
     },
     {
+      says: "| `IMPORT_MIN_RATE_BYTES`, `IMPORT_MIN_RATE_WINDOW_MS` | 32 KiB, `30000` |",
+      check: defaults({ IMPORT_MIN_RATE_BYTES: 32 * 1024, IMPORT_MIN_RATE_WINDOW_MS: 30_000 }),
+    },
+    { says: "`0` bytes: no floor", by: { file: "test/unit/url-fetcher-rate.test.ts", test: "a floor of 0 bytes is none" } },
+    {
       says: "| `AUDIT_RETENTION_DAYS` | `180` | audit log entries older than this are deleted |",
       by: { file: "test/integration/audit.test.ts", test: "entries past the retention are deleted by maintenance" },
       check: defaults({ AUDIT_RETENTION_DAYS: 180 }),

@@ -81,6 +81,12 @@ export default {
     { says: "What can be checked at once is refused with a 400 before anything is fetched:", by: { file: "test/integration/imports-refused.test.ts", test: "address literals of every refused class are a 400 before anything is fetched" } },
     { says: "At most IMPORT_MAX_REDIRECTS redirects (5), IMPORT_MAX_BYTES bytes (1 GiB, checked against Content-Length before reading and again while reading), IMPORT_TIMEOUT_MS for the whole fetch (5 minutes). Only a 200 is a file.", by: { file: IMPORT, test: "limits: redirects, size (declared, discovered and streamed), time, status, content type" } },
     { says: "At most IMPORT_MAX_REDIRECTS redirects (5), IMPORT_MAX_BYTES bytes (1 GiB,", check: defaults({ IMPORT_MAX_REDIRECTS: 5, IMPORT_MAX_BYTES: GiB, IMPORT_TIMEOUT_MS: 300_000 }) },
+    {
+      says: "A server slower than IMPORT_MIN_RATE_BYTES (32 KiB) per IMPORT_MIN_RATE_WINDOW_MS (30 s), counted from the start of the fetch, waiting for the answer included, is given up on at once: the import fails with timeout (\"Fewer than 32768 bytes arrived in 30 s: ...\"), so a server that trickles does not hold a job slot for the whole 5 minutes.",
+      by: { file: "test/integration/job-classes.test.ts", test: "an import from a server that trickles fails as too slow after one window, fetched once, long before IMPORT_TIMEOUT_MS" },
+      check: defaults({ IMPORT_MIN_RATE_BYTES: 32 * 1024, IMPORT_MIN_RATE_WINDOW_MS: 30_000 }),
+    },
+    { says: "counted from the start of the fetch, waiting for the answer included,", by: { file: "test/unit/url-fetcher-rate.test.ts", test: "a server that never answers is stopped by the floor too" } },
     { says: "reservation a presigned upload makes (403 quota_exceeded at once);", by: { file: IMPORT, test: "a declared size is reserved like a presign's" } },
     { says: "a Content-Length larger than what is reserved is reserved too before a byte is kept.", by: { file: "test/integration/imports-quota.test.ts", test: "a size learnt from Content-Length is held, then given back when the import is stored" } },
     {

@@ -84,6 +84,7 @@ export default {
       by: { file: "test/integration/bullmq-worker.test.ts", test: "a rolling upgrade strands nothing" },
     },
     { says: "| WORKER_IO_CONCURRENCY | 16 |", check: defaults({ WORKER_IO_CONCURRENCY: 16 }) },
+    { says: "and the rate floor frees a trickling import's slot after one window rather than the whole timeout", by: { file: CLASSES, test: "an import from a server that trickles fails as too slow after one window, fetched once, long before IMPORT_TIMEOUT_MS" } },
     {
       says: "when a slot frees, the next job comes from the organization with the fewest jobs in hand in that class, so one organization's backlog, however long, delays another organization's next job by about the length of one job",
       by: { file: CLASSES, test: "an organization's backlog of hanging deliveries delays another's delivery by about one job, not the backlog" },

@@ -388,6 +388,11 @@ const claims: PageClaims = {
       check: defaults({ WORKER_CONCURRENCY: 2, WORKER_IO_CONCURRENCY: 16 }),
     },
     {
+      says: "an import must receive IMPORT_MIN_RATE_BYTES (32 KiB) in every IMPORT_MIN_RATE_WINDOW_MS (30 s) or fails with timeout (before, only its 5-minute total deadline stopped it), and a webhook attempt keeps its WEBHOOK_TIMEOUT_MS (10 s).",
+      by: { file: CLASSES, test: "an import from a server that trickles fails as too slow after one window, fetched once, long before IMPORT_TIMEOUT_MS" },
+      check: defaults({ IMPORT_MIN_RATE_BYTES: 32 * 1024, IMPORT_MIN_RATE_WINDOW_MS: 30_000, IMPORT_TIMEOUT_MS: 300_000, WEBHOOK_TIMEOUT_MS: 10_000 }),
+    },
+    {
       says: "so one organization's backlog delays another's next job by about one job's length rather than the whole backlog.",
       by: { file: CLASSES, test: "an organization's backlog of hanging deliveries delays another's delivery by about one job, not the backlog" },
     },

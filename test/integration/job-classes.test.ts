@@ -89,7 +89,8 @@ describe("slow network work does not hold another organization's thumbnails", ()
   test("two imports from a server that trickles one byte every 2 s (finding 1)", async () => {
     const slow = tricklingServer();
     cleanups.push(slow.stop);
-    const s = await serverWith({ IMPORT_ALLOW_PRIVATE: "true" });
+    // The byte-rate floor is out of the way here: this is about where the imports run, not how long they may.
+    const s = await serverWith({ IMPORT_ALLOW_PRIVATE: "true", IMPORT_MIN_RATE_BYTES: "1" });
     const a = await newOrg(s, "Trickler");
     const target = await newBucket(a, "imports");
     const ids: string[] = [];
@@ -123,6 +124,29 @@ describe("slow network work does not hold another organization's thumbnails", ()
 
     // 40 deliveries each held for WEBHOOK_TIMEOUT_MS (10 s): behind them, 200 s.
     await thumbnailOfAnother(s);
+  });
+});
+
+describe("an import's byte-rate floor", () => {
+  test("an import from a server that trickles fails as too slow after one window, fetched once, long before IMPORT_TIMEOUT_MS", async () => {
+    const slow = tricklingServer();
+    cleanups.push(slow.stop);
+    // Half a byte a second against a floor of 1 KiB in 2 s; the whole fetch may take 300 s.
+    const s = await serverWith({ IMPORT_ALLOW_PRIVATE: "true", IMPORT_MIN_RATE_BYTES: "1024", IMPORT_MIN_RATE_WINDOW_MS: "2000" });
+    const a = await newOrg(s, "Trickler");
+    const target = await newBucket(a, "imports");
+    const res = await a.admin.post("/api/imports", { bucketId: target.id, key: "slow.bin", url: slow.url, contentType: "application/octet-stream" });
+    expect(res.status).toBe(202);
+    const done = await eventually(
+      async () => {
+        const got = (await a.admin.get(`/api/imports/${res.body.id}`)).body;
+        return got.state === "failed" ? got : undefined;
+      },
+      { what: "the import to be stopped by the rate floor" },
+    );
+    expect(done.error).toEqual({ code: "timeout", message: "Fewer than 1024 bytes arrived in 2 s: the transfer was too slow and was stopped" });
+    // A remote side's failure is final: not fetched again.
+    expect(slow.requests()).toBe(1);
   });
 });
 

@@ -70,6 +70,8 @@ const settings: Record<string, (c: Config) => unknown> = {
   IMPORT_ALLOW_PRIVATE: (c) => c.imports.allowPrivate,
   IMPORT_MAX_BYTES: (c) => c.imports.maxBytes,
   IMPORT_TIMEOUT_MS: (c) => c.imports.timeoutMs,
+  IMPORT_MIN_RATE_BYTES: (c) => c.imports.minRate.bytes,
+  IMPORT_MIN_RATE_WINDOW_MS: (c) => c.imports.minRate.windowMs,
   IMPORT_MAX_REDIRECTS: (c) => c.imports.maxRedirects,
   AUDIT_RETENTION_DAYS: (c) => c.auditRetentionDays,
   LOG_LEVEL: (c) => c.logLevel,

@@ -23,17 +23,19 @@ const options = { maxBytes: 1000, timeoutMs: 2000, maxRedirects: 3, onHeaders: a
 describe("url fetcher", () => {
   test("a name resolving to a private address is refused at connect time", async () => {
     const fetcher = urlFetcher({ allowPrivate: false }, resolve);
-    await expect(fetcher.fetch("http://internal.example/file", options)).rejects.toMatchObject({ code: "refused", message: expect.stringContaining("10.0.0.5 is a private address") });
-    await expect(fetcher.fetch("http://metadata.example/latest", options)).rejects.toMatchObject({ code: "refused", message: expect.stringContaining("metadata") });
+    // Refused without saying which internal address the name has.
+    const refused = (host: string) => ({ code: "refused", message: `Refused: ${host} resolves to an address this service may not reach` });
+    await expect(fetcher.fetch("http://internal.example/file", options)).rejects.toMatchObject(refused("internal.example"));
+    await expect(fetcher.fetch("http://metadata.example/latest", options)).rejects.toMatchObject(refused("metadata.example"));
     // One refused answer among public ones refuses the name.
-    await expect(fetcher.fetch("http://mixed.example/file", options)).rejects.toMatchObject({ code: "refused", message: expect.stringContaining("192.168.0.2") });
+    await expect(fetcher.fetch("http://mixed.example/file", options)).rejects.toMatchObject(refused("mixed.example"));
   });
 
   test("each redirect hop is resolved and checked again", async () => {
     // Loopback is allowed here (the development setting), so the first hop connects; the
     // redirect names a host that resolves to a metadata address, which no setting allows.
     const permissive = urlFetcher({ allowPrivate: true }, async (host) => (host === "internal.example" ? [{ address: "169.254.169.254", family: 4 }] : [{ address: "127.0.0.1", family: 4 }]));
-    await expect(permissive.fetch(`http://files.example:${files.port}/to-internal`, options)).rejects.toMatchObject({ code: "refused", message: expect.stringContaining("169.254.169.254") });
+    await expect(permissive.fetch(`http://files.example:${files.port}/to-internal`, options)).rejects.toMatchObject({ code: "refused", message: "Refused: internal.example resolves to an address this service may not reach" });
     const file = await permissive.fetch(`http://files.example:${files.port}/plain`, options);
     expect(file.size).toBe(2);
     await file.discard();
