@@ -66,7 +66,7 @@ export const presignTools = [
       contentType: contentType.optional(),
     }),
     output: presignedPart,
-    errors: ["not_found"],
+    errors: ["not_found", "quota_exceeded"],
     handler: (input, { deps, caller }) => presignUploadPart(deps, caller, input),
   }),
   defineTool({

@@ -12,6 +12,7 @@ import { upload } from "../support/upload.ts";
 const UPLOADS = "test/integration/uploads.test.ts";
 const BOUND = "test/integration/upload-size-bound.test.ts";
 const ATTACK = "test/hardening/attack-run-a.test.ts";
+const UNCONFIRMED = "test/integration/unconfirmed-bound.test.ts";
 const ERRORS = "test/integration/http-errors.test.ts";
 const CODES = { file: "test/contract/error-codes-documented.test.ts", test: "docs/conventions.md lists every error code with its status, and no other" };
 const IDEM = "test/integration/idempotency.test.ts";
@@ -76,6 +77,15 @@ const claims: PageClaims = {
       check: async () => {
         await defaults({ UPLOAD_URL_EXPIRES_IN: 900 })();
         await refused("UPLOAD_URL_EXPIRES_IN", "59", "604801")();
+      },
+    },
+    {
+      says: "| `UPLOAD_UNSIZED_MAX_BYTES` | 64 MiB | the most an upload URL without a `size`, or a multipart part URL, may carry: what it counts as unconfirmed, and the maximum the embedded node signs (1 byte..5 GiB; see **Quota**) |",
+      by: { file: UNCONFIRMED, test: "the finding: ten URLs without a size on a 100 KB allocation" },
+      check: async () => {
+        await defaults({ UPLOAD_UNSIZED_MAX_BYTES: 64 * MiB })();
+        await refused("UPLOAD_UNSIZED_MAX_BYTES", "0", String(5 * GiB + 1))();
+        expect(loadConfig({ UPLOAD_UNSIZED_MAX_BYTES: String(5 * GiB) }).uploadUnsizedMaxBytes).toBe(5 * GiB);
       },
     },
     { says: "| `SEARCH_EXACT_LIMIT` | `10000` |", check: defaults({ SEARCH_EXACT_LIMIT: 10_000 }) },
@@ -283,7 +293,7 @@ const claims: PageClaims = {
     row("| 400 | `bad_request` | the request cannot be processed as sent (malformed JSON, a bad `Idempotency-Key`) |", { file: ERRORS, test: "malformed JSON is 400" }),
     row("| 401 | `unauthorized` | missing, malformed, unknown, expired or rotated-out credential |", { file: "test/integration/auth.test.ts", test: "expired key" }),
     row("| 403 | `forbidden` | a scope is missing, or the thing is outside the key's bucket or reach |", { file: "test/hardening/scopes.test.ts", test: "allowed exactly per scope, 403 and no change otherwise" }),
-    row("| 403 | `quota_exceeded` | an upload reservation would pass the allocated storage (`details` has the numbers) |", { file: UPLOADS, test: "a reservation beyond the allocation is 403 quota_exceeded" }),
+    row("| 403 | `quota_exceeded` | an upload reservation would pass the allocated storage, or the bytes not confirmed yet their bound (`details` has the numbers) |", { file: UPLOADS, test: "a reservation beyond the allocation is 403 quota_exceeded" }),
     row("| 404 | `not_found` | no such thing in the caller's organization (also for other organizations' ids) |", { file: "test/integration/buckets.test.ts", test: "get by id; another organization's bucket is 404" }),
     row("| 404 | `thumbnail_pending`, `thumbnail_unavailable` | the thumbnail (or the picture a render is cut from) is being made, or there is none |", { file: "test/integration/derivatives.test.ts", test: "right after confirm the thumbnail is pending: thumbnail_pending, then ready" }),
     row("| 405 | `method_not_allowed` | the path exists, but not for this method; `Allow` lists the methods it takes |", { file: ERRORS, test: "a path that exists under other methods is 405 with Allow, not 404" }),
@@ -390,8 +400,8 @@ const claims: PageClaims = {
       by: { file: "test/integration/local-s3-max-length.test.ts", test: "the maximum is covered by the signature: raised or removed, the URL is refused" },
     },
     {
-      says: "the declared `size`, or 5 GiB (S3's largest single PUT) without one.",
-      by: { file: BOUND, test: "without a size the URL is still bounded, by S3's single-PUT limit" },
+      says: "the declared `size`, or `UPLOAD_UNSIZED_MAX_BYTES` (64 MiB by default) without one.",
+      by: { file: BOUND, test: "without a size the URL is still bounded, by UPLOAD_UNSIZED_MAX_BYTES (64 MiB by default)" },
     },
     {
       says: "A longer body is refused at the PUT with `400 EntityTooLarge`, up front when its `Content-Length` says so, else as soon as a chunked body passes it, and nothing is stored;",
@@ -406,7 +416,7 @@ const claims: PageClaims = {
       by: { file: BOUND, test: "a body above the declared size that does not fit the allocation is refused at confirm (403) and deleted" },
     },
     {
-      says: "the allocation that way (on the embedded node after the 5 GiB bound at the PUT).",
+      says: "the allocation that way (on the embedded node after the `UPLOAD_UNSIZED_MAX_BYTES` bound at the PUT).",
       by: { file: ATTACK, test: "without a size nothing is promised: confirm measures, refuses past the quota with 403 and deletes the bytes" },
     },
     {
@@ -416,6 +426,47 @@ const claims: PageClaims = {
     {
       says: "Reservations never confirmed expire (the URL's lifetime plus an hour; a multipart upload 24 hours after its last part was presigned) and are released by a sweeper",
       by: { file: UPLOADS, test: "reservations that are never confirmed expire and are released by the sweeper" },
+      check: reservationLifetimes,
+    },
+    {
+      says: "**Unconfirmed bytes** are bounded in size, not only in time.",
+      by: { file: UNCONFIRMED, test: "the finding: ten URLs without a size on a 100 KB allocation" },
+    },
+    {
+      says: "What an organization has used, plus what its unconfirmed uploads count, may pass its allocation by at most one `UPLOAD_UNSIZED_MAX_BYTES`.",
+      by: { file: UNCONFIRMED, test: "the bound is the free allocation plus one URL without a size: declared sizes count, and are refused past it too" },
+    },
+    {
+      says: "an organization with nothing outstanding can always presign without one, even with its allocation full.",
+      by: { file: UNCONFIRMED, test: "an organization with nothing outstanding can always presign without a size, even with its allocation full" },
+    },
+    {
+      says: "A presign (or `upload-part`) past the bound is 403 `quota_exceeded` and reserves nothing; its message says how many uploads are outstanding and the bytes they count:",
+      by: { file: UNCONFIRMED, test: "multipart parts are counted as their URLs are given out, at the per-part maximum, and refused past the bound" },
+    },
+    {
+      says: "URLs without a size presigned again for one key count once (the key holds one object whichever is used), so such a retry costs nothing.",
+      by: { file: UNCONFIRMED, test: "URLs presigned again for one key (a retry) count once" },
+    },
+    {
+      says: "a part URL's maximum is `UPLOAD_UNSIZED_MAX_BYTES` (more when a declared size needs larger parts to fit in 10,000: the size divided by 10,000, rounded up to the MiB; at most 5 GiB),",
+      by: { file: UNCONFIRMED, test: "a part's maximum is UPLOAD_UNSIZED_MAX_BYTES, larger when a declared size needs it to fit in 10,000 parts, at most 5 GiB" },
+    },
+    {
+      says: "less when the organization's room under the bound is smaller; with no room left the part is refused with 403. On the embedded node a longer part is `400 EntityTooLarge`:",
+      by: { file: UNCONFIRMED, test: "a part URL's maximum shrinks to the room left under the bound; with none left the part is refused" },
+    },
+    {
+      says: "before counting a part that would take the upload past its declared size, the service measures the parts in storage (waiting at most 2 s for the list; without it, the count stands).",
+      by: { file: UNCONFIRMED, test: "a part URL waits at most 2 s for the store's list of parts, then counts as it stood" },
+    },
+    {
+      says: "It runs every minute in every server and worker process and releases the reservations due oldest first, up to 10,000 a pass,",
+      by: { file: UNCONFIRMED, test: "one sweep goes on for at most 100 batches (10,000 reservations by default); the next pass takes the rest" },
+    },
+    {
+      says: "so unconfirmed bytes go about a minute after their deadline: 75 minutes after presign with the default URL lifetime, 24 hours after the last part URL of a multipart upload.",
+      by: { file: UNCONFIRMED, test: "one sweep releases every reservation due, oldest first, not only the latest hundred" },
       check: reservationLifetimes,
     },
     {

@@ -53,8 +53,8 @@ const claims: PageClaims = {
       by: { file: "test/integration/upload-size-bound.test.ts", test: "a body above the declared size is stored, and confirm counts it when it fits the allocation" },
     },
     {
-      says: "Its URLs carry a signed maximum (`max-content-length`: the declared size, else 5 GiB) that it refuses a longer body past (`400 EntityTooLarge`).",
-      by: { file: "test/integration/upload-size-bound.test.ts", test: "without a size the URL is still bounded, by S3's single-PUT limit" },
+      says: "Its URLs carry a signed maximum (`max-content-length`: the declared size, else `UPLOAD_UNSIZED_MAX_BYTES`) that it refuses a longer body past (`400 EntityTooLarge`).",
+      by: { file: "test/integration/upload-size-bound.test.ts", test: "without a size the URL is still bounded, by UPLOAD_UNSIZED_MAX_BYTES (64 MiB by default)" },
     },
     {
       says: "else it is refused (403 `quota_exceeded`) and deleted",

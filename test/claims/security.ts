@@ -14,6 +14,7 @@ const SIGNED = "test/integration/signed-requests.test.ts";
 const WEBHOOK = "test/integration/webhook.test.ts";
 const ORGANIZING = "test/claims/docs-organizing.ts";
 const CLASSES = "test/integration/job-classes.test.ts";
+const UNCONFIRMED = "test/integration/unconfirmed-bound.test.ts";
 const measured = (where: string) => `a measurement (${where}) explaining the decision, not a bound the service keeps`;
 
 const claims: PageClaims = {
@@ -138,8 +139,8 @@ const claims: PageClaims = {
       by: { file: MAX, test: "a chunked body with no length is refused once it passes the maximum; nothing is stored" },
     },
     {
-      says: "without a size the URL carries S3's 5 GiB single-PUT limit.",
-      by: { file: BOUND, test: "without a size the URL is still bounded, by S3's single-PUT limit" },
+      says: "without a size the URL carries `UPLOAD_UNSIZED_MAX_BYTES` (64 MiB by default; it was S3's 5 GiB single-PUT limit).",
+      by: { file: BOUND, test: "without a size the URL is still bounded, by UPLOAD_UNSIZED_MAX_BYTES (64 MiB by default)" },
     },
     {
       says: "Twenty `size: 0` presigns followed by 2 MiB PUTs store nothing.",
@@ -158,8 +159,8 @@ const claims: PageClaims = {
       by: { file: ATTACK, test: "multipart: a total above the declared size is refused at complete-upload; without a size, confirm measures" },
     },
     {
-      says: "are bytes counted nowhere until then, for at most the 24 hours an idle multipart upload is kept before the sweeper aborts it.",
-      by: { file: "test/integration/uploads.test.ts", test: "reservations that are never confirmed expire and are released by the sweeper" },
+      says: "the parts count against the unconfirmed bound below, each part URL at its maximum (which the embedded node signs) until the part is measured, for at most the 24 hours an idle multipart upload is kept before the sweeper aborts it.",
+      by: { file: UNCONFIRMED, test: "parts stored are measured: they count their size, and the room they leave goes to the next part" },
       check: reservationLifetimes,
     },
     {
@@ -182,6 +183,34 @@ const claims: PageClaims = {
       says: "When the last reservation at a key expires (the URL's lifetime plus an hour; 24 h after the last part for multipart), the sweeper deletes bytes stored there that the catalogue does not hold",
       by: { file: ATTACK, test: "bytes PUT but never confirmed are deleted by the sweeper" },
       check: reservationLifetimes,
+    },
+    {
+      says: "Each pass (every minute, in every server and worker process) releases the reservations due oldest first, up to 10,000; it took the 100 latest,",
+      by: { file: UNCONFIRMED, test: "one sweep goes on for at most 100 batches (10,000 reservations by default); the next pass takes the rest" },
+    },
+    {
+      says: "so a flood of expiring URLs could keep older ones, and the bytes PUT to them, past their deadline for as long as it lasted.",
+      by: { file: UNCONFIRMED, test: "one sweep releases every reservation due, oldest first, not only the latest hundred" },
+    },
+    {
+      says: "What the organization has used plus what is unconfirmed may pass its allocation by at most one `UPLOAD_UNSIZED_MAX_BYTES`; past that a presign or part URL is `403 quota_exceeded`, reserves nothing, and names the uploads outstanding and their bytes",
+      by: { file: UNCONFIRMED, test: "the bound is the free allocation plus one URL without a size: declared sizes count, and are refused past it too" },
+    },
+    {
+      says: "On the embedded node an organization's bytes in storage, confirmed or not, stay within its allocation plus that margin,",
+      by: { file: UNCONFIRMED, test: "the finding: ten URLs without a size on a 100 KB allocation" },
+    },
+    {
+      says: "with nothing outstanding a presign without one always works, even with the allocation full.",
+      by: { file: UNCONFIRMED, test: "an organization with nothing outstanding can always presign without a size, even with its allocation full" },
+    },
+    {
+      says: "URLs without a size lock the organization's usage row before their statement reads the others, so instances presigning at the same moment cannot pass the bound together.",
+      by: { file: UNCONFIRMED, test: "nor from two instances of the service whose statements start at the same moment" },
+    },
+    {
+      says: "On a store reached through `S3_ENDPOINT` the count is not a limit (a PUT may carry 5 GiB on S3): confirm refuses what does not fit, and bytes never confirmed stay until their deadline.",
+      by: { file: UNCONFIRMED, test: "URLs without a size are counted the same, and bytes past the allocation are refused at confirm" },
     },
 
     // Finding 4.
@@ -402,6 +431,10 @@ const claims: PageClaims = {
     },
   ],
   notPromises: [
+    {
+      says: "(second attack run: on a 100 KB allocation, ten URLs without a size and a 5 MiB PUT to each left 51 MB in storage until they expired; one PUT could be 5 GiB, at up to 1,200 URLs a minute).",
+      why: measured("the 2026 attack run's second round, on the release before the bound; its reproduction is the first test of test/integration/unconfirmed-bound.test.ts"),
+    },
     {
       says: "slots: an organization that imported twice from a server sending one byte every 2 s held both until the imports' 300 s timeout, and one whose 20 webhook endpoints never answered held them for 10 s a delivery; another organization's thumbnails waited 150-200 s meanwhile.",
       why: measured("the 2026 attack run's second round, on the release before the job classes"),

@@ -44,6 +44,7 @@ const settings: Record<string, (c: Config) => unknown> = {
   S3_PUBLIC_ENDPOINT: (c) => c.s3.publicEndpoint,
   STORAGE_PORT: (c) => c.s3.embeddedPort,
   UPLOAD_URL_EXPIRES_IN: (c) => c.uploadUrlExpiresIn,
+  UPLOAD_UNSIZED_MAX_BYTES: (c) => c.uploadUnsizedMaxBytes,
   MEILISEARCH_URL: (c) => c.meilisearch,
   SEARCH_EXACT_LIMIT: (c) => c.searchExactLimit,
   JWT_SECRET: (c) => c.jwtSecret,
