@@ -39,7 +39,9 @@ async function subscribe(org: TestOrg, price: string, customer = `cus_${org.orgI
 
 /** Presign and PUT now; confirm separately (so tests can confirm concurrently or at another time). */
 async function put(api: Api, bucketId: string, key: string, body: Uint8Array<ArrayBuffer>) {
-  const p = await api.post("/api/presign/upload", { bucketId, key });
+  // With its size: the allocation here is 10,000 bytes, and a URL without one counts the
+  // unsized maximum against it until confirmed (docs/conventions.md).
+  const p = await api.post("/api/presign/upload", { bucketId, key, size: body.length });
   expect((await fetch(p.body.url, { method: "PUT", headers: p.body.headers, body })).status).toBe(200);
   return () => api.post("/api/presign/confirm", { bucketId, key });
 }
@@ -298,6 +300,9 @@ describe("access", () => {
  * requests, JSON answers). The SDK is pointed at it with STRIPE_API_URL; nothing of ours is mocked.
  */
 function fakeStripe() {
+  // Customer ids unique across fakes: in the services pass every server of this file shares
+  // one database, where a customer id belongs to one organization.
+  const instance = crypto.randomUUID().slice(0, 8);
   const state = {
     customers: new Map<string, { id: string; name: string; orgId: string }>(),
     byIdempotencyKey: new Map<string, string>(),
@@ -317,7 +322,7 @@ function fakeStripe() {
         const key = req.headers.get("idempotency-key") ?? crypto.randomUUID();
         let id = state.byIdempotencyKey.get(key);
         if (!id) {
-          id = `cus_fake${state.customers.size + 1}`;
+          id = `cus_fake${instance}_${state.customers.size + 1}`;
           state.byIdempotencyKey.set(key, id);
           state.customers.set(id, { id, name: form.get("name") ?? "", orgId: form.get("metadata[org_id]") ?? "" });
         }
