@@ -42,7 +42,7 @@ withServerAndOrg({
   },
 });
 
-describe("SECURITY.md §6: what the embedded storage node serves inline carries a CSP", () => {
+describe("SECURITY.md, finding 6: what the embedded storage node serves inline carries a CSP", () => {
   const POLICY = "default-src 'none'; img-src 'self' data:; media-src 'self'; style-src 'unsafe-inline'";
 
   test("a PDF: the policy without sandbox (its viewer would not run), with object-src 'self'; inline when streamed", async () => {
@@ -154,7 +154,7 @@ describe("a signed render URL is absolute on every surface (PUBLIC_URL unset: th
   }, 180_000);
 });
 
-describe("SECURITY.md §4: complete-upload of an upload that is no longer open is 409 conflict", () => {
+describe("SECURITY.md, finding 4: complete-upload of an upload that is no longer open is 409 conflict", () => {
   async function openUpload(key: string) {
     const m = await org.admin.post("/api/presign/create-multipart", { bucketId: bucket.id, key, size: 10 });
     expect(m.status).toBe(200);
