@@ -137,10 +137,12 @@ const queues = new WeakMap<object, Map<string, Waiting[]>>();
 const MAX_BATCH = 200;
 
 /**
- * Reserves a single-shot upload's declared size and reports what the catalogue says its key
- * holds; null when refused (the bucket is not the organization's, or the allocation has no
- * room: the caller tells which). One statement (the quota UPDATE, the reservation INSERT and
- * the key's lookups), committed without waiting for the WAL flush: a single-shot reservation
+ * Reserves a single-shot upload's declared size, counts what its URL may carry against the
+ * organization's unconfirmed bytes, and reports what the catalogue says its key holds; null
+ * when refused (the bucket is not the organization's, the allocation has no room, or too much
+ * is unconfirmed: the caller tells which). One statement (the quota UPDATE, the reservation
+ * INSERT and the key's lookups; see reserveTogether for the lock a URL without a size takes
+ * first), committed without waiting for the WAL flush: a single-shot reservation
  * is soft state, and if PostgreSQL's host crashed in the fraction of a second before the WAL
  * writer flushed it, what is lost is a quota hold and the declared tags, not consistency
  * (confirm measures the object and does without a reservation).

@@ -288,9 +288,10 @@ async function reserveExcess(
   total: number,
 ): Promise<void> {
   try {
+    // The upload's row before the organization's usage row, the order confirm and countPart take them in.
     await deps.db.transaction(async (tx) => {
-      await reserveStorage(tx, orgId, total - reservation.bytes);
       await tx.update(uploadReservations).set({ bytes: total }).where(eq(uploadReservations.id, reservation.id));
+      await reserveStorage(tx, orgId, total - reservation.bytes);
     });
   } catch (err) {
     if (!(err instanceof AppError) || err.code !== "quota_exceeded") throw err;
