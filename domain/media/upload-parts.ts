@@ -66,6 +66,8 @@ export async function countPart(deps: Deps, r: { orgId: string; reservation: Res
     const [open] = rowsOf<{ pending: string | number; extra: string | number }>(
       await tx.execute(sql`select ${pendingStorage(r.orgId)} as pending, ${unconfirmedExtra(r.orgId)} as extra`),
     );
+    // No parts yet, or an upload an earlier release started (it counted none): counted from here,
+    // and the parts it stored are found by the next measure.
     let parts: CountedParts = row.parts ?? { measured: 0, pending: {} };
     if (listed) {
       const stored = new Set(listed.map((p) => String(p.partNumber)));
