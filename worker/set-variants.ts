@@ -7,6 +7,7 @@ import { isLastAttempt, type JobRun, PermanentJobFailure } from "../domain/ports
 import { objectPath } from "../domain/media/storage-keys.ts";
 import { recordStoredObject, reserveUploadQuota } from "../domain/media/uploads.ts";
 import { AppError } from "../domain/core/errors.ts";
+import { liveUsage } from "../domain/usage/counters.ts";
 import { emitEvent } from "../domain/events/emit.ts";
 import { MediaError } from "./derivatives/errors.ts";
 import { readPdf } from "./derivatives/pdf.ts";
@@ -63,6 +64,10 @@ async function renderSet(deps: Deps, orgId: string, setId: string): Promise<void
   }
   const renderable = items.filter((i) => !oversized.includes(i));
   if (renderable.length === 0) return;
+  // A full allocation stays full however often the job runs: refused before any CPU is spent.
+  const usage = await liveUsage(deps.db, orgId);
+  if (usage && usage.usedStorage + usage.reservedStorage >= usage.allocatedStorage) throw new PermanentJobFailure(DOES_NOT_FIT);
+  deps.log.debug("rendering set renditions", { setId, items: renderable.length });
   const largest = Math.max(...renderable.flatMap((i) => [i.width, i.height]));
   const made: string[] = [];
   await withTempDir(async (dir) => {
@@ -85,9 +90,10 @@ async function renderSet(deps: Deps, orgId: string, setId: string): Promise<void
         continue;
       }
       const key = renditionKey(base.key, item);
-      // Reserved like an upload before a byte is stored: a rendition is the organization's storage too.
+      // Reserved like an upload before a byte is stored: a rendition is the organization's storage
+      // too. A refusal is final: the same rendition will not fit on the next run either.
       await reserveUploadQuota(deps, orgId, { bucketId: base.bucketId, key, size: bytes.length, contentType: "image/webp" }).catch((err) => {
-        if (err instanceof AppError && err.code === "quota_exceeded") throw new MediaError("The renditions do not fit the organization's storage allocation");
+        if (err instanceof AppError && err.code === "quota_exceeded") throw new PermanentJobFailure(DOES_NOT_FIT);
         throw err;
       });
       await deps.storage.put(objectPath(base.bucketId, key), bytes, { contentType: "image/webp" });
@@ -100,6 +106,8 @@ async function renderSet(deps: Deps, orgId: string, setId: string): Promise<void
   // After the last item is recorded; a worker that dies before this runs the job again (idempotent), which sends it then.
   if (await emitEvent(deps.db, { orgId, type: "set.generated", at: deps.clock.now(), data: { setId, baseObjectId: base.id, objectIds: made } })) deps.jobs.kick();
 }
+
+const DOES_NOT_FIT = "The renditions do not fit the organization's storage allocation";
 
 /**
  * Decoding the base and encoding a rendition are pure functions of the bytes and the item:

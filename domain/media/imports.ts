@@ -190,6 +190,9 @@ export async function runImport(deps: Deps, fetcher: UrlFetcher, importId: strin
     const objectId = await recordStoredObject(deps, row.orgId, row.bucketId, row.key);
     await update(deps, row.id, { state: "stored", objectId, bytesReceived: file.size, totalBytes: file.size, contentType: type });
   } catch (err) {
+    // Bytes that did not fit the allocation (a size learnt only by reading, with no
+    // Content-Length to reserve by) were deleted at confirm; fetching them again changes nothing.
+    if (err instanceof AppError && err.code === "quota_exceeded") return fail(err.code, err.message);
     if (isLastAttempt(run)) await fail("internal_error", "The file was fetched but could not be stored");
     throw err;
   } finally {

@@ -87,6 +87,10 @@ export default {
       check: defaults({ IMPORT_MIN_RATE_BYTES: 32 * 1024, IMPORT_MIN_RATE_WINDOW_MS: 30_000 }),
     },
     { says: "counted from the start of the fetch, waiting for the answer included,", by: { file: "test/unit/url-fetcher-rate.test.ts", test: "a server that never answers is stopped by the floor too" } },
+    {
+      says: "An answer without Content-Length is measured as it is stored: bytes that do not fit the allocation are deleted and the import fails with quota_exceeded, without fetching again.",
+      by: { file: "test/integration/quota-in-jobs.test.ts", test: "an import without Content-Length that outgrows the allocation is fetched once and fails as quota_exceeded" },
+    },
     { says: "reservation a presigned upload makes (403 quota_exceeded at once);", by: { file: IMPORT, test: "a declared size is reserved like a presign's" } },
     { says: "a Content-Length larger than what is reserved is reserved too before a byte is kept.", by: { file: "test/integration/imports-quota.test.ts", test: "a size learnt from Content-Length is held, then given back when the import is stored" } },
     {

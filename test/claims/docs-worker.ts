@@ -84,6 +84,15 @@ export default {
       by: { file: "test/integration/bullmq-worker.test.ts", test: "a rolling upgrade strands nothing" },
     },
     { says: "| WORKER_IO_CONCURRENCY | 16 |", check: defaults({ WORKER_IO_CONCURRENCY: 16 }) },
+    {
+      says: "a full allocation is refused before anything is rendered, and a rendition larger than the room left is refused when it is reserved, after one render, not one per attempt.",
+      by: { file: "test/integration/quota-in-jobs.test.ts", test: "a set whose organization has no room left is refused before anything is rendered, in one run" },
+    },
+    { says: "a rendition larger than the room left is refused when it is reserved, after one render", by: { file: "test/integration/quota-in-jobs.test.ts", test: "a rendition larger than the room left is rendered once, refused, and not run again" } },
+    {
+      says: "(an answer without Content-Length too large for the room left is fetched once and fails as quota_exceeded)",
+      by: { file: "test/integration/quota-in-jobs.test.ts", test: "an import without Content-Length that outgrows the allocation is fetched once and fails as quota_exceeded" },
+    },
     { says: "and the rate floor frees a trickling import's slot after one window rather than the whole timeout", by: { file: CLASSES, test: "an import from a server that trickles fails as too slow after one window, fetched once, long before IMPORT_TIMEOUT_MS" } },
     {
       says: "when a slot frees, the next job comes from the organization with the fewest jobs in hand in that class, so one organization's backlog, however long, delays another organization's next job by about the length of one job",

@@ -422,6 +422,12 @@ const claims: PageClaims = {
       check: defaults({ IMPORT_MIN_RATE_BYTES: 32 * 1024, IMPORT_MIN_RATE_WINDOW_MS: 30_000, IMPORT_TIMEOUT_MS: 300_000, WEBHOOK_TIMEOUT_MS: 10_000 }),
     },
     {
+      says: "Now a full allocation is refused before anything is rendered, a rendition larger than the room left is refused as a PermanentJobFailure after its one render, and the import fails as quota_exceeded after one fetch.",
+      by: { file: "test/integration/quota-in-jobs.test.ts", test: "a set whose organization has no room left is refused before anything is rendered, in one run" },
+    },
+    { says: "a rendition larger than the room left is refused as a PermanentJobFailure after its one render", by: { file: "test/integration/quota-in-jobs.test.ts", test: "a rendition larger than the room left is rendered once, refused, and not run again" } },
+    { says: "and the import fails as quota_exceeded after one fetch.", by: { file: "test/integration/quota-in-jobs.test.ts", test: "an import without Content-Length that outgrows the allocation is fetched once and fails as quota_exceeded" } },
+    {
       says: "so one organization's backlog delays another's next job by about one job's length rather than the whole backlog.",
       by: { file: CLASSES, test: "an organization's backlog of hanging deliveries delays another's delivery by about one job, not the backlog" },
     },
@@ -431,6 +437,10 @@ const claims: PageClaims = {
     },
   ],
   notPromises: [
+    {
+      says: "Content-Length and outgrew the allocation was fetched once per attempt and ended as internal_error.",
+      why: "what the jobs did before the change; what they do now is claimed with test/integration/quota-in-jobs.test.ts",
+    },
     {
       says: "(second attack run: on a 100 KB allocation, ten URLs without a size and a 5 MiB PUT to each left 51 MB in storage until they expired; one PUT could be 5 GiB, at up to 1,200 URLs a minute).",
       why: measured("the 2026 attack run's second round, on the release before the bound; its reproduction is the first test of test/integration/unconfirmed-bound.test.ts"),

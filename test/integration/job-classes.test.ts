@@ -6,6 +6,7 @@ import { eventually } from "../support/eventually.ts";
 import { orientedJpeg } from "../support/media-files.ts";
 import { newBucket } from "../support/objects.ts";
 import { newOrg, startServer, type TestOrg, type TestServer } from "../support/server.ts";
+import { startTrickler } from "../support/trickle.ts";
 import { upload } from "../support/upload.ts";
 import { type Receiver, startReceiver } from "../support/webhook-receiver.ts";
 
@@ -34,45 +35,8 @@ async function serverWith(env: Record<string, string>): Promise<TestServer> {
   return server;
 }
 
-/** A file server that answers 200 at once, then sends one byte every two seconds, for ever. */
-function tricklingServer() {
-  let requests = 0;
-  const timers = new Set<ReturnType<typeof setInterval>>();
-  const s = Bun.serve({
-    hostname: "127.0.0.1",
-    port: 0,
-    idleTimeout: 0,
-    fetch() {
-      requests++;
-      let timer: ReturnType<typeof setInterval>;
-      const body = new ReadableStream<Uint8Array>({
-        start(controller) {
-          controller.enqueue(new Uint8Array([0x61]));
-          timer = setInterval(() => {
-            try {
-              controller.enqueue(new Uint8Array([0x61]));
-            } catch {
-              clearInterval(timer);
-            }
-          }, 2000);
-          timers.add(timer);
-        },
-        cancel() {
-          clearInterval(timer);
-        },
-      });
-      return new Response(body, { headers: { "content-type": "application/octet-stream" } });
-    },
-  });
-  return {
-    url: `http://127.0.0.1:${s.port}/slow.bin`,
-    requests: () => requests,
-    stop: () => {
-      for (const t of timers) clearInterval(t);
-      s.stop(true);
-    },
-  };
-}
+/** The import's remote end of the issue: one byte every 2 s. */
+const tricklingServer = () => startTrickler(2000);
 
 /** Organization B's picture: its thumbnail must come while A's slow work is still under way. */
 async function thumbnailOfAnother(s: TestServer): Promise<TestOrg> {
@@ -95,7 +59,7 @@ describe("slow network work does not hold another organization's thumbnails", ()
     const target = await newBucket(a, "imports");
     const ids: string[] = [];
     for (const key of ["one.bin", "two.bin"]) {
-      const res = await a.admin.post("/api/imports", { bucketId: target.id, key, url: slow.url, contentType: "application/octet-stream" });
+      const res = await a.admin.post("/api/imports", { bucketId: target.id, key, url: slow.url(), contentType: "application/octet-stream" });
       expect(res.status).toBe(202);
       ids.push(res.body.id);
     }
@@ -135,7 +99,7 @@ describe("an import's byte-rate floor", () => {
     const s = await serverWith({ IMPORT_ALLOW_PRIVATE: "true", IMPORT_MIN_RATE_BYTES: "1024", IMPORT_MIN_RATE_WINDOW_MS: "2000" });
     const a = await newOrg(s, "Trickler");
     const target = await newBucket(a, "imports");
-    const res = await a.admin.post("/api/imports", { bucketId: target.id, key: "slow.bin", url: slow.url, contentType: "application/octet-stream" });
+    const res = await a.admin.post("/api/imports", { bucketId: target.id, key: "slow.bin", url: slow.url(), contentType: "application/octet-stream" });
     expect(res.status).toBe(202);
     const done = await eventually(
       async () => {

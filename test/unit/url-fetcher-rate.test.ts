@@ -1,44 +1,16 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { urlFetcher } from "../../worker/url-fetcher.ts";
+import { startTrickler } from "../support/trickle.ts";
 
 /**
  * The import fetcher's byte-rate floor: a server that trickles (or never answers) is stopped
  * once a window passes with fewer bytes than the floor, long before the whole fetch's deadline.
  */
-const timers = new Set<ReturnType<typeof setInterval>>();
-const files = Bun.serve({
-  hostname: "127.0.0.1",
-  port: 0,
-  idleTimeout: 0,
-  fetch(request) {
-    const path = new URL(request.url).pathname;
-    if (path === "/hang") return new Promise<Response>(() => {});
-    if (path === "/quick") return new Response(new Uint8Array(4000));
-    // One byte every 100 ms, for ever.
-    let timer: ReturnType<typeof setInterval>;
-    const body = new ReadableStream<Uint8Array>({
-      start(controller) {
-        controller.enqueue(new Uint8Array([1]));
-        timer = setInterval(() => {
-          try {
-            controller.enqueue(new Uint8Array([1]));
-          } catch {
-            clearInterval(timer);
-          }
-        }, 100);
-        timers.add(timer);
-      },
-      cancel: () => clearInterval(timer),
-    });
-    return new Response(body, { headers: { "content-type": "application/octet-stream" } });
-  },
-});
-afterAll(() => {
-  for (const t of timers) clearInterval(t);
-  void files.stop(true);
-});
+// One byte every 100 ms, for ever; /hang never answers, /quick answers 4,000 bytes at once.
+const files = startTrickler(100, (path) => (path === "/hang" ? new Promise<Response>(() => {}) : path === "/quick" ? new Response(new Uint8Array(4000)) : undefined));
+afterAll(() => files.stop());
 
-const base = `http://127.0.0.1:${files.port}`;
+const base = files.url("");
 const fetcher = urlFetcher({ allowPrivate: true });
 const options = (minRate?: { bytes: number; windowMs: number }) => ({ maxBytes: 1_000_000, timeoutMs: 60_000, maxRedirects: 0, onHeaders: async () => {}, onProgress: () => {}, ...(minRate ? { minRate } : {}) });
 
