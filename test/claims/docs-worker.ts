@@ -353,7 +353,7 @@ export default {
   notPromises: [
     {
       says: "(before, both shared two slots: a thumbnail waited 150 s behind two trickling imports, 200 s behind 40 deliveries to endpoints that hung)",
-      why: "measured in the 2026 attack run (issue 37, findings 1 and 2) on the release before the classes; what holds now is claimed above with test/integration/job-classes.test.ts",
+      why: "measured in the 2026 attack run (slow imports and hanging webhook endpoints) on the release before the classes; what holds now is claimed above with test/integration/job-classes.test.ts",
     },
     {
       says: "in slices of 15 ms",

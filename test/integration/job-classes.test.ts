@@ -11,7 +11,7 @@ import { upload } from "../support/upload.ts";
 import { type Receiver, startReceiver } from "../support/webhook-receiver.ts";
 
 /**
- * Issue 37, findings 1 and 2: one organization's slow remote ends (a server that trickles an
+ * Found in the 2026 attack run: one organization's slow remote ends (a server that trickles an
  * import, webhook endpoints that never answer) must not hold another organization's thumbnails.
  * Network-bound jobs run in a class of their own (docs/worker.md, "Job classes"); on the
  * embedded run in the in-process queue, on the PostgreSQL + Redis run in BullMQ (a worker in

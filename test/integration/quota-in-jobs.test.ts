@@ -15,7 +15,7 @@ import { upload } from "../support/upload.ts";
 import type { BullQueue } from "../../worker/bullmq-queue.ts";
 
 /**
- * Issue 37, finding 4: a refusal that running the job again cannot change (the organization's
+ * Found in the 2026 attack run: a refusal that running the job again cannot change (the organization's
  * storage allocation is full) ends the job at once. A set rendition that cannot fit is refused
  * before anything is rendered, or after one render, never WORKER_ATTEMPTS times; an import
  * whose answer had no Content-Length and turned out too large for the allocation is fetched once
