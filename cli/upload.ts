@@ -266,7 +266,9 @@ class Uploader {
         this.store.remove(id);
         return { object, parts: total, uploaded, reused };
       } catch (err) {
-        const stale = err instanceof ApiError && (err.status === 404 || err.code === "bad_request");
+        // Gone (404), closed by an abort, a confirm or the sweeper (409 conflict), or its parts
+        // no longer match (400): the saved state cannot be continued.
+        const stale = err instanceof ApiError && (err.status === 404 || err.code === "conflict" || err.code === "bad_request");
         if (!(resumed && round === 0 && stale)) throw err;
         this.progress.note(`the saved upload of ${file.key} cannot be continued (${err.message}); starting over`);
         this.progress.skip(-reusedBytes);
