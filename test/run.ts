@@ -62,7 +62,41 @@ function failuresIn(xml: string, mode: string): string[] {
   return found;
 }
 
-async function runBunTest(name: string, env: Record<string, string>): Promise<Counts> {
+/**
+ * The test files whose outcome can depend on the backends: those that reach test/support/env.ts
+ * (where the backends of a pass are read) through their imports or the helper scripts they
+ * start, followed through test/. The others (the storage node, the CLI's parsing, the real
+ * entry point on its embedded defaults, pure rules) would run the same twice, so the services
+ * pass leaves them to the embedded pass, which always runs.
+ */
+function backendDependentFiles(): string[] {
+  const testDir = import.meta.dir;
+  const glob = new Bun.Glob("**/*.test.ts");
+  const files = [...glob.scanSync({ cwd: testDir })].filter((f) => !f.includes("node_modules")).sort();
+  const envFile = join(testDir, "support/env.ts");
+  const seen = new Map<string, boolean>();
+  const reaches = (file: string, path: Set<string>): boolean => {
+    if (file === envFile) return true;
+    if (seen.has(file)) return seen.get(file)!;
+    if (path.has(file)) return false;
+    path.add(file);
+    let text = "";
+    try {
+      text = readFileSync(file, "utf8");
+    } catch {}
+    const dir = file.slice(0, file.lastIndexOf("/"));
+    const refs = [...text.matchAll(/from\s+"(\.{1,2}\/[^"]+\.ts)"|["'`]([^"'`]*support\/[\w-]+\.ts)["'`]/g)].map((m) =>
+      m[1] ? join(dir, m[1]) : join(testDir, m[2]!.slice(m[2]!.indexOf("support/"))),
+    );
+    const out = refs.filter((r) => r.startsWith(testDir)).some((r) => reaches(r, path));
+    path.delete(file);
+    seen.set(file, out);
+    return out;
+  };
+  return files.filter((f) => reaches(join(testDir, f), new Set())).map((f) => `./test/${f}`);
+}
+
+async function runBunTest(name: string, env: Record<string, string>, files: string[] = []): Promise<Counts> {
   const dir = mkdtempSync(join(tmpdir(), "media-junit-"));
   const report = join(dir, "junit.xml");
   process.stdout.write(`\n=== ${name} ===\n`);
@@ -71,7 +105,7 @@ async function runBunTest(name: string, env: Record<string, string>): Promise<Co
   // above the waits' own (test/support/eventually.ts), which give up first and say on what.
   const timeout = `--timeout=${process.env.TEST_TIMEOUT_MS ?? "120000"}`;
   // As `npm start` runs the service: Bun's own head limit above the service's (http/server.ts).
-  const proc = Bun.spawn([process.execPath, "--max-http-header-size=262144", "test", timeout, "--reporter=junit", `--reporter-outfile=${report}`, ...args], {
+  const proc = Bun.spawn([process.execPath, "--max-http-header-size=262144", "test", timeout, "--reporter=junit", `--reporter-outfile=${report}`, ...args, ...files], {
     env: { ...process.env, ...env },
     stdout: "inherit",
     stderr: "inherit",
@@ -130,10 +164,15 @@ if (modes.includes("services")) {
     const prefix = `mtest-${dbName}`;
     try {
       add(
-        await runBunTest(`PostgreSQL${redis ? " + Redis" : ""}`, {
-          TEST_DATABASE_URL: url.toString(),
-          ...(redis ? { TEST_REDIS_URL: REDIS_URL, TEST_REDIS_PREFIX: prefix } : {}),
-        }),
+        await runBunTest(
+          `PostgreSQL${redis ? " + Redis" : ""}`,
+          {
+            TEST_DATABASE_URL: url.toString(),
+            ...(redis ? { TEST_REDIS_URL: REDIS_URL, TEST_REDIS_PREFIX: prefix } : {}),
+          },
+          // The whole suite, unless the embedded pass follows and it was not narrowed by hand.
+          args.length === 0 && modes.includes("embedded") ? backendDependentFiles() : [],
+        ),
       );
     } finally {
       await admin.unsafe(`drop database if exists ${dbName} with (force)`).catch(() => {});
