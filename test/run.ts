@@ -67,7 +67,9 @@ function failuresIn(xml: string, mode: string): string[] {
  * (where the backends of a pass are read) through their imports or the helper scripts they
  * start, followed through test/. The others (the storage node, the CLI's parsing, the real
  * entry point on its embedded defaults, pure rules) would run the same twice, so the services
- * pass leaves them to the embedded pass, which always runs.
+ * pass leaves them to the embedded pass, which always runs. So does a file that says, in a line
+ * of its own, `// One pass: <why>`: what it tests does not depend on the backends, though it
+ * starts a service on them (the CLI over REST, the documentation's examples).
  */
 function backendDependentFiles(): string[] {
   const testDir = import.meta.dir;
@@ -93,7 +95,8 @@ function backendDependentFiles(): string[] {
     seen.set(file, out);
     return out;
   };
-  return files.filter((f) => reaches(join(testDir, f), new Set())).map((f) => `./test/${f}`);
+  const onePass = (f: string) => /^\/\/ One pass: /m.test(readFileSync(join(testDir, f), "utf8"));
+  return files.filter((f) => !onePass(f) && reaches(join(testDir, f), new Set())).map((f) => `./test/${f}`);
 }
 
 async function runBunTest(name: string, env: Record<string, string>, files: string[] = []): Promise<Counts> {

@@ -18,6 +18,8 @@ export interface Claim {
   by?: { file: string; test: string };
   /** Or a check run here against a live service (embedded backends; `server` is shared). */
   check?: (server: TestServer) => Promise<void>;
+  /** A long check on a server of its own: it runs beside the others instead of after them. */
+  beside?: boolean;
 }
 
 export interface NotAPromise {

@@ -95,6 +95,7 @@ export default {
     { says: "a Content-Length larger than what is reserved is reserved too before a byte is kept.", by: { file: "test/integration/imports-quota.test.ts", test: "a size learnt from Content-Length is held, then given back when the import is stored" } },
     {
       says: "A waiting call, REST or MCP, asks the HTTP server to keep its connection open for the wait (Bun closes one idle for 30 seconds otherwise;",
+      beside: true,
       check: async () => {
         // A generation that takes 35 s: past the server's 30 s idle limit, within the wait's two minutes.
         const slow = await startServer({

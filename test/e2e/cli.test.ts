@@ -8,6 +8,7 @@ import { CLI, cliEnv, cliJson, removeTempConfigHomes, runCli, tempConfigHome } f
 import { withServerAndOrg } from "../support/fixtures.ts";
 import type { TestOrg, TestServer } from "../support/server.ts";
 
+// One pass: the CLI speaks REST; the backends behind it are the integration tests' business.
 // Each test starts several CLI processes (~0.5-1 s each on a loaded machine).
 setDefaultTimeout(90_000);
 

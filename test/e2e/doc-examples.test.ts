@@ -7,6 +7,8 @@ import { type Block, blocksOf, documentationFiles, prepareShell, repositoryLines
 import { newOrg, startServer, type TestServer } from "../support/server.ts";
 import { upload } from "../support/upload.ts";
 
+// One pass: the examples are the pages' promises to a reader; the backends are tested elsewhere.
+
 /**
  * Every example of the README and docs/ runs, as written, extracted from the Markdown
  * (the convention is in test/support/doc-examples.ts and docs/conventions.md). Each page's shell
