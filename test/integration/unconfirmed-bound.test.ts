@@ -8,9 +8,6 @@
  * nothing (a second node reached through S3_ENDPOINT) the count is the same.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { eq, sql } from "drizzle-orm";
 import { openDatabase, rowsOf } from "../../db/client.ts";
 import { orgUsage, uploadReservations } from "../../db/schema/index.ts";
@@ -18,8 +15,9 @@ import { objectPath } from "../../domain/media/storage-keys.ts";
 import { partMaximum } from "../../domain/media/upload-parts.ts";
 import { reserveSingleShot, type SingleShotRequest } from "../../domain/media/upload-reservations.ts";
 import { presignUploadPart, sweepExpiredReservations } from "../../domain/media/uploads.ts";
-import { type LocalS3, MAX_LENGTH_PARAM, startLocalS3 } from "../../storage/local-s3/index.ts";
+import { MAX_LENGTH_PARAM } from "../../storage/local-s3/index.ts";
 import { newBucket } from "../support/objects.ts";
+import { type OtherStore, otherStore } from "../support/other-store.ts";
 import { testEnv } from "../support/env.ts";
 import { eventually } from "../support/eventually.ts";
 import { type FaultProxy, faultProxy } from "../support/faults.ts";
@@ -31,28 +29,24 @@ const MiB = 1024 * 1024;
 /** UPLOAD_UNSIZED_MAX_BYTES of these servers: small, so that the bytes PUT stay small. */
 const UNSIZED = MiB;
 
-let store: LocalS3;
-let storeDir: string;
+let store: OtherStore;
 /** Between the second server and its store, so a test can make the store hang. */
 let proxy: FaultProxy;
 let embedded: TestServer;
 let unbounded: TestServer;
 
 beforeAll(async () => {
-  storeDir = mkdtempSync(join(tmpdir(), "media-unbounded-store-"));
-  const credentials = { accessKeyId: "OTHERSTORE", secretAccessKey: "other-store-secret" };
-  store = await startLocalS3({ dir: storeDir, credentials: [credentials] });
+  store = await otherStore();
   proxy = faultProxy(store.port);
   const env = { UPLOAD_UNSIZED_MAX_BYTES: String(UNSIZED) };
   // A storage deadline far above the test's own: only the service's 2 s bounds can answer a hung store in time.
-  const s3 = { S3_ENDPOINT: proxy.url, S3_ACCESS_KEY_ID: credentials.accessKeyId, S3_SECRET_ACCESS_KEY: credentials.secretAccessKey, S3_FORCE_PATH_STYLE: "true", S3_TIMEOUT_MS: "60000" };
+  const s3 = { ...store.env(proxy.url), S3_TIMEOUT_MS: "60000" };
   [embedded, unbounded] = await Promise.all([startServer({ env }), startServer({ env: { ...env, ...s3 } })]);
 }, 120_000);
 afterAll(async () => {
   await Promise.all([embedded?.stop(), unbounded?.stop()]);
   proxy?.stop();
   await store?.stop();
-  rmSync(storeDir, { recursive: true, force: true });
 });
 
 /** An organization with a bucket, optionally on a smaller allocation. */

@@ -14,34 +14,26 @@ import { eq } from "drizzle-orm";
 import { mediaObjects, orgUsage } from "../../db/schema/index.ts";
 import { objectPath } from "../../domain/media/storage-keys.ts";
 import { liveUsage } from "../../domain/usage/counters.ts";
-import { type LocalS3, MAX_LENGTH_PARAM, startLocalS3 } from "../../storage/local-s3/index.ts";
+import { MAX_LENGTH_PARAM } from "../../storage/local-s3/index.ts";
 import { newBucket } from "../support/objects.ts";
+import { type OtherStore, otherStore } from "../support/other-store.ts";
 import { newOrg, startServer, type TestServer } from "../support/server.ts";
 import { bytesOf } from "../support/upload.ts";
 
 const MiB = 1024 * 1024;
 
 /** Stands for any S3-compatible store: the service reaches it through S3_ENDPOINT, so it signs no maximum. */
-let store: LocalS3;
-let storeDir: string;
+let store: OtherStore;
 let embedded: TestServer;
 let unbounded: TestServer;
 
 beforeAll(async () => {
-  storeDir = mkdtempSync(join(tmpdir(), "media-unbounded-store-"));
-  const credentials = { accessKeyId: "OTHERSTORE", secretAccessKey: "other-store-secret" };
-  store = await startLocalS3({ dir: storeDir, credentials: [credentials] });
-  [embedded, unbounded] = await Promise.all([
-    startServer(),
-    startServer({
-      env: { S3_ENDPOINT: store.url, S3_ACCESS_KEY_ID: credentials.accessKeyId, S3_SECRET_ACCESS_KEY: credentials.secretAccessKey, S3_FORCE_PATH_STYLE: "true" },
-    }),
-  ]);
+  store = await otherStore();
+  [embedded, unbounded] = await Promise.all([startServer(), startServer({ env: store.env() })]);
 }, 120_000);
 afterAll(async () => {
   await Promise.all([embedded?.stop(), unbounded?.stop()]);
   await store?.stop();
-  rmSync(storeDir, { recursive: true, force: true });
 });
 
 /** An organization with a bucket, optionally on a smaller allocation. */
