@@ -2,6 +2,7 @@ import { eq, sql } from "drizzle-orm";
 import { rowsOf } from "../../db/client.ts";
 import { type CountedParts, uploadReservations } from "../../db/schema/index.ts";
 import type { Deps } from "../core/deps.ts";
+import { within } from "../core/within.ts";
 import type { UploadedPart } from "../ports/storage.ts";
 import { pendingStorage, unconfirmedExtra, uploadRefusal } from "../usage/counters.ts";
 import { closedOrUnknown } from "./multipart-ids.ts";
@@ -93,9 +94,6 @@ export async function countPart(deps: Deps, r: { orgId: string; reservation: Res
 }
 
 /** The parts storage holds for the upload, or null when it does not answer within LIST_PARTS_MS (or fails). */
-async function listedParts(deps: Deps, path: string, uploadId: string): Promise<UploadedPart[] | null> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), LIST_PARTS_MS)));
-  const listed = deps.storage.listParts(path, uploadId).catch(() => null);
-  return Promise.race([listed, late]).finally(() => clearTimeout(timer));
+function listedParts(deps: Deps, path: string, uploadId: string): Promise<UploadedPart[] | null> {
+  return within(deps.storage.listParts(path, uploadId), LIST_PARTS_MS, null);
 }

@@ -6,6 +6,7 @@ import { resolveBucket } from "../buckets/buckets.ts";
 import type { Caller } from "../access/caller.ts";
 import type { Deps } from "../core/deps.ts";
 import { AppError, errors } from "../core/errors.ts";
+import { within } from "../core/within.ts";
 import { contentTypeFor, kindOf } from "./kind.ts";
 import { loadMediaView, purgeObject } from "./media.ts";
 import { objectPath } from "./storage-keys.ts";
@@ -102,10 +103,7 @@ const HEAD_FOR_CONDITION_MS = 2000;
 async function writeCondition(deps: Deps, path: string, seen: KeySeen): Promise<WriteCondition> {
   let etag = seen.etag;
   if (seen.unsure) {
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const late = new Promise<"late">((resolve) => (timer = setTimeout(() => resolve("late"), HEAD_FOR_CONDITION_MS)));
-    const head = deps.storage.head(path).catch(() => "late" as const);
-    const found = await Promise.race([head, late]).finally(() => clearTimeout(timer));
+    const found = await within(deps.storage.head(path), HEAD_FOR_CONDITION_MS, "late" as const);
     if (found !== "late") etag = found?.etag ?? null;
   }
   return etag ? { ifMatch: etag } : { ifNoneMatch: "*" };
