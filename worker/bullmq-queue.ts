@@ -105,8 +105,8 @@ export class BullQueue implements JobQueue {
   /** The queues' jobs by state, all classes together (metrics); failed ones are those BullMQ keeps (30 days). */
   async counts(): Promise<Record<string, number>> {
     const out = { waiting: 0, active: 0, delayed: 0, failed: 0 };
-    for (const queue of this.all()) {
-      const counts = await queue.getJobCounts("waiting", "active", "delayed", "prioritized", "failed");
+    // Side by side: a Redis that does not answer costs a scrape one command timeout, not one per queue.
+    for (const counts of await Promise.all(this.all().map((q) => q.getJobCounts("waiting", "active", "delayed", "prioritized", "failed")))) {
       out.waiting += (counts.waiting ?? 0) + (counts.prioritized ?? 0);
       out.active += counts.active ?? 0;
       out.delayed += counts.delayed ?? 0;

@@ -156,8 +156,8 @@ export class MemoryQueue implements JobQueue {
 
   /** What this process holds, by state (metrics). */
   async counts(): Promise<Record<string, number>> {
-    const { cpu, io } = this.lanes;
-    return { waiting: cpu.ready.size + io.ready.size, active: cpu.running.size + io.running.size, delayed: this.retries.size };
+    const lanes = JOB_CLASSES.map((c) => this.lanes[c]);
+    return { waiting: lanes.reduce((n, l) => n + l.ready.size, 0), active: lanes.reduce((n, l) => n + l.running.size, 0), delayed: this.retries.size };
   }
 
   /** Waits until nothing is queued, running or waiting for a retry (tests, benchmarks). */
