@@ -107,6 +107,24 @@ export function randomId(): string {
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * The rate limit is one budget per credential for the whole page. A 429 holds every request
+ * until its Retry-After, and thumbnails hold back while a page call waits, so the listing a
+ * person is looking at is not starved by the images inside it.
+ */
+export const rateLimit = { until: 0, callsWaiting: 0 };
+/** How long a page call keeps waiting out 429s before it shows the error. */
+const RATE_LIMIT_PATIENCE_MS = 120_000;
+
+async function waitOutRateLimit(): Promise<void> {
+  rateLimit.callsWaiting++;
+  try {
+    while (rateLimit.until > Date.now()) await sleep(rateLimit.until - Date.now());
+  } finally {
+    rateLimit.callsWaiting--;
+  }
+}
+
 /** The URL and request a tool call becomes over REST (also what the explorer's curl shows). */
 export function restRequest(tool: Pick<ToolRoute, "http">, input: Record<string, unknown>): { method: string; url: string; body?: string } {
   const { path, query, body } = toolRequest(tool, input);
@@ -121,7 +139,9 @@ async function send(tool: ToolRoute, input: Record<string, unknown>, secret: str
   const headers: Record<string, string> = { authorization: `Bearer ${secret}`, accept: "application/json" };
   if (tool.http.method !== "GET") headers["idempotency-key"] = randomId();
   if (req.body !== undefined) headers["content-type"] = "application/json";
-  for (let attempt = 1; ; attempt++) {
+  const started = Date.now();
+  for (;;) {
+    await waitOutRateLimit();
     let response: Response;
     try {
       response = await fetch(req.url, { method: req.method, headers, body: req.body, signal });
@@ -132,8 +152,8 @@ async function send(tool: ToolRoute, input: Record<string, unknown>, secret: str
     if (response.ok) return response.status === 204 ? null : response.json();
     const error = await errorOf(response);
     // The rate limit says when to come back; a page waits rather than failing.
-    if (response.status === 429 && attempt < 4) {
-      await sleep(retryAfterMs(response));
+    if (response.status === 429 && Date.now() - started < RATE_LIMIT_PATIENCE_MS) {
+      rateLimit.until = Math.max(rateLimit.until, Date.now() + retryAfterMs(response));
       continue;
     }
     throw error;

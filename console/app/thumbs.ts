@@ -1,4 +1,4 @@
-import { errorOf, restRequest, retryAfterMs, route, sleep, token } from "./api.ts";
+import { errorOf, rateLimit, restRequest, retryAfterMs, route, sleep, token } from "./api.ts";
 
 /**
  * Thumbnails need the bearer, so an <img> cannot fetch them itself: they are fetched here and
@@ -25,7 +25,6 @@ interface Waiting {
 const cache = new Map<string, Entry>();
 const waiting: Waiting[] = [];
 let running = 0;
-let pausedUntil = 0;
 
 export function cachedThumbnail(id: string, etag: string): string | null | undefined {
   return cache.get(`${id}:${etag}`)?.resolved;
@@ -88,15 +87,19 @@ async function load(id: string, etag: string): Promise<string | null> {
   if (!secret) return null;
   const req = restRequest(route("media_thumbnail"), { id, v: etag });
   // A 429 says when to come back: every loader waits that long and asks again, however many
-  // 429s it meets (counted attempts gave up while the page's other calls took the room).
+  // 429s it meets (counted attempts gave up while the page's other calls took the room), and
+  // gives way while a page call waits for its turn.
   for (;;) {
-    const wait = pausedUntil - Date.now();
-    if (wait > 0) await sleep(wait);
+    const wait = rateLimit.until - Date.now();
+    // A little past the pause, so a page call that waited with them goes first.
+    if (wait > 0) await sleep(wait + 100);
+    else if (rateLimit.callsWaiting > 0) await sleep(250);
+    if (rateLimit.until > Date.now() || rateLimit.callsWaiting > 0) continue;
     if (token.value !== secret) return null;
     const response = await fetch(req.url, { headers: { authorization: `Bearer ${secret}` } });
     if (response.ok) return URL.createObjectURL(await response.blob());
     if (response.status === 429) {
-      pausedUntil = Math.max(pausedUntil, Date.now() + retryAfterMs(response));
+      rateLimit.until = Math.max(rateLimit.until, Date.now() + retryAfterMs(response));
       continue;
     }
     // Pending, unavailable or gone: the tile shows its placeholder instead.

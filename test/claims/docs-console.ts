@@ -22,6 +22,14 @@ export default {
     { says: "media_stream answers a 302; a page cannot read a redirect's target, so the console calls the same tool over MCP", by: { file: "test/integration/usage.test.ts", test: "downloads and streams count egress this month, in the ledger and in today's history point" } },
     { says: "they count against RATE_LIMIT_PER_MINUTE; the console waits out a 429 (Retry-After) instead of failing.", by: { file: EDGES, test: "thumbnails and calls that meet a 429 wait out its Retry-After and then show" } },
     {
+      says: "a call shows its error only after two minutes of refusals.",
+      check: async () => {
+        // The console's request code runs only in a browser: its patience is read from its source.
+        const source = await Bun.file(new URL("../../console/app/api.ts", import.meta.url)).text();
+        expect(/const RATE_LIMIT_PATIENCE_MS = ([^;]+);/.exec(source)?.[1]).toBe("120_000");
+      },
+    },
+    {
       says: "Files over 8 MiB go in 5 MiB parts, 4 at once (presign_create_multipart, presign_upload_part per part, presign_complete_upload with the parts' ETags, then confirm); 3 files upload at once. A part that fails is tried 3 times;",
       check: async () => {
         // The console's upload module runs only in a browser: its numbers are read from its source.
