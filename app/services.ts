@@ -121,7 +121,8 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     // PostgreSQL searches on a pool of their own (SEARCH_POOL_SIZE connections, the search
     // deadline on each): a round trip cheaper than setting it per search, and however many
     // organizations search at once, the other statements keep the main pool.
-    let searchDb = null;
+    // On PGlite, searches take the background lane of its one connection (db/pglite-lanes.ts).
+    let searchDb = database.background ?? null;
     if (role === "server" && database.kind === "postgres" && !config.meilisearch && config.searchStatementTimeoutMs > 0) {
       const pool = openPool({ url: config.databaseUrl!, poolSize: SEARCH_POOL_SIZE, statementTimeoutMs: config.searchStatementTimeoutMs, instrument: sqlInstrument(metrics, "postgresql") });
       closers.push(pool.close);

@@ -7,6 +7,7 @@ import { sql } from "drizzle-orm";
 import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
 import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
 import { migrate as migratePglite } from "drizzle-orm/pglite/migrator";
+import { inLane, PgliteLanes } from "./pglite-lanes.ts";
 import { instrumentPglite, instrumentPostgresJs, type PoolState, SingleConnectionGauge, type SqlInstrument } from "./instrument.ts";
 import { postgresFixApplied, postgresOneRoundTrip } from "./postgres-fix.ts";
 import * as schema from "./schema/index.ts";
@@ -25,6 +26,8 @@ export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
 export interface Database {
   db: Db;
   kind: "postgres" | "pglite";
+  /** PGlite only: the same database for searches, whose statements give way to every other (db/pglite-lanes.ts). */
+  background?: Db;
   /** Connections in use, idle and waited for, now (null when the driver does not tell). */
   pool(): PoolState | null;
   close(): Promise<void>;
@@ -74,9 +77,10 @@ export async function openDatabase(opts: { url?: string; dataDir: string; poolSi
   if (!opts.dataDir.startsWith("memory://")) mkdirSync(opts.dataDir, { recursive: true });
   const client = await PGlite.create(opts.dataDir, { extensions: { pg_trgm, btree_gin } });
   const gauge = new SingleConnectionGauge();
-  const db = drizzlePglite(instrumentPglite(client, opts.instrument ?? ((_k, _s, run) => run()), gauge), { schema }) as unknown as Db;
+  const lanes = new PgliteLanes();
+  const handle = (lane: "fore" | "back") => drizzlePglite(instrumentPglite(inLane(client, lanes, lane), opts.instrument ?? ((_k, _s, run) => run()), gauge), { schema }) as unknown as Db;
   await migratePglite(drizzlePglite(client, { schema }), { migrationsFolder });
-  return { db, kind: "pglite", pool: () => gauge.state(), close: () => client.close() };
+  return { db: handle("fore"), background: handle("back"), kind: "pglite", pool: () => gauge.state(), close: () => client.close() };
 }
 
 /**
