@@ -110,3 +110,32 @@ export async function timeIt(iterations: number, fn: () => Promise<unknown>): Pr
   }
   return out;
 }
+
+/**
+ * The embedded default's database (PGlite) holding N seeded objects, made once under
+ * bench/.work and reused (named after N and the schema version): a run copies it into a
+ * DATA_DIR of its own (`<DATA_DIR>/db`). The organization gets 20 GiB of room above what it
+ * uses, for the scenario's own uploads. seed.json, written last, marks a finished seeding.
+ */
+export async function seededDataDir(n: number): Promise<{ dir: string; orgId: string; bucketId: string }> {
+  const { existsSync, readdirSync, rmSync, writeFileSync, readFileSync } = await import("node:fs");
+  const { openDatabase } = await import("../db/client.ts");
+  const migrations = readdirSync(new URL("../db/migrations", import.meta.url)).filter((f) => f.endsWith(".sql")).length;
+  const dir = new URL(`./.work/pglite-bench-${n}-m${migrations}`, import.meta.url).pathname;
+  const marker = `${dir}/seed.json`;
+  if (existsSync(marker)) return { dir, ...(JSON.parse(readFileSync(marker, "utf8")) as { orgId: string; bucketId: string }) };
+  rmSync(dir, { recursive: true, force: true });
+  const started = performance.now();
+  console.error(`seeding ${n.toLocaleString("en-US")} objects into the embedded database ${dir} (once; reused by later runs)...`);
+  const database = await openDatabase({ dataDir: dir });
+  try {
+    const seeded = await seed(database.db, n);
+    await database.db.execute(sql`update org_usage set allocated_storage = used_storage + reserved_storage + ${20 * 1024 ** 3} where org_id = ${seeded.orgId}`);
+    await database.db.execute(sql`checkpoint`);
+    writeFileSync(marker, JSON.stringify(seeded));
+    console.error(`seeded in ${((performance.now() - started) / 1000).toFixed(0)} s`);
+    return { dir, ...seeded };
+  } finally {
+    await database.close();
+  }
+}
