@@ -225,7 +225,9 @@ export interface FixedRateJob {
  * scheduled start, so a stall is not hidden by the client waiting for it.
  */
 export async function runFixedRate(job: FixedRateJob): Promise<LoadResult & { late: number; errors: number }> {
-  const proc = Bun.spawn([process.execPath, join(import.meta.dir, "_rate-client.ts")], {
+  // In a session of its own: the client stands for another machine, and must not share the
+  // bench's CPU share with whatever load the bench itself generates meanwhile.
+  const proc = Bun.spawn([...OWN_SESSION, process.execPath, join(import.meta.dir, "_rate-client.ts")], {
     env: { ...process.env, BENCH_RATE_JOB: JSON.stringify(job) },
     stdout: "pipe",
     stderr: "inherit",
