@@ -18,3 +18,4 @@ export * from "./webhooks.ts";
 export * from "./audit.ts";
 export * from "./imports.ts";
 export * from "./multipart.ts";
+export * from "./oauth.ts";
