@@ -1,10 +1,12 @@
 import type { SqlInstrument } from "../db/instrument.ts";
+import { onBehalfOf } from "../db/pglite-lanes.ts";
 import type { Meters } from "../domain/ports/meters.ts";
 import type { Processors } from "../domain/ports/queue.ts";
 import type { SearchBackend } from "../domain/ports/search.ts";
 import type { RequestObserver } from "../http/pipeline.ts";
 import type { StorageInstrument } from "../storage/s3.ts";
 import { type ToolCallNote, toolCallNotes } from "../tools/invoke.ts";
+import { orgOf } from "../worker/fair-share.ts";
 import { type Metrics, type Surface, sqlOperation } from "./metrics.ts";
 import { inSpan, type SpanAttributes } from "./tracing.ts";
 
@@ -89,7 +91,8 @@ export function observeProcessors(processors: Processors, metrics: Metrics): Pro
       ...handler,
       run: (job, run) => {
         const parent = (job.data as { traceparent?: unknown }).traceparent;
-        return inSpan(
+        // The embedded database takes organizations' statements in turns (db/pglite-lanes.ts).
+        return onBehalfOf.run(orgOf(job.data), () => inSpan(
           `job ${kind}`,
           { "messaging.system": "media.outbox", "messaging.destination.name": kind, "messaging.operation.type": "process", "media.job.attempt": run.attempt },
           async () => {
@@ -105,7 +108,7 @@ export function observeProcessors(processors: Processors, metrics: Metrics): Pro
             }
           },
           { kind: "consumer", parent: typeof parent === "string" ? parent : null },
-        );
+        ));
       },
     };
   }

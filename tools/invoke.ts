@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { z } from "zod";
+import { onBehalfOf } from "../db/pglite-lanes.ts";
 import { inSpan } from "../telemetry/spans.ts";
 import { AppError, type ErrorDetail, errors } from "../domain/core/errors.ts";
 import { assertMayUse } from "./access.ts";
@@ -76,7 +77,12 @@ const SURROGATE_MESSAGE = "Must be well-formed Unicode: a lone surrogate (\\ud80
  * configured) a check that the result matches the declared output schema. Every call of a tool
  * that changes something, and every refused call, ends with an audit entry (audit-trail.ts).
  */
-export async function invokeTool(tool: AnyTool, rawInput: unknown, ctx: ToolContext): Promise<unknown> {
+export function invokeTool(tool: AnyTool, rawInput: unknown, ctx: ToolContext): Promise<unknown> {
+  // The embedded database takes organizations' statements in turns (db/pglite-lanes.ts).
+  return onBehalfOf.run(ctx.caller.orgId, () => invokeAudited(tool, rawInput, ctx));
+}
+
+async function invokeAudited(tool: AnyTool, rawInput: unknown, ctx: ToolContext): Promise<unknown> {
   const note = toolCallNotes.getStore();
   if (note) note.tool = tool.name;
   let output: unknown;
