@@ -21,9 +21,10 @@ export const mediaObjects = pgTable(
     /** Technical facts the worker extracted (dimensions, duration, pages, EXIF); `metadata` stays the user's. */
     info: jsonb("info").$type<Record<string, unknown>>().notNull().default({}),
     /**
-     * The object's tags and categories as its view shows them, rewritten in the transaction that
-     * changes its labels (domain/labels/object-labels.ts): a page of views reads them with its
-     * rows instead of probing both label tables once per object.
+     * The object's tags and categories as its view shows them, rewritten by the database's
+     * triggers in the transaction that changes its links or renames a label, whichever release
+     * runs it (domain/labels/object-labels.ts): a page of views reads them with its rows
+     * instead of probing both label tables once per object.
      */
     labels: jsonb("labels").$type<{ tags: Label[]; categories: Label[] }>().notNull().default({ tags: [], categories: [] }),
     createdAt: createdAt(),

@@ -10,7 +10,7 @@ import { announceUpdated } from "../events/object-events.ts";
 import { resolveLiveObject } from "../media/object-refs.ts";
 import { touchSearch } from "../search/index-rows.ts";
 import type { LabelKind } from "./kinds.ts";
-import { labelsFor, objectsWithIds, writeObjectLabels } from "./object-labels.ts";
+import { labelsFor } from "./object-labels.ts";
 
 /**
  * Deletes a label and takes it off every object, in one transaction; `alsoRemoving` runs in
@@ -47,8 +47,8 @@ export async function deleteLabel<E extends Record<string, number>>(
       .where(and(eq(kind.labelId, id), eq(links.orgId, caller.orgId)))
       .returning({ objectId: links.objectId });
     await tx.delete(labels).where(and(eq(labels.id, id), eq(labels.orgId, caller.orgId)));
+    // The objects' `labels` followed the links' deletion (the database's triggers, object-labels.ts).
     const objectIds = removed.map((r) => r.objectId);
-    if (objectIds.length > 0) await writeObjectLabels(tx, objectsWithIds(caller.orgId, objectIds), [kind]);
     await touchSearch(tx, deps, caller.orgId, objectIds);
     // Every object that carried it changed: one media.updated each.
     await announceUpdated(tx, caller.orgId, objectIds, [kind.key], deps.clock.now());
@@ -107,5 +107,5 @@ export async function replaceObjectLabels(tx: Db, kind: LabelKind, orgId: string
       .values(wanted.map((labelId) => kind.link(orgId, objectId, labelId)))
       .onConflictDoNothing();
   }
-  await writeObjectLabels(tx, objectsWithIds(orgId, [objectId]), [kind]);
+  // The object's `labels` follow its links: the database's triggers rewrite them (object-labels.ts).
 }

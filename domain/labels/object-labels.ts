@@ -1,26 +1,25 @@
-import { and, asc, eq, getTableName, type SQL, sql } from "drizzle-orm";
+import { and, eq, type SQL, sql } from "drizzle-orm";
 import type { Label } from "../../contract/labels.ts";
-import type { Db } from "../../db/client.ts";
+import { type Db, rowsOf } from "../../db/client.ts";
+import { mediaObjects } from "../../db/schema/index.ts";
 import { anyId, prepared } from "../core/prepared.ts";
-import { LABEL_KINDS, type LabelKind } from "./kinds.ts";
+import type { LabelKind } from "./kinds.ts";
 
 export type ObjectLabels = Record<LabelKind["key"], Label[]>;
 
 /**
- * Tags and categories of many media objects at once (a labels answer, the Meilisearch sync): one query
- * per kind, whatever the number of objects. Every id asked for has an entry (empty lists
- * when it has no labels). Labels are ordered by slug.
+ * Tags and categories of many media objects at once (a labels answer, the Meilisearch sync), as
+ * their views show them: `media_objects.labels`, which the database keeps (see below). Every id
+ * asked for has an entry (empty lists when it has no labels or is not the organization's).
+ * Labels are ordered by slug.
  */
 export async function labelsFor(db: Db, orgId: string, objectIds: readonly string[]): Promise<Map<string, ObjectLabels>> {
   const out = new Map<string, ObjectLabels>();
   const ids = [...new Set(objectIds)];
   for (const id of ids) out.set(id, { tags: [], categories: [] });
   if (ids.length === 0) return out;
-  const params = { orgId, ids: ids.join(",") };
-  const found = await Promise.all(LABEL_KINDS.map((kind) => labelsOfKind(db, kind).execute(params)));
-  LABEL_KINDS.forEach((kind, i) => {
-    for (const { objectId, ...label } of found[i]!) out.get(objectId)?.[kind.key].push(label);
-  });
+  const found = await labelsOfObjects(db).execute({ orgId, ids: ids.join(",") });
+  for (const { id, labels } of found) out.set(id, { tags: labels.tags ?? [], categories: labels.categories ?? [] });
   return out;
 }
 
@@ -28,44 +27,39 @@ export async function labelsFor(db: Db, orgId: string, objectIds: readonly strin
  * Prepared (see prepared.ts), with the ids as one parameter, so the text is the same for any
  * number of objects: building a 50-value IN list was most of a listing's own CPU.
  */
-function labelsOfKind(db: Db, kind: LabelKind) {
-  const { labels, links } = kind;
-  return prepared(db, `object_${kind.key}`, (d) =>
+function labelsOfObjects(db: Db) {
+  return prepared(db, "object_labels", (d) =>
     d
-      .select({ objectId: links.objectId, id: labels.id, name: labels.name, slug: labels.slug })
-      .from(links)
-      .innerJoin(labels, eq(labels.id, kind.labelId))
-      .where(and(eq(links.orgId, sql.placeholder("orgId")), eq(labels.orgId, sql.placeholder("orgId")), anyId(links.objectId)))
-      .orderBy(asc(labels.slug))
-      .prepare(`object_${kind.key}`),
+      .select({ id: mediaObjects.id, labels: mediaObjects.labels })
+      .from(mediaObjects)
+      .where(and(eq(mediaObjects.orgId, sql.placeholder("orgId")), anyId(mediaObjects.id)))
+      .prepare("object_labels"),
   );
 }
 
 /**
- * Rewrites `media_objects.labels` (what a view shows of its tags and categories) of the objects
- * `where` selects (over media_objects as `o`), from their links, for the given kinds. Every
- * change of an object's links calls it in the same transaction, with the object locked, so the
- * column never disagrees with the links a committed transaction left.
+ * `media_objects.labels` is written by the database, not here: triggers on the link tables and
+ * on label renames (migration 0024_labels_kept_by_database) rewrite it from the links with the
+ * SQL function media_object_labels, whichever release changed them. A release from before the
+ * column knows nothing of it and still serves during a rolling upgrade; code that wrote it as
+ * well would be a second definition that can disagree with the first.
+ *
+ * This rewrites the column of the objects `where` selects (over media_objects as `o`) with that
+ * same function, for what bypassed the triggers (reconcile's repair, a bulk load with triggers
+ * off): objects whose labels already agree are left as they are. Answers how many changed.
  */
-export async function writeObjectLabels(tx: Db, where: SQL, kinds: readonly LabelKind[] = LABEL_KINDS): Promise<void> {
-  const fields = sql.join(
-    kinds.map((kind) => sql`${sql.raw(`'${kind.key}'`)}, ${labelsOfObject(kind)}`),
-    sql`, `,
+export async function writeObjectLabels(tx: Db, where: SQL): Promise<number> {
+  const rows = rowsOf<{ id: string }>(
+    await tx.execute(sql`update media_objects o set labels = media_object_labels(o.id)
+      where ${where} and o.labels is distinct from media_object_labels(o.id) returning o.id`),
   );
-  await tx.execute(sql`update media_objects o set labels = o.labels || jsonb_build_object(${fields}) where ${where}`);
+  return rows.length;
 }
+
+/** Objects whose `labels` disagree with their links (reconcile): the condition over media_objects as `o`. */
+export const staleLabels: SQL = sql`o.labels is distinct from media_object_labels(o.id)`;
 
 /** The objects of an organization with these ids, over media_objects as `o` (one parameter, whatever their number). */
 export function objectsWithIds(orgId: string, ids: readonly string[]): SQL {
   return sql`o.org_id = ${orgId} and o.id = any(string_to_array(${ids.join(",")}, ',')::uuid[])`;
-}
-
-/** An object's labels of one kind as its view shows them, ordered by slug, over media_objects as `o`. */
-function labelsOfObject(kind: LabelKind): SQL {
-  const links = sql.identifier(getTableName(kind.links));
-  const labels = sql.identifier(getTableName(kind.labels));
-  return sql`coalesce((
-    select jsonb_agg(jsonb_build_object('id', x.id, 'name', x.name, 'slug', x.slug) order by x.slug)
-      from ${links} l join ${labels} x on x.id = l.${sql.identifier(kind.labelId.name)}
-     where l.object_id = o.id), '[]'::jsonb)`;
 }
