@@ -20,6 +20,9 @@ type Fn = (...args: any[]) => any;
  * postgres.js: `unsafe` returns a lazy query that runs when awaited (drizzle awaits it directly
  * or after `.values()`, which returns the same object), so its `then` is what gets timed.
  * `begin` and `savepoint` hand their callback a connection-bound `sql`, wrapped the same way.
+ * Only the first `then` is timed: inside a transaction postgres.js itself calls the query's
+ * `catch` (which goes through `then`) as it sends it, and every later `then` is the same
+ * statement, already sent; timing those counted and traced each statement of a transaction twice.
  */
 export function instrumentPostgresJs<S extends object>(sql: S, instrument: SqlInstrument): S {
   return new Proxy(sql, {
@@ -30,7 +33,12 @@ export function instrumentPostgresJs<S extends object>(sql: S, instrument: SqlIn
         return (text: string, ...rest: unknown[]) => {
           const query = (value as Fn).call(target, text, ...rest);
           const then = query.then;
-          query.then = (resolve?: Fn, reject?: Fn) => instrument("statement", text, () => then.call(query)).then(resolve, reject);
+          let timed = false;
+          query.then = (resolve?: Fn, reject?: Fn) => {
+            if (timed) return then.call(query, resolve, reject);
+            timed = true;
+            return instrument("statement", text, () => then.call(query)).then(resolve, reject);
+          };
           return query;
         };
       }
