@@ -70,7 +70,7 @@ export const mcpCommand: Command = {
     const toolsets = v.toolsets === undefined ? [] : v.toolsets.length === 0 ? [""] : v.toolsets;
     const selection = parseSelection(toolsets, v.readOnly ? ["true"] : []);
     if ("error" in selection) {
-      ctx.err(`media mcp: --${selection.parameter === "readonly" ? "read-only" : "toolsets"}: ${selection.error}\n`);
+      ctx.err(`media mcp: --toolsets: ${selection.error}\n`);
       return EXIT.usage;
     }
     const params = new URLSearchParams();

@@ -22,6 +22,12 @@ function wantsProgress(text: string): boolean {
   }
 }
 
+/** Every value of a choice: the query parameter's occurrences, then the header's (repeated headers arrive joined by commas). */
+function choice(ctx: HttpContext, parameter: string, header: string): string[] {
+  const sent = ctx.request.headers.get(header);
+  return [...ctx.url.searchParams.getAll(parameter), ...(sent === null ? [] : sent.split(","))];
+}
+
 export function mcpOverHttp(deps: Deps) {
   return async (ctx: HttpContext): Promise<Response> => {
     if (ctx.request.method !== "POST") {
@@ -31,7 +37,8 @@ export function mcpOverHttp(deps: Deps) {
       });
     }
     // No parameter: every tool the credential may use. Both parameters only narrow (tools/toolsets.ts).
-    const selection = parseSelection(ctx.url.searchParams.getAll("toolsets"), ctx.url.searchParams.getAll("readonly"));
+    // Hosts that cannot edit the URL send the same choice as headers; both places add up.
+    const selection = parseSelection(choice(ctx, "toolsets", "x-mcp-toolsets"), choice(ctx, "readonly", "x-mcp-readonly"));
     if ("error" in selection) throw errors.badRequest(selection.error, [{ path: selection.parameter, message: selection.error }]);
     // The same body limit as REST (413 before buffering it all); the transport then reads the copy.
     const text = await readBody(ctx.request, deps.config.maxBodyBytes);

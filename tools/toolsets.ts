@@ -19,7 +19,7 @@ export const TOOLSETS = {
   trash: { description: "Deleted objects: list, restore, purge", prefixes: ["trash_"] },
   usage: { description: "Storage and traffic usage", prefixes: ["usage_"] },
   billing: { description: "Plan, capacity, invoices", prefixes: ["billing_"] },
-  keys: { description: "API keys and service credentials", prefixes: ["api_keys_", "service_credentials_"] },
+  keys: { description: "API keys, service credentials, OAuth grants", prefixes: ["api_keys_", "service_credentials_", "oauth_"] },
   webhooks: { description: "Webhook endpoints and deliveries", prefixes: ["webhooks_"] },
   admin: { description: "Audit log, media settings, storage reconciliation", prefixes: ["audit_", "media_settings_", "reconcile_"] },
 } as const satisfies Record<string, { description: string; prefixes: readonly string[] }>;
@@ -51,27 +51,22 @@ export interface ToolSelection {
 export const ALL_TOOLS: ToolSelection = { toolsets: ["all"], readOnly: false };
 export const DEFAULT_SELECTION: ToolSelection = { toolsets: DEFAULT_TOOLSETS, readOnly: false };
 
-const TRUE = new Set(["true", "1", "yes", "on"]);
 const FALSE = new Set(["false", "0", "no", "off"]);
 
 /**
- * Reads the `toolsets` and `readonly` values of a request (every occurrence of each, as
- * `URLSearchParams.getAll` gives them; none: the parameter is absent). Both only narrow, and
- * neither fails open: a misspelt `readonly` or an empty `toolsets` is an error the caller sees,
- * never a wider listing than was asked for.
+ * Reads the `toolsets` and `readonly` values of a request (every occurrence of each, from the
+ * query and the X-MCP-Toolsets / X-MCP-Readonly headers alike; none: the choice is absent).
+ * Both only narrow, and neither fails open:
  * - `toolsets`: comma-separated set names, `default` or `all`, case-insensitive; repeated
- *   parameters add up (`toolsets=media&toolsets=search` is `media,search`). Present but naming
- *   nothing (`toolsets=`) is refused: a client that meant to narrow would otherwise get everything.
- * - `readonly`: true, 1, yes or on (any case) narrow; false, 0, no or off do not; anything else
- *   (an empty value too) is refused. Repeated, any true value narrows.
+ *   values add up (`toolsets=media&toolsets=search` is `media,search`). Present but naming
+ *   nothing (`toolsets=`) or naming an unknown set is refused: a client that meant to narrow
+ *   would otherwise get everything, or less than it thinks.
+ * - `readonly`: only an explicit false (false, 0, no, off, any case) leaves the write tools in;
+ *   any other value, an empty one or a typo included, means read-only (as GitHub's MCP server
+ *   reads it). Repeated, one read-only value wins.
  */
-export function parseSelection(toolsets: readonly string[], readOnly: readonly string[]): ToolSelection | { parameter: "toolsets" | "readonly"; error: string } {
-  let readOnlyAsked = false;
-  for (const raw of readOnly) {
-    const v = raw.trim().toLowerCase();
-    if (TRUE.has(v)) readOnlyAsked = true;
-    else if (!FALSE.has(v)) return { parameter: "readonly", error: `readonly must be true, 1, yes, on or false, 0, no, off; got ${JSON.stringify(raw)}` };
-  }
+export function parseSelection(toolsets: readonly string[], readOnly: readonly string[]): ToolSelection | { parameter: "toolsets"; error: string } {
+  const readOnlyAsked = readOnly.some((raw) => !FALSE.has(raw.trim().toLowerCase()));
   if (toolsets.length === 0) return { toolsets: ALL_TOOLS.toolsets, readOnly: readOnlyAsked };
   const names = toolsets.flatMap((v) => v.split(",")).map((s) => s.trim().toLowerCase()).filter(Boolean);
   if (names.length === 0) return { parameter: "toolsets", error: `toolsets names no toolset: leave it out for every tool, or name some of ${TOOLSET_NAMES.join(", ")}, default, all` };

@@ -70,7 +70,8 @@ export default {
         for (const set of TOOLSET_NAMES) expect(error.message).toContain(set);
       },
     },
-    { says: "Any other value, an empty one included, is a 400 bad_request naming readonly", by: { file: LIST, test: "a value that could widen or is a guess is a 400 naming the parameter, not a silent choice" } },
+    { says: "any other value, an empty one, a typo or the bare ?readonly included, keeps only the tools that change nothing", by: { file: "test/e2e/mcp-selection.test.ts", test: "a value that is not an explicit false (a typo, an empty value, the bare name) means read-only" } },
+    { says: "in the headers X-MCP-Toolsets and X-MCP-Readonly (same values; the query's and the headers' choices add up)", by: { file: "test/e2e/mcp-selection.test.ts", test: "narrow as the query does, and add up with it" } },
     { says: "| context (default) | 1 | me_get: who the credential is |", check: toolsetCounts },
     { says: "| buckets (default) | 4 | create, list, get, delete buckets |", check: toolsetCounts },
     { says: "| media (default) | 8 | list, get, metadata, delete, stream URL, thumbnail, renders |", check: toolsetCounts },

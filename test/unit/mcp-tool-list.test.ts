@@ -86,16 +86,16 @@ describe("selection: the bare URL lists everything; toolsets and readonly only n
     expect(names(parseSelection(["default", "webhooks"], []))).toContain("webhooks_create");
   });
 
-  test("readonly narrows for true, 1, yes, on in any case; false, 0, no, off leave everything", () => {
-    for (const v of ["true", "TRUE", "True", "1", "yes", "YES", "on", "On"]) expect({ v, names: names(parseSelection([], [v])) }).toEqual({ v, names: readOnly });
-    for (const v of ["false", "FALSE", "0", "no", "off", "Off"]) expect({ v, names: names(parseSelection([], [v])) }).toEqual({ v, names: all });
+  test("readonly: only an explicit false (false, 0, no, off in any case) leaves the write tools; anything else narrows", () => {
+    for (const v of ["true", "TRUE", "True", "1", "yes", "YES", "on", "On", "", " ", "maybe", "ture", "2", "y"]) expect({ v, names: names(parseSelection([], [v])) }).toEqual({ v, names: readOnly });
+    for (const v of ["false", "FALSE", "0", "no", "off", "Off", " false "]) expect({ v, names: names(parseSelection([], [v])) }).toEqual({ v, names: all });
     // Asked twice, the narrower answer wins: read-only is never dropped by a second value.
     expect(names(parseSelection([], ["false", "true"]))).toEqual(readOnly);
+    expect(names(parseSelection([], ["false", "nope"]))).toEqual(readOnly);
     expect(names(parseSelection(["webhooks"], ["on"]))).toEqual(["webhooks_list", "webhooks_get", "webhooks_deliveries_list"]);
   });
 
-  test("what would widen or guess is refused, naming the parameter", () => {
-    for (const v of ["", "maybe", "ture", "2", "y"]) expect({ v, refused: parseSelection([], [v]) }).toEqual({ v, refused: { parameter: "readonly", error: expect.stringContaining("readonly") } });
+  test("a toolsets choice that names nothing or an unknown set is refused, naming the parameter", () => {
     for (const v of [[""], [","], [" , "], ["", ""]]) expect(parseSelection(v, [])).toEqual({ parameter: "toolsets", error: expect.stringContaining("toolsets") });
     expect(parseSelection(["media,nonsense"], [])).toEqual({ parameter: "toolsets", error: expect.stringContaining("Unknown toolset nonsense") });
     expect(parseSelection(["media", "nonsense"], [])).toEqual({ parameter: "toolsets", error: expect.stringContaining("Unknown toolset nonsense") });
