@@ -5,17 +5,18 @@ import { errors } from "../domain/core/errors.ts";
 import type { ReplayStore } from "../domain/ports/replay.ts";
 import { readBodyBytes } from "./body.ts";
 import type { Middleware } from "./pipeline.ts";
+import { resourceOfRequest } from "./protected-resource.ts";
 
 /**
  * First guard: no credential, no further work (401 before anything else runs). A request
- * carries a bearer (API key secret or JWT) or an HTTP Message Signature of a service
+ * carries a bearer (API key secret, JWT or OAuth access token) or an HTTP Message Signature of a service
  * credential (docs/signed-requests.md), never both.
  */
 export function authentication(deps: Deps, replay: ReplayStore): Middleware {
   return async (ctx, next) => {
     const headers = ctx.request.headers;
     if (!headers.has("signature-input") && !headers.has("signature")) {
-      ctx.caller = await authenticate(deps, headers.get("authorization"));
+      ctx.caller = await authenticate(deps, headers.get("authorization"), resourceOfRequest(deps.config, ctx.url));
       return next();
     }
     if (headers.has("authorization")) throw errors.unauthorized("Send either Authorization or a signature, not both");

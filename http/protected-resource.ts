@@ -6,14 +6,13 @@ import type { HttpContext, Middleware } from "./pipeline.ts";
 /**
  * How a client learns what a refused credential means (RFC 6750 and RFC 9728, as the MCP
  * authorization spec asks). Every 401 names the scheme and points at the protected-resource
- * metadata; that document names no authorization server, because this service issues no OAuth
- * tokens: credentials are API keys (and dashboard JWTs) made outside any OAuth flow. A client
- * reading it learns to send a bearer it already has, instead of starting an OAuth dance that
- * cannot succeed (docs/mcp.md, "Why no OAuth authorization server").
+ * metadata, which names this service as its own authorization server (http/oauth-routes.ts):
+ * an MCP host that only speaks OAuth registers, sends the person to the console's consent page
+ * and gets a token; any other client sends an API key it already has.
  */
 
 /** The base every URL here is built on: PUBLIC_URL when set (behind a proxy), else where the request came. */
-const baseOf = (config: Pick<Config, "publicUrl">, url: URL) => (config.publicUrl ?? url.origin).replace(/\/+$/, "");
+export const baseOf = (config: Pick<Config, "publicUrl">, url: URL) => (config.publicUrl ?? url.origin).replace(/\/+$/, "");
 
 /** RFC 9728 (section 3.1): the metadata of resource `<base>/mcp` is at `<base>/.well-known/oauth-protected-resource/mcp`. */
 export const PRM_PATH = "/.well-known/oauth-protected-resource";
@@ -23,11 +22,16 @@ export function protectedResourceMetadata(config: Pick<Config, "publicUrl">, url
   return {
     resource: `${base}${resourcePath}`,
     resource_name: "Media storage",
-    // No authorization_servers: keys are issued by the service itself (POST /api/api-keys).
+    authorization_servers: [base],
     bearer_methods_supported: ["header"],
     scopes_supported: [...SCOPES],
     resource_documentation: `${base}/api/docs`,
   };
+}
+
+/** The audience a request's bearer must be for (RFC 8707): `<base>/mcp` on /mcp, else the REST API's `<base>`. */
+export function resourceOfRequest(config: Pick<Config, "publicUrl">, url: URL): string {
+  return `${baseOf(config, url)}${url.pathname === "/mcp" ? "/mcp" : ""}`;
 }
 
 /** The WWW-Authenticate value of a 401 on `path`: error="invalid_token" when a bearer was sent and refused. */
@@ -54,21 +58,4 @@ export function challengeOnUnauthorized(config: Pick<Config, "publicUrl">): Midd
       throw err;
     }
   };
-}
-
-/**
- * MCP clients that find no authorization server fall back to the 2025-03-26 default endpoints
- * at the server's root and start with dynamic client registration (`POST /register`). There is
- * none here; the answer says so in OAuth's own error shape (RFC 7591), so a client that tried
- * OAuth after a 401 shows the person why: the key was refused, and OAuth will not help.
- */
-export const NO_OAUTH_MESSAGE =
-  "This service issues no OAuth clients or tokens: it takes an API key, sent as Authorization: Bearer <secret>. " +
-  "A 401 from it means the key sent was missing, unknown, expired, rotated or deleted: check the key.";
-
-export function noClientRegistration(): Response {
-  return new Response(JSON.stringify({ error: "invalid_request", error_description: NO_OAUTH_MESSAGE }), {
-    status: 404,
-    headers: { "content-type": "application/json; charset=utf-8" },
-  });
 }

@@ -7,7 +7,8 @@ import { registry } from "../tools/registry.ts";
 import type { ReplayStore } from "../domain/ports/replay.ts";
 import { authentication } from "./auth.ts";
 import { hostCheck } from "./host-check.ts";
-import { challengeOnUnauthorized, noClientRegistration, PRM_PATH, protectedResourceMetadata } from "./protected-resource.ts";
+import { challengeOnUnauthorized, PRM_PATH, protectedResourceMetadata } from "./protected-resource.ts";
+import { oauthRoutes } from "./oauth-routes.ts";
 import { MemoryReplayStore } from "./guards/stores/memory.ts";
 import { docsPage, docsScript } from "../openapi/docs-page.ts";
 import { consoleRoutes } from "../console/serve.ts";
@@ -162,7 +163,8 @@ export function createApp(opts: AppOptions) {
   // RFC 9728 metadata: the /mcp resource's (where a 401 from /mcp points) and the API's.
   app.get(`${PRM_PATH}/mcp`, publicRoute(`GET ${PRM_PATH}/mcp`, async (ctx) => json(200, protectedResourceMetadata(deps.config, ctx.url, "/mcp"))));
   app.get(PRM_PATH, publicRoute(`GET ${PRM_PATH}`, async (ctx) => json(200, protectedResourceMetadata(deps.config, ctx.url, ""))));
-  app.post("/register", publicRoute("POST /register", async () => noClientRegistration()), { parse: "none" });
+  // This service as the OAuth authorization server those documents name (MCP hosts that only speak OAuth).
+  for (const r of oauthRoutes(deps)) app.route(r.method, r.path, publicRoute(`${r.method} ${r.path}`, r.handler), { parse: "none" });
   app.get("/api/docs", publicRoute("GET /api/docs", async () => docsPage()));
   app.get("/api/docs/scalar.js", publicRoute("GET /api/docs/scalar.js", async () => docsScript()));
   // The web console: `/` points there; every /console path but its assets is the one page.

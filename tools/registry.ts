@@ -19,6 +19,7 @@ import { usageTools } from "./usage.ts";
 import { webhookTools } from "./webhooks.ts";
 import { auditTools } from "./audit.ts";
 import { trashTools } from "./trash.ts";
+import { oauthTools } from "./oauth.ts";
 
 /**
  * Every capability of the service. REST routes, MCP tools, OpenAPI operations and CLI
@@ -27,6 +28,7 @@ import { trashTools } from "./trash.ts";
 export const registry: readonly AnyTool[] = [
   ...identityTools,
   ...serviceCredentialTools,
+  ...oauthTools,
   ...bucketTools,
   ...mediaTools,
   ...trashTools,

@@ -8,17 +8,20 @@ import { createOrganization } from "./organizations.ts";
 import { errors } from "../core/errors.ts";
 import type { KeyCredential } from "../ports/credentials.ts";
 import { hashSecret, isSecretShape, sameHash } from "./secrets.ts";
+import { ACCESS_PREFIX, authenticateOAuthToken } from "./oauth-tokens.ts";
 
 /**
  * Turns an Authorization header into a Caller, or throws 401.
- * The bearer is an API key's secret (never its accessKeyId) or a dashboard JWT (docs/conventions.md#credentials).
+ * The bearer is an API key's secret (never its accessKeyId), a dashboard JWT (docs/conventions.md#credentials)
+ * or an OAuth access token, which is accepted only for `resource`, the audience it was issued for.
  */
-export async function authenticate(deps: Deps, authorization: string | null | undefined): Promise<Caller> {
+export async function authenticate(deps: Deps, authorization: string | null | undefined, resource?: string): Promise<Caller> {
   const token = bearerToken(authorization);
   if (!token) throw errors.unauthorized("Send Authorization: Bearer <secret>");
   if (isSecretShape(token)) return authenticateKey(deps, token.toLowerCase());
+  if (token.startsWith(ACCESS_PREFIX)) return authenticateOAuthToken(deps, token, resource);
   if (token.split(".").length === 3) return authenticateJwt(deps, token);
-  throw errors.unauthorized("Invalid credential: the bearer value must be an API key secret or a JWT");
+  throw errors.unauthorized("Invalid credential: the bearer value must be an API key secret, a JWT or an OAuth access token");
 }
 
 function bearerToken(header: string | null | undefined): string | null {

@@ -40,7 +40,7 @@ describe("one registry, four surfaces", () => {
     // "/api/*" answers unknown API paths (404, counted by the rate limit).
     // "/" and "/console..." serve the web console; "/api/render/:id" serves signed render URLs,
     // which carry their permission instead of a credential. The RFC 9728 metadata is public too.
-    const infra = new Set(["/mcp", "/api/openapi.json", "/api/docs", "/api/docs/scalar.js", "/healthz", "/api/payments/webhook", "/api/*", "/", "/console", "/console/*", "/api/render/:id", "/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp", "/register"]);
+    const infra = new Set(["/mcp", "/api/openapi.json", "/api/docs", "/api/docs/scalar.js", "/healthz", "/api/payments/webhook", "/api/*", "/", "/console", "/console/*", "/api/render/:id", "/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp", "/register", "/.well-known/oauth-authorization-server", "/authorize", "/authorize/request", "/authorize/decision", "/token"]);
     const routes = app.routes.filter((r) => !infra.has(r.path)).map((r) => `${r.method} ${r.path}`).sort();
     const expected = registry.map((t) => `${t.http.method} /api${t.http.path.replace(/\{(\w+)\}/g, ":$1")}`).sort();
     expect(routes).toEqual(expected);
@@ -93,7 +93,7 @@ describe("one registry, four surfaces", () => {
     for (const tool of registry) {
       for (const code of tool.errors) expect(errorCatalogue[code]).toBeDefined();
       const byMethod = { GET: "read", POST: "write", PUT: "write", DELETE: "delete", PATCH: "write" }[tool.http.method];
-      const expected = exceptions[tool.name] ?? (["api_keys_", "service_credentials_", "billing_", "webhooks_", "audit_"].some((p) => tool.name.startsWith(p)) ? "admin" : byMethod);
+      const expected = exceptions[tool.name] ?? (["api_keys_", "service_credentials_", "oauth_", "billing_", "webhooks_", "audit_"].some((p) => tool.name.startsWith(p)) ? "admin" : byMethod);
       expect(`${tool.name}:${tool.scope}`).toBe(`${tool.name}:${expected}`);
     }
   });

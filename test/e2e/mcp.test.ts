@@ -148,16 +148,17 @@ describe("MCP over Streamable HTTP", () => {
     expect(await metadata.json()).toEqual({
       resource: `${server.url}/mcp`,
       resource_name: "Media storage",
+      authorization_servers: [server.url],
       bearer_methods_supported: ["header"],
       scopes_supported: ["read", "write", "delete", "admin"],
       resource_documentation: `${server.url}/api/docs`,
     });
     expect((await (await fetch(`${server.url}/.well-known/oauth-protected-resource`)).json()).resource).toBe(server.url);
 
-    // A client that tries OAuth anyway falls back to registering at /register: told why not, in OAuth's shape.
+    // The authorization server it names is this service (test/e2e/oauth.test.ts follows the flow).
     const registration = await fetch(`${server.url}/register`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
-    expect(registration.status).toBe(404);
-    expect(await registration.json()).toEqual({ error: "invalid_request", error_description: expect.stringContaining("A 401 from it means the key sent was missing, unknown, expired") });
+    expect(registration.status).toBe(400);
+    expect((await registration.json()).error).toBe("invalid_client_metadata");
   });
 
   test("the SDK client with a refused key reports the service's refusal, not an OAuth problem", async () => {
