@@ -23,6 +23,8 @@ export const billingTools = [
     scope: "admin",
     reach: "organization",
     http: { method: "POST", path: "/billing/capacity/add" },
+    // Spends money.
+    annotations: { destructiveHint: true },
     input: z.object({ gb: z.number().int().min(1).max(MAX_CAPACITY_GB).describe("GiB to add") }),
     output: capacityPurchase,
     handler: (input, { deps, caller }) => addCapacity(deps, caller, input),
@@ -45,6 +47,7 @@ export const billingTools = [
     scope: "admin",
     reach: "organization",
     http: { method: "POST", path: "/billing/downgrade" },
+    annotations: { destructiveHint: true },
     input: z.object({ tierKey: z.string().min(1).max(40).describe("The plan's key (billing_subscription_get lists them)") }),
     output: subscription,
     errors: ["conflict"],

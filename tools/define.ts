@@ -98,8 +98,12 @@ type Definition<I extends z.ZodObject, O extends z.ZodObject> = Omit<ToolDefinit
 
 /**
  * One capability, defined once. REST, MCP, OpenAPI and the CLI are all derived from it.
- * Annotations default from the HTTP method (GET reads; GET and PUT are idempotent; DELETE
- * destroys) and can be overridden where the method says too little. A DELETE is not marked
+ * Annotations default from the HTTP method (GET reads; GET and PUT are idempotent; DELETE and
+ * PUT destroy: every PUT here replaces what was there) and are overridden where the method
+ * says too little. The rule (docs/mcp.md#annotations): a delete, a replace-style update, an
+ * overwrite, a secret killed or money spent is destructive; a call that reaches beyond this
+ * service (another server, the payment provider) is open-world; idempotent means a second
+ * identical call succeeds with the same effect. test/unit/mcp-annotations.test.ts holds the table. A DELETE is not marked
  * idempotent: a repeat changes nothing more, but it answers not_found (the id now names nothing,
  * and an unknown id is a 404 everywhere), and a client told "idempotent" may retry a call whose
  * answer it lost and take that not_found for a failed delete.
@@ -108,7 +112,7 @@ export function defineTool<I extends z.ZodObject, O extends z.ZodObject>(def: De
   const m = def.http.method;
   const annotations: ToolAnnotations = {
     readOnlyHint: m === "GET",
-    destructiveHint: m === "DELETE",
+    destructiveHint: m === "DELETE" || m === "PUT",
     idempotentHint: m === "GET" || m === "PUT",
     openWorldHint: false,
     ...def.annotations,

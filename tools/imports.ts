@@ -65,7 +65,7 @@ export const importTools = [
     }),
     output: mediaImport,
     errors: ["not_found", "quota_exceeded"],
-    annotations: { openWorldHint: true },
+    annotations: { destructiveHint: true, openWorldHint: true },
     handler: async ({ wait, ...input }, ctx) => {
       checkUrl(input.url, ctx.deps);
       const started = await startImport(ctx.deps, ctx.caller, input);

@@ -31,6 +31,8 @@ export const presignTools = [
     scope: "write",
     reach: "bucket",
     http: { method: "POST", path: "/presign/upload" },
+    // The URL overwrites whatever the key holds (no trash entry for the old bytes).
+    annotations: { destructiveHint: true },
     input: uploadStart,
     output: presignedUpload,
     errors: ["not_found", "quota_exceeded"],
@@ -78,6 +80,7 @@ export const presignTools = [
     scope: "write",
     reach: "bucket",
     http: { method: "POST", path: "/presign/complete-upload" },
+    annotations: { destructiveHint: true },
     input: z.object({
       ...target,
       uploadId,
@@ -116,7 +119,7 @@ export const presignTools = [
     scope: "write",
     reach: "bucket",
     http: { method: "POST", path: "/presign/confirm" },
-    annotations: { idempotentHint: true },
+    annotations: { destructiveHint: true, idempotentHint: true },
     input: z.object(target),
     output: mediaObject,
     errors: ["not_found", "quota_exceeded"],

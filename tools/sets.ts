@@ -109,6 +109,8 @@ export const setTools = [
     scope: "write",
     reach: "bucket",
     http: { method: "POST", path: "/sets/{id}/generate", status: 202 },
+    // Each item's rendition is replaced by the new one.
+    annotations: { destructiveHint: true },
     input: z.object({
       id: id("Set"),
       wait: z.boolean().optional().describe(`Answer once all are made or failed, with each outcome (${MAX_GENERATION_WAIT_MS / 60_000} minutes at most, then timed_out)`),
