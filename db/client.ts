@@ -8,6 +8,7 @@ import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
 import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
 import { migrate as migratePglite } from "drizzle-orm/pglite/migrator";
 import { inLane, PgliteLanes } from "./pglite-lanes.ts";
+import { DRIZZLE_PARSERS, withParsersOnce } from "./pglite-parsers.ts";
 import { instrumentPglite, instrumentPostgresJs, type PoolState, SingleConnectionGauge, type SqlInstrument } from "./instrument.ts";
 import { postgresFixApplied, postgresOneRoundTrip } from "./postgres-fix.ts";
 import * as schema from "./schema/index.ts";
@@ -75,10 +76,10 @@ export async function openDatabase(opts: { url?: string; dataDir: string; poolSi
     return { db, kind: "postgres", pool, close: () => client.end({ timeout: 5 }) };
   }
   if (!opts.dataDir.startsWith("memory://")) mkdirSync(opts.dataDir, { recursive: true });
-  const client = await PGlite.create(opts.dataDir, { extensions: { pg_trgm, btree_gin } });
+  const client = await PGlite.create(opts.dataDir, { extensions: { pg_trgm, btree_gin }, parsers: DRIZZLE_PARSERS });
   const gauge = new SingleConnectionGauge();
   const lanes = new PgliteLanes();
-  const handle = (lane: "fore" | "back") => drizzlePglite(instrumentPglite(inLane(client, lanes, lane), opts.instrument ?? ((_k, _s, run) => run()), gauge), { schema }) as unknown as Db;
+  const handle = (lane: "fore" | "back") => drizzlePglite(instrumentPglite(inLane(withParsersOnce(client), lanes, lane), opts.instrument ?? ((_k, _s, run) => run()), gauge), { schema }) as unknown as Db;
   await migratePglite(drizzlePglite(client, { schema }), { migrationsFolder });
   return { db: handle("fore"), background: handle("back"), kind: "pglite", pool: () => gauge.state(), close: () => client.close() };
 }
