@@ -98,7 +98,7 @@ const MATRIX: [string, 0 | 1, 0 | 1, 0 | 1, 0 | 1][] = [
 
 describe("annotations: the whole matrix", () => {
   test("every tool's readOnlyHint, destructiveHint, idempotentHint and openWorldHint are the table's", () => {
-    const actual = registry.map((t) => [t.name, +t.annotations.readOnlyHint, +t.annotations.destructiveHint, +t.annotations.idempotentHint, +t.annotations.openWorldHint]);
+    const actual = registry.map((t) => [t.name, +!!t.annotations.readOnlyHint, +!!t.annotations.destructiveHint, +!!t.annotations.idempotentHint, +!!t.annotations.openWorldHint]);
     expect(actual).toEqual(MATRIX);
   });
 
