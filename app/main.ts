@@ -1,15 +1,25 @@
 import { bootstrap } from "../domain/access/identity.ts";
 import { createHttpApp } from "./http.ts";
 import { loadConfig } from "./config.ts";
-import { exitIfListenError, listening } from "./listen.ts";
+import { listening } from "./listen.ts";
+import { exitIfStartFailure } from "./start-failure.ts";
+import { lockDataDir } from "../storage/local-s3/dir-lock.ts";
 import { createServices, type Services } from "./services.ts";
 import { stopOnSignals } from "./shutdown.ts";
 import { withoutCredentials } from "./tracing.ts";
 
 /** `npm start`: the REST API, MCP endpoint and docs on one port, on embedded backends unless configured. */
 const config = loadConfig();
+// The embedded database and storage node keep their files in DATA_DIR: a second server on the
+// same directory would open them too, and each would overwrite what the other writes.
+if (!config.databaseUrl || !config.s3.endpoint) {
+  await lockDataDir(config.dataDir).catch((err) => {
+    exitIfStartFailure(err);
+    throw err;
+  });
+}
 const services: Services = await createServices(config).catch((err) => {
-  exitIfListenError(err);
+  exitIfStartFailure(err);
   throw err;
 });
 const { deps } = services;
@@ -31,7 +41,7 @@ const app = await listening({ variable: "PORT", what: "the API", host: config.ho
 ).catch(async (err) => {
   await services.close();
   // The secret printed above was stored; a start that moves the port will not print it again.
-  exitIfListenError(err, initial?.generated ? "The admin secret printed above is valid and will not be shown again." : "");
+  exitIfStartFailure(err, initial?.generated ? "The admin secret printed above is valid and will not be shown again." : "");
   throw err;
 });
 const base = config.publicUrl ?? `http://${config.host}:${app.server?.port}`;

@@ -3,10 +3,12 @@
  * separate service (packaging/compose.yaml): `bun storage/local-s3/main.ts`.
  * STORAGE_HOST (default 127.0.0.1), STORAGE_PORT (9000), DATA_DIR (./.data; objects under
  * objects/), S3_REGION (us-east-1), and the one credential clients sign with:
- * S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY (required). SIGTERM stops it.
+ * S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY (required). SIGTERM stops it. One process per data
+ * directory: a second start on the same one ends with a line naming the process that holds it.
  */
 import { join, resolve } from "node:path";
-import { exitIfListenError, listening } from "../../app/listen.ts";
+import { listening } from "../../app/listen.ts";
+import { exitIfStartFailure } from "../../app/start-failure.ts";
 import { startLocalS3 } from "./index.ts";
 
 const env = process.env;
@@ -25,7 +27,7 @@ const node = await listening({ variable: "STORAGE_PORT", what: "the storage node
     credentials: [{ accessKeyId: env.S3_ACCESS_KEY_ID!, secretAccessKey: env.S3_SECRET_ACCESS_KEY! }],
   }),
 ).catch((err) => {
-  exitIfListenError(err);
+  exitIfStartFailure(err);
   throw err;
 });
 process.stderr.write(`${JSON.stringify({ t: new Date().toISOString(), level: "info", msg: "storage node started", url: node.url })}\n`);

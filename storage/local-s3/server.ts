@@ -18,6 +18,7 @@ import { corsResponseHeaders, preflight } from "./cors.ts";
 import { Errors, S3Error } from "./errors.ts";
 import { Uploads } from "./multipart.ts";
 import { route } from "./router.ts";
+import { lockDataDir } from "./dir-lock.ts";
 import { type AuthOptions, authenticate, decodeComponent, parseQuery } from "./sigv4.ts";
 import { Store } from "./store.ts";
 import { errorXml } from "./xml.ts";
@@ -53,34 +54,44 @@ export async function startLocalS3(opts: LocalS3Options): Promise<LocalS3> {
   const host = opts.host ?? "127.0.0.1";
   const dir = resolve(opts.dir);
   await mkdir(dir, { recursive: true });
-  const store = await Store.open(dir);
-  const env: Env = {
-    store,
-    uploads: await Uploads.load(store),
-    auth: {
-      region: opts.region ?? "us-east-1",
-      secrets: new Map(opts.credentials.map((c) => [c.accessKeyId, c.secretAccessKey])),
-      maxClockSkewSeconds: opts.maxClockSkewSeconds ?? 900,
-    },
-  };
-  // requestTimeout 0: a multi-GiB upload may legitimately take longer than Node's 5 minute default.
-  const server = createServer({ requestTimeout: 0 }, (req, res) => void serve(req, res, env));
-  await new Promise<void>((ok, fail) => {
-    server.once("error", fail);
-    server.listen(opts.port ?? 0, host, () => {
-      server.off("error", fail);
-      ok();
+  // Before the store opens: its start-up cleanup deletes files another node may be writing.
+  const lock = await lockDataDir(dir);
+  let server: ReturnType<typeof createServer>;
+  try {
+    const store = await Store.open(dir);
+    const env: Env = {
+      store,
+      uploads: await Uploads.load(store),
+      auth: {
+        region: opts.region ?? "us-east-1",
+        secrets: new Map(opts.credentials.map((c) => [c.accessKeyId, c.secretAccessKey])),
+        maxClockSkewSeconds: opts.maxClockSkewSeconds ?? 900,
+      },
+    };
+    // requestTimeout 0: a multi-GiB upload may legitimately take longer than Node's 5 minute default.
+    server = createServer({ requestTimeout: 0 }, (req, res) => void serve(req, res, env));
+    await new Promise<void>((ok, fail) => {
+      server.once("error", fail);
+      server.listen(opts.port ?? 0, host, () => {
+        server.off("error", fail);
+        ok();
+      });
     });
-  });
+  } catch (err) {
+    await lock.release();
+    throw err;
+  }
   const port = (server.address() as AddressInfo).port;
   return {
     url: `http://${host.includes(":") ? `[${host}]` : host}:${port}`,
     port,
-    stop: () =>
-      new Promise<void>((ok) => {
+    stop: async () => {
+      await new Promise<void>((ok) => {
         server.close(() => ok());
         server.closeAllConnections();
-      }),
+      });
+      await lock.release();
+    },
   };
 }
 
