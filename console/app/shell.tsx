@@ -5,6 +5,8 @@ import { can, me, signOut } from "./api.ts";
 import { AccountPage } from "./pages/account.tsx";
 import { BucketsPage } from "./pages/buckets.tsx";
 import { CategoriesPage } from "./pages/categories.tsx";
+import { ConsentPage } from "./pages/consent.tsx";
+import { GrantsPage } from "./pages/grants.tsx";
 import { KeysPage } from "./pages/keys.tsx";
 import { MediaPage } from "./pages/media.tsx";
 import { SearchPage } from "./pages/search.tsx";
@@ -37,6 +39,8 @@ const ROUTES: Route[] = [
   { pattern: /^\/storyboards\/([\w-]+)$/, page: StoryboardPage, section: "storyboards" },
   { pattern: /^\/usage$/, page: UsagePage, section: "usage" },
   { pattern: /^\/keys$/, page: KeysPage, section: "keys" },
+  { pattern: /^\/grants$/, page: GrantsPage, section: "grants" },
+  { pattern: /^\/oauth\/consent$/, page: ConsentPage, section: "grants" },
   { pattern: /^\/tools(?:\/(\w+))?$/, page: ToolsPage as ComponentType<{ params: string[] }>, section: "tools" },
   { pattern: /^\/account$/, page: AccountPage, section: "account" },
 ];
@@ -49,6 +53,7 @@ const NAV: { section: string; to: string; label: string; tool: string | null }[]
   { section: "storyboards", to: "/storyboards", label: "Storyboards", tool: "storyboards_list" },
   { section: "usage", to: "/usage", label: "Usage & billing", tool: "usage_get" },
   { section: "keys", to: "/keys", label: "API keys", tool: "api_keys_list" },
+  { section: "grants", to: "/grants", label: "Connected apps", tool: "oauth_grants_list" },
   { section: "tools", to: "/tools", label: "Tool explorer", tool: null },
   { section: "account", to: "/account", label: "Account", tool: null },
 ];
