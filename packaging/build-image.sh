@@ -41,6 +41,9 @@ rm -rf "$work/scalar-keep"
 mkdir -p "$ctx/app/node_modules/@scalar"
 rm -rf "$scalar"
 mv "$work/scalar-keep" "$scalar"
+# TypeScript (30 MB) stays in a production install as an optional peer of Elysia that the lockfile
+# has for the repository's own typecheck; nothing loads it at run time (Bun strips types itself).
+rm -rf "$ctx/app/node_modules/typescript" "$ctx/app/node_modules/@typescript"
 # npm installs the dependencies of a file: dev dependency (the test clients) even with --omit=dev.
 rm -rf "$ctx/app/test"
 if [ ! -x "$root/node_modules/bun/bin/bun.exe" ]; then

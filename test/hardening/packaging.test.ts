@@ -275,6 +275,14 @@ describe("the image (packaging/Containerfile)", () => {
     }
   });
 
+  test("the build drops TypeScript from the production install: no code of the service loads it", () => {
+    expect(code(read("packaging/build-image.sh"))).toContain('rm -rf "$ctx/app/node_modules/typescript" "$ctx/app/node_modules/@typescript"');
+    const sources = new Bun.Glob("{app,worker,domain,storage,http,rest,mcp,db,search,net,payments,telemetry,openapi,contract,console}/**/*.{ts,tsx}");
+    for (const file of sources.scanSync({ cwd: root })) {
+      expect({ file, loads: /(?:^|\n)\s*import\s+(?!type\b)[^;]*from\s+["']typescript["']|(?:require|import)\(\s*["']typescript["']/.test(read(file)) }).toEqual({ file, loads: false });
+    }
+  });
+
   test("a HEALTHCHECK that runs packaging/healthcheck.ts with the image's Bun, kept by building in Docker's format", () => {
     expect(containerfile).toMatch(/^HEALTHCHECK .*CMD \["\/app\/node_modules\/bun\/bin\/bun\.exe", "packaging\/healthcheck\.ts"\]$/m);
     expect(code(read("packaging/build-image.sh"))).toContain("build --format docker");
