@@ -1,4 +1,5 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
+import { within } from "../domain/core/within.ts";
 
 /**
  * The service's Prometheus metrics (docs/operations.md lists them). One registry per process
@@ -26,6 +27,45 @@ export function sqlOperation(text: string): string {
 export interface LiveSources {
   jobs?: () => Promise<Record<string, number>>;
   pool?: () => { max: number; inUse: number; idle: number; waiting: number } | null;
+}
+
+/**
+ * The longest a scrape waits for the job counts. They come from Redis (BullMQ) and the
+ * database; with either down a count could wait out every reconnection attempt, and the whole
+ * scrape with it: metrics would vanish exactly during the incident.
+ */
+export const JOB_COUNTS_DEADLINE_MS = 1_000;
+
+/**
+ * The job counts for one scrape: undefined when the process has none to give, null when they
+ * could not be read in time. Both gauges of a scrape share one answer (the registry collects
+ * them side by side). A read still out when the next scrape comes is waited for again rather
+ * than started twice, so scrapes during an outage do not pile commands on a dead connection.
+ */
+class JobCountReader {
+  private reading: Promise<Record<string, number> | null> | null = null;
+  private answer: Promise<Record<string, number> | null | undefined> | null = null;
+
+  constructor(private readonly sources: () => LiveSources) {}
+
+  read(): Promise<Record<string, number> | null | undefined> {
+    if (this.answer) return this.answer;
+    const read = this.sources().jobs;
+    if (!read) return Promise.resolve(undefined);
+    if (!this.reading) {
+      const reading = read().catch(() => null);
+      this.reading = reading;
+      void reading.finally(() => {
+        if (this.reading === reading) this.reading = null;
+      });
+    }
+    const answer = within(this.reading, JOB_COUNTS_DEADLINE_MS, null);
+    this.answer = answer;
+    void answer.finally(() => {
+      if (this.answer === answer) this.answer = null;
+    });
+    return answer;
+  }
 }
 
 export class Metrics {
@@ -100,16 +140,25 @@ export class Metrics {
       registers,
     });
     const sources = () => this.sources;
+    const jobCounts = new JobCountReader(sources);
+    new Gauge({
+      name: "media_jobs_unavailable",
+      help: `1 when this scrape could not read the job counts (the queue's Redis or the database did not answer within ${JOB_COUNTS_DEADLINE_MS} ms): media_jobs is left out, not zero`,
+      registers,
+      async collect() {
+        const counts = await jobCounts.read();
+        if (counts !== undefined) this.set(counts === null ? 1 : 0);
+      },
+    });
     new Gauge({
       name: "media_jobs",
       help: "Jobs by state, read at scrape time (outbox: committed, not yet handed to the queue)",
       labelNames: ["state"],
       registers,
       async collect() {
-        const read = sources().jobs;
-        if (!read) return;
         this.reset();
-        for (const [state, n] of Object.entries(await read().catch(() => ({})))) this.set({ state }, n);
+        const counts = await jobCounts.read();
+        for (const [state, n] of Object.entries(counts ?? {})) this.set({ state }, n);
       },
     });
     new Gauge({
