@@ -18,6 +18,7 @@ import {
 import type { ListedObject, ObjectStorage, PresignedRequest, StoredObjectInfo, UploadedPart, WriteCondition } from "../domain/ports/storage.ts";
 import { MAX_LENGTH_PARAM } from "./local-s3/index.ts";
 import { Presigner } from "./presigner.ts";
+import { ATTEMPTS, timeoutError, withinDeadline } from "./s3-deadline.ts";
 
 export interface S3StorageOptions {
   /** Where this server reaches storage. */
@@ -30,8 +31,9 @@ export interface S3StorageOptions {
   secretAccessKey: string;
   forcePathStyle: boolean;
   /**
-   * Longest wait for storage to connect or to send the next byte (S3_TIMEOUT_MS). A store that
-   * hangs then fails the request (503 to clients) instead of holding it indefinitely.
+   * S3_TIMEOUT_MS: the longest an operation waits for its answer, its retries included
+   * (storage/s3-deadline.ts), and for a transfer, the longest wait for the next byte. A store
+   * that hangs then fails the request (503 to clients) instead of holding it.
    */
   timeoutMs?: number;
   /** Wraps every call to storage (metrics, traces); `operation` is one of a fixed set of names. */
@@ -97,7 +99,8 @@ export class S3Storage implements ObjectStorage {
       // Checksums only where S3 requires them: not every S3-compatible store supports the newer ones.
       requestChecksumCalculation: "WHEN_REQUIRED",
       responseChecksumValidation: "WHEN_REQUIRED",
-      maxAttempts: 3,
+      // Retries are made by withinDeadline, inside the operation's deadline; a stream is never sent twice.
+      maxAttempts: 1,
       // Idle-based, so a large transfer that keeps moving is never cut.
       requestHandler: { connectionTimeout: this.timeoutMs, socketTimeout: this.timeoutMs },
     });
@@ -117,31 +120,30 @@ export class S3Storage implements ObjectStorage {
   async ensureBucket(corsOrigins: string[] = ["*"]): Promise<void> {
     const Bucket = this.opts.bucket;
     try {
-      await this.client.send(new HeadBucketCommand({ Bucket }));
+      await this.bounded((abortSignal) => this.client.send(new HeadBucketCommand({ Bucket }), { abortSignal }));
     } catch (err) {
       if (statusOf(err) !== 404) throw err;
       // The API and a worker starting together both find it missing: the second creation is
       // refused as already owned, which is what it wanted.
-      await this.client.send(new CreateBucketCommand({ Bucket })).catch((e: unknown) => {
+      await this.bounded((abortSignal) => this.client.send(new CreateBucketCommand({ Bucket }), { abortSignal })).catch((e: unknown) => {
         if ((e as { name?: string })?.name !== "BucketAlreadyOwnedByYou") throw e;
       });
     }
-    await this.client.send(
-      new PutBucketCorsCommand({
-        Bucket,
-        CORSConfiguration: {
-          CORSRules: [
-            {
-              AllowedOrigins: corsOrigins,
-              AllowedMethods: ["GET", "PUT", "HEAD"],
-              AllowedHeaders: ["*"],
-              ExposeHeaders: ["ETag", "Content-Length", "Content-Type"],
-              MaxAgeSeconds: 3600,
-            },
-          ],
-        },
-      }),
-    );
+    const cors = {
+      Bucket,
+      CORSConfiguration: {
+        CORSRules: [
+          {
+            AllowedOrigins: corsOrigins,
+            AllowedMethods: ["GET", "PUT", "HEAD"],
+            AllowedHeaders: ["*"],
+            ExposeHeaders: ["ETag", "Content-Length", "Content-Type"],
+            MaxAgeSeconds: 3600,
+          },
+        ],
+      },
+    };
+    await this.bounded((abortSignal) => this.client.send(new PutBucketCorsCommand(cors), { abortSignal }));
   }
 
   /** Whether a `maxLength` given to presignPut is signed and refused past by the store. */
@@ -177,8 +179,8 @@ export class S3Storage implements ObjectStorage {
   }
 
   async createMultipart(key: string, opts: { contentType: string; tagging?: string }): Promise<string> {
-    const out = await this.client.send(
-      new CreateMultipartUploadCommand({ Bucket: this.opts.bucket, Key: key, ContentType: opts.contentType, Tagging: opts.tagging }),
+    const out = await this.bounded(
+      (abortSignal) => this.client.send(new CreateMultipartUploadCommand({ Bucket: this.opts.bucket, Key: key, ContentType: opts.contentType, Tagging: opts.tagging }), { abortSignal }),
     );
     if (!out.UploadId) throw new Error("storage returned no UploadId");
     return out.UploadId;
@@ -188,8 +190,8 @@ export class S3Storage implements ObjectStorage {
     const parts: UploadedPart[] = [];
     let marker: string | undefined;
     do {
-      const out = await this.client.send(
-        new ListPartsCommand({ Bucket: this.opts.bucket, Key: key, UploadId: uploadId, PartNumberMarker: marker }),
+      const out = await this.bounded(
+        (abortSignal) => this.client.send(new ListPartsCommand({ Bucket: this.opts.bucket, Key: key, UploadId: uploadId, PartNumberMarker: marker }), { abortSignal }),
       );
       for (const p of out.Parts ?? []) parts.push({ partNumber: p.PartNumber!, etag: p.ETag!, size: p.Size ?? 0 });
       marker = out.IsTruncated ? out.NextPartNumberMarker : undefined;
@@ -198,20 +200,20 @@ export class S3Storage implements ObjectStorage {
   }
 
   async completeMultipart(key: string, uploadId: string, parts: { partNumber: number; etag: string }[]): Promise<{ etag: string | null }> {
-    const out = await this.client.send(
-      new CompleteMultipartUploadCommand({
-        Bucket: this.opts.bucket,
-        Key: key,
-        UploadId: uploadId,
-        MultipartUpload: { Parts: parts.map((p) => ({ PartNumber: p.partNumber, ETag: p.etag })) },
-      }),
-    );
+    const input = {
+      Bucket: this.opts.bucket,
+      Key: key,
+      UploadId: uploadId,
+      MultipartUpload: { Parts: parts.map((p) => ({ PartNumber: p.partNumber, ETag: p.etag })) },
+    };
+    // No deadline in all: S3 may work minutes on a large upload, sending spaces meanwhile.
+    const out = await this.bounded((abortSignal) => this.client.send(new CompleteMultipartUploadCommand(input), { abortSignal }), { total: false });
     return { etag: out.ETag ?? null };
   }
 
   async abortMultipart(key: string, uploadId: string): Promise<void> {
     try {
-      await this.client.send(new AbortMultipartUploadCommand({ Bucket: this.opts.bucket, Key: key, UploadId: uploadId }));
+      await this.bounded((abortSignal) => this.client.send(new AbortMultipartUploadCommand({ Bucket: this.opts.bucket, Key: key, UploadId: uploadId }), { abortSignal }));
     } catch (err) {
       if (statusOf(err) !== 404) throw err;
     }
@@ -219,7 +221,7 @@ export class S3Storage implements ObjectStorage {
 
   async head(key: string): Promise<StoredObjectInfo | null> {
     try {
-      const out = await this.client.send(new HeadObjectCommand({ Bucket: this.opts.bucket, Key: key }));
+      const out = await this.bounded((abortSignal) => this.client.send(new HeadObjectCommand({ Bucket: this.opts.bucket, Key: key }), { abortSignal }));
       return { size: out.ContentLength ?? 0, contentType: out.ContentType ?? null, etag: out.ETag ?? null, lastModified: out.LastModified ?? null };
     } catch (err) {
       if (statusOf(err) === 404) return null;
@@ -266,19 +268,28 @@ export class S3Storage implements ObjectStorage {
     return { etag: res.headers.get("etag") };
   }
 
-  /** One request signed for a minute; network errors and 5xx are retried twice, like the SDK's default. */
+  /**
+   * One request signed for a minute; network errors and 5xx are retried twice, within one
+   * deadline for all the attempts (a hung store costs the deadline once, not per attempt).
+   */
   private async signedFetch(method: "GET" | "PUT", key: string, headers: Record<string, string> = {}, body?: Uint8Array | Blob): Promise<Response> {
-    for (let attempt = 1; ; attempt++) {
-      const url = this.internal.presign({ method, key, expiresIn: 60, headers });
-      const deadline = this.headersDeadline(body);
-      try {
-        const res = await fetch(url, { method, headers, body: body as BodyInit | undefined, signal: deadline.signal }).finally(deadline.clear);
-        if (res.status < 500 || attempt === 3) return res;
-        await res.body?.cancel();
-      } catch (err) {
-        if (attempt === 3) throw err;
+    const deadline = this.headersDeadline(body);
+    try {
+      for (let attempt = 1; ; attempt++) {
+        const url = this.internal.presign({ method, key, expiresIn: 60, headers });
+        const backoff = 100 * 2 ** attempt;
+        const last = attempt === ATTEMPTS || performance.now() + backoff >= deadline.at;
+        try {
+          const res = await fetch(url, { method, headers, body: body as BodyInit | undefined, signal: deadline.signal });
+          if (res.status < 500 || last) return res;
+          await res.body?.cancel();
+        } catch (err) {
+          if (last || deadline.signal.aborted) throw err;
+        }
+        await Bun.sleep(backoff);
       }
-      await Bun.sleep(100 * 2 ** attempt);
+    } finally {
+      deadline.clear();
     }
   }
 
@@ -286,11 +297,16 @@ export class S3Storage implements ObjectStorage {
    * A deadline for the answer's headers only: a GET's body may stream for as long as it takes.
    * A PUT's headers come after its body, so its deadline allows for sending that at 1 MiB/s.
    */
-  private headersDeadline(body?: Uint8Array | Blob): { signal: AbortSignal; clear: () => void } {
+  private headersDeadline(body?: Uint8Array | Blob): { signal: AbortSignal; at: number; clear: () => void } {
     const controller = new AbortController();
     const ms = this.timeoutMs + Math.ceil((body instanceof Blob ? body.size : (body?.byteLength ?? 0)) / 1024);
-    const timer = setTimeout(() => controller.abort(Object.assign(new Error(`storage did not answer within ${ms} ms`), { name: "TimeoutError" })), ms);
-    return { signal: controller.signal, clear: () => clearTimeout(timer) };
+    const timer = setTimeout(() => controller.abort(timeoutError(ms)), ms);
+    return { signal: controller.signal, at: performance.now() + ms, clear: () => clearTimeout(timer) };
+  }
+
+  /** The SDK call `send` within S3_TIMEOUT_MS, retries included (storage/s3-deadline.ts). */
+  private bounded<T>(send: (abortSignal: AbortSignal) => Promise<T>, opts: { total?: boolean } = {}): Promise<T> {
+    return withinDeadline(this.timeoutMs, send, opts);
   }
 
   /** Readiness: the bucket answers within `timeoutMs` (a hung store fails the check, not the probe). */
@@ -300,8 +316,8 @@ export class S3Storage implements ObjectStorage {
 
   /** One page of the listing under `prefix`, in key order (UTF-8 bytes), after `startAfter`. */
   async listPage(prefix: string, startAfter?: string, delimiter?: string): Promise<ListedPage> {
-    const out = await this.client.send(
-      new ListObjectsV2Command({ Bucket: this.opts.bucket, Prefix: prefix, StartAfter: startAfter, Delimiter: delimiter, MaxKeys: 1000 }),
+    const out = await this.bounded(
+      (abortSignal) => this.client.send(new ListObjectsV2Command({ Bucket: this.opts.bucket, Prefix: prefix, StartAfter: startAfter, Delimiter: delimiter, MaxKeys: 1000 }), { abortSignal }),
     );
     const objects = (out.Contents ?? []).map((o) => ({ key: o.Key!, size: o.Size ?? 0, lastModified: o.LastModified ?? null }));
     const prefixes = (out.CommonPrefixes ?? []).map((p) => p.Prefix!);
@@ -331,21 +347,21 @@ export class S3Storage implements ObjectStorage {
 
   async putTags(key: string, tagging: string): Promise<void> {
     const TagSet = [...new URLSearchParams(tagging)].map(([Key, Value]) => ({ Key, Value }));
-    await this.client.send(new PutObjectTaggingCommand({ Bucket: this.opts.bucket, Key: key, Tagging: { TagSet } }));
+    await this.bounded((abortSignal) => this.client.send(new PutObjectTaggingCommand({ Bucket: this.opts.bucket, Key: key, Tagging: { TagSet } }), { abortSignal }));
   }
 
   async delete(key: string): Promise<void> {
-    await this.client.send(new DeleteObjectCommand({ Bucket: this.opts.bucket, Key: key }));
+    await this.bounded((abortSignal) => this.client.send(new DeleteObjectCommand({ Bucket: this.opts.bucket, Key: key }), { abortSignal }));
   }
 
   async deletePrefix(prefix: string): Promise<number> {
     let deleted = 0;
     let token: string | undefined;
     do {
-      const page = await this.client.send(new ListObjectsV2Command({ Bucket: this.opts.bucket, Prefix: prefix, ContinuationToken: token }));
+      const page = await this.bounded((abortSignal) => this.client.send(new ListObjectsV2Command({ Bucket: this.opts.bucket, Prefix: prefix, ContinuationToken: token }), { abortSignal }));
       const keys = (page.Contents ?? []).map((o) => ({ Key: o.Key! }));
       if (keys.length > 0) {
-        await this.client.send(new DeleteObjectsCommand({ Bucket: this.opts.bucket, Delete: { Objects: keys, Quiet: true } }));
+        await this.bounded((abortSignal) => this.client.send(new DeleteObjectsCommand({ Bucket: this.opts.bucket, Delete: { Objects: keys, Quiet: true } }), { abortSignal }));
         deleted += keys.length;
       }
       token = page.IsTruncated ? page.NextContinuationToken : undefined;
