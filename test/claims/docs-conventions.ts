@@ -326,7 +326,9 @@ const claims: PageClaims = {
       },
     },
     row("| 501 | `not_configured` | the feature's provider is not configured (payments) |", { file: "test/integration/billing.test.ts", test: "invoices and portal answer 501 not_configured" }),
-    row("| 503 | `unavailable` | a backing service (database, storage, provider) is down; retry |", { file: "test/hardening/faults-storage.test.ts", test: "while it is down presign answers, confirm is 503 unavailable; the same confirm succeeds once it is back" }),
+    row("| 503 | `unavailable` | a backing service (database, storage, provider) is down, or the database refuses sessions;", { file: "test/hardening/faults-storage.test.ts", test: "while it is down presign answers, confirm is 503 unavailable; the same confirm succeeds once it is back" }),
+    row("the database refuses sessions; retry after `Retry-After` (5 s;", { file: "test/integration/database-refuses.test.ts", test: "ALLOW_CONNECTIONS false: 503 unavailable with Retry-After, and no parameter in the log" }),
+    row("1 s when the request collided with another) |", { file: "test/unit/failure-parameters.test.ts", test: "a deadlock or a serialization failure asks for a retry after 1 s" }),
     {
       says: "A 405 answers any method the runtime knows (`TRACE`, `CONNECT`, `PROPFIND`, `OPTIONS` outside a CORS preflight, ...) on any path that takes others, outside `/api` too (`TRACE /healthz`).",
       by: { file: "test/integration/documents-agree.test.ts", test: "every method the runtime passes on, on the API's paths and the others" },
