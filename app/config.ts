@@ -21,7 +21,16 @@ const envSchema = z.object({
   DB_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).default(5000),
   /** PostgreSQL: longest run of a full-text search statement; 0: only DB_STATEMENT_TIMEOUT_MS. */
   SEARCH_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).default(2000),
+  /** PostgreSQL streaming replicas for reads, comma-separated (docs/scaling.md); unset: every read on DATABASE_URL. */
+  DATABASE_READ_URL: z
+    .string()
+    .transform((v) => v.split(",").map((u) => u.trim()).filter(Boolean))
+    .optional(),
+  /** A replica further behind than this serves no reads; a writer's reads stay on the primary this long. */
+  DB_READ_MAX_LAG_MS: z.coerce.number().int().min(100).max(60_000).default(1000),
   REDIS_URL: z.string().optional(),
+  /** The queues' own Redis; unset: REDIS_URL. Rate limits, idempotency and the credential cache stay on REDIS_URL. */
+  QUEUE_REDIS_URL: z.string().optional(),
   REDIS_PREFIX: z.string().default("media"),
   WORKER_INLINE: z.enum(["true", "false"]).default("true"),
   WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
@@ -155,6 +164,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new Error(`Invalid configuration:\n${lines.join("\n")}`);
   }
   const e = parsed.data;
+  if (e.DATABASE_READ_URL?.length && !e.DATABASE_URL) {
+    throw new Error("Invalid configuration:\n  DATABASE_READ_URL: needs DATABASE_URL (the embedded database has no replicas)");
+  }
+  if (e.QUEUE_REDIS_URL && !e.REDIS_URL) {
+    throw new Error("Invalid configuration:\n  QUEUE_REDIS_URL: needs REDIS_URL (rate limits and idempotency live there)");
+  }
   if (e.WORKER_INLINE === "false" && !e.REDIS_URL) {
     throw new Error("Invalid configuration:\n  WORKER_INLINE: false needs REDIS_URL (without Redis, jobs can only run inside the server)");
   }
@@ -174,7 +189,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     databaseUrl: e.DATABASE_URL || null,
     statementTimeoutMs: e.DB_STATEMENT_TIMEOUT_MS,
     searchStatementTimeoutMs: e.SEARCH_STATEMENT_TIMEOUT_MS,
+    databaseReadUrls: e.DATABASE_URL ? (e.DATABASE_READ_URL ?? []) : [],
+    readMaxLagMs: e.DB_READ_MAX_LAG_MS,
     redisUrl: e.REDIS_URL || null,
+    queueRedisUrl: e.QUEUE_REDIS_URL || e.REDIS_URL || null,
     redisPrefix: e.REDIS_PREFIX,
     worker: {
       inline: e.WORKER_INLINE === "true",

@@ -20,6 +20,8 @@ import { openSearch } from "./search.ts";
 import { ApiCallMeter } from "../domain/usage/meter.ts";
 import { OrgConcurrency } from "../domain/guards/org-concurrency.ts";
 import { AuditWriter } from "../domain/audit/audit-writer.ts";
+import { ReplicaReads } from "../db/replicas.ts";
+import { ReadYourEgress, ReadYourWritesAudit } from "./read-your-writes.ts";
 import { EgressLedger } from "../domain/usage/egress-ledger.ts";
 import { UsageRollup } from "../domain/usage/usage-rollup.ts";
 import { applyAutoCapacity } from "../domain/billing/billing.ts";
@@ -107,6 +109,25 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     const statementTimeoutMs = role === "task" ? 0 : config.statementTimeoutMs;
     const database = await openDatabase({ ...databaseLocation(config), statementTimeoutMs, instrument: sqlInstrument(metrics, "postgresql") });
     closers.push(database.close);
+    // Read replicas (db/replicas.ts): PostgreSQL only, the embedded database has none; closed before the primary.
+    let reads: ReplicaReads | null = null;
+    // Servers only: workers and tasks run none of the reads that may use one.
+    if (role === "server" && database.kind === "postgres" && config.databaseReadUrls.length > 0) {
+      reads = new ReplicaReads({
+        primaryUrl: config.databaseUrl!,
+        urls: config.databaseReadUrls,
+        maxLagMs: config.readMaxLagMs,
+        poolSize: 10,
+        statementTimeoutMs,
+        searchPoolSize: SEARCH_POOL_SIZE,
+        searchStatementTimeoutMs: config.searchStatementTimeoutMs,
+        instrument: sqlInstrument(metrics, "postgresql"),
+        onChange: (replica, serving) =>
+          serving ? log.info("read replica serves reads", { replica }) : log.warn("read replica serves no reads (behind by more than DB_READ_MAX_LAG_MS, or down); its reads go to the primary", { replica }),
+      });
+      closers.push(() => reads!.close());
+      await reads.start();
+    }
     const opened = await openStorage(config, storageInstrument(metrics));
     closers.push(opened.close);
     const storage: ObjectStorage = opened.storage;
@@ -135,14 +156,16 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     // On-the-fly renders at the worker's lower priority, in a child process started on the first one.
     const images = mediaImages(storage, config.worker, config.worker.nice > 0 ? nicedHost({ nice: config.worker.nice, idle: config.worker.schedIdle }, config.worker.toolTimeoutMs) : null);
     // Its last events are written on shutdown, after the closers pushed later and before the database closes.
-    const egress = new EgressLedger(database.db, log);
+    const egress = reads ? new ReadYourEgress(database.db, log, reads) : new EgressLedger(database.db, log);
     closers.push(() => egress.flush());
-    const deps: Deps = { db: database.db, clock: overrides.clock ?? systemClock, log, config, jobs, storage, search, payments, credentials, concurrency, egress, audit: new AuditWriter(database.db), meters: meters(metrics), images };
+    const audit = reads ? new ReadYourWritesAudit(database.db, reads) : new AuditWriter(database.db);
+    const deps: Deps = { db: database.db, ...(reads ? { reads } : {}), clock: overrides.clock ?? systemClock, log, config, jobs, storage, search, payments, credentials, concurrency, egress, audit, meters: meters(metrics), images };
     const processors = observeProcessors((overrides.processors ?? processorsFor)(deps), metrics);
     const w = config.worker;
 
     let queue: JobQueue;
     let where: Services["backends"]["jobs"];
+    // The queues on QUEUE_REDIS_URL (REDIS_URL unless set); the guards above stay on REDIS_URL.
     if (config.redisUrl) {
       const bull = new BullQueue(config);
       closers.push(() => bull.close());

@@ -133,12 +133,15 @@ export class PostgresSearch implements SearchBackend {
     // a tighter deadline than the pool's, set for its own transaction only.
     const kept = keptShape(req);
     const run = (db: Db) => (kept ? executeKept(db, statement) : db.execute(statement));
-    const result = this.timeoutMs
-      ? await this.db.transaction(async (tx) => {
-          await tx.execute(sql`select set_config('statement_timeout', ${String(this.timeoutMs)}, true)`);
-          return run(tx);
-        })
-      : await run(this.db);
+    // A replica's search pool carries the search deadline on its connections, as the primary's does.
+    const result = req.replica
+      ? await run(req.replica)
+      : this.timeoutMs
+        ? await this.db.transaction(async (tx) => {
+            await tx.execute(sql`select set_config('statement_timeout', ${String(this.timeoutMs)}, true)`);
+            return run(tx);
+          })
+        : await run(this.db);
     const [row] = rowsOf<{ seen: number; ids: string[]; kinds: Facets["kinds"]; tags: Facets["tags"]; categories: Facets["categories"] }>(result);
     const capped = row!.seen > req.exactUpTo;
     return {

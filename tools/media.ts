@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { deleteMedia, listMedia, loadMediaView, MEDIA_SORTS, streamUrl, updateMetadata } from "../domain/media/media.ts";
+import { deleteMedia, getMedia, listMedia, MEDIA_SORTS, streamUrl, updateMetadata } from "../domain/media/media.ts";
 import { deleted, id, pageInput } from "../contract/common.ts";
 import { MEDIA_KINDS, mediaObject, mediaObjectList } from "../contract/media.ts";
 import { presignedDownload } from "../contract/presign.ts";
@@ -45,7 +45,7 @@ export const mediaTools = [
     input: z.object({ id: id("Media object") }),
     output: mediaObject,
     errors: ["not_found"],
-    handler: (input, { deps, caller }) => loadMediaView(deps, caller, input.id),
+    handler: (input, { deps, caller }) => getMedia(deps, caller, input.id),
   }),
   defineTool({
     name: "media_delete",

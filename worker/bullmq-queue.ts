@@ -6,6 +6,13 @@ import type { Logger } from "../domain/ports/log.ts";
 import { type JobQueue, PermanentJobFailure, type Processors, type QueuedJob } from "../domain/ports/queue.ts";
 import { FairnessCounters, fairPriority, orgOf } from "./fair-share.ts";
 
+/**
+ * What the queues need of the configuration. `queueRedisUrl` (QUEUE_REDIS_URL, else REDIS_URL)
+ * is where they live; callers that build a partial configuration may name only `redisUrl`.
+ */
+export type QueueConfig = Pick<Config, "redisUrl" | "redisPrefix" | "worker"> & { queueRedisUrl?: string | null };
+const queueUrl = (config: QueueConfig) => config.queueRedisUrl ?? config.redisUrl;
+
 /** One queue per job class (domain/core/jobs.ts); its keys sit under REDIS_PREFIX (`<prefix>:jobs-cpu:*`, `<prefix>:jobs-io:*`). */
 export const queueName = (c: JobClass) => `jobs-${c}`;
 
@@ -47,9 +54,10 @@ export class BullQueue implements JobQueue {
   private readonly connection: Redis;
   private readonly fairness: FairnessCounters;
 
-  constructor(config: Pick<Config, "redisUrl" | "redisPrefix" | "worker">) {
-    if (!config.redisUrl) throw new Error("BullQueue needs REDIS_URL");
-    this.connection = connectProducer(config.redisUrl);
+  constructor(config: QueueConfig) {
+    const url = queueUrl(config);
+    if (!url) throw new Error("BullQueue needs REDIS_URL");
+    this.connection = connectProducer(url);
     const open = (name: string) => {
       const queue = new Queue(name, {
         connection: this.connection,
@@ -142,12 +150,13 @@ export interface BullWorker {
  * kills its worker twice is failed and its handler told (`abandoned`).
  */
 export function startBullWorker(
-  config: Pick<Config, "redisUrl" | "redisPrefix" | "worker">,
+  config: QueueConfig,
   processors: Processors,
   log: Logger,
 ): BullWorker {
-  if (!config.redisUrl) throw new Error("the BullMQ worker needs REDIS_URL");
-  const connection = connect(config.redisUrl);
+  const url = queueUrl(config);
+  if (!url) throw new Error("the BullMQ worker needs REDIS_URL");
+  const connection = connect(url);
   const fairness = new FairnessCounters(connection, config.redisPrefix);
   const thrownByRun = new WeakSet<Error>();
   const toQueued = (job: Job): QueuedJob => ({ id: job.id!, name: job.name as JobName, data: job.data });

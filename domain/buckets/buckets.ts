@@ -6,6 +6,7 @@ import type { Caller } from "../access/caller.ts";
 import { type Owned, visiblePage } from "../access/owned-rows.ts";
 import { assertBucketAllowed } from "../access/visibility.ts";
 import type { Deps } from "../core/deps.ts";
+import { readDb } from "../core/reads.ts";
 import { errors } from "../core/errors.ts";
 import { prepared } from "../core/prepared.ts";
 import { enqueueJob } from "../core/jobs.ts";
@@ -41,12 +42,13 @@ export async function resolveBucket(deps: Deps, caller: Caller, bucketId: string
 const owned: Owned = { table: buckets, id: buckets.id, org: buckets.orgId, bucket: buckets.id, createdAt: buckets.createdAt, noun: "Bucket", what: "The bucket" };
 
 export async function listBuckets(deps: Deps, caller: Caller, q: { limit: number; offset: number }): Promise<Page<Bucket>> {
+  deps = { ...deps, db: readDb(deps, caller.orgId) };
   const { rows, total } = await visiblePage(deps.db, caller, owned, deps.db.select().from(buckets).$dynamic(), q);
   return page(rows.map(view), total, q.offset);
 }
 
 export async function getBucket(deps: Deps, caller: Caller, id: string): Promise<Bucket> {
-  return view(await resolveBucket(deps, caller, id));
+  return view(await resolveBucket({ ...deps, db: readDb(deps, caller.orgId) }, caller, id));
 }
 
 export async function createBucket(deps: Deps, caller: Caller, input: { name: string }): Promise<Bucket> {

@@ -15,7 +15,13 @@ export interface Config {
   statementTimeoutMs: number;
   /** The tighter statement_timeout of a full-text search, in ms; 0: only the pool's. */
   searchStatementTimeoutMs: number;
+  /** PostgreSQL streaming replicas that lists, gets, searches and usage may read from; empty: none. */
+  databaseReadUrls: string[];
+  /** How far behind the primary a replica may be and still serve reads; also how long a writer's reads stay on the primary. */
+  readMaxLagMs: number;
   redisUrl: string | null;
+  /** The Redis of the BullMQ queues and their fairness counters; REDIS_URL unless QUEUE_REDIS_URL is set. */
+  queueRedisUrl: string | null;
   /** Namespace for every Redis key and queue, so several deployments can share one Redis. */
   redisPrefix: string;
   worker: WorkerConfig;

@@ -1,6 +1,7 @@
 import type { Config } from "./config.ts";
 import type { Db } from "../../db/client.ts";
 import type { Clock } from "./clock.ts";
+import type { ReadRouter } from "./reads.ts";
 import type { CredentialCache } from "../ports/credentials.ts";
 import type { ImageTransformer } from "../ports/images.ts";
 import type { Logger } from "../ports/log.ts";
@@ -18,6 +19,8 @@ import type { EgressLedger } from "../usage/egress-ledger.ts";
  */
 export interface Deps {
   db: Db;
+  /** Read replicas (DATABASE_READ_URL) for the reads that may use one, through readDb(); absent: none. */
+  reads?: ReadRouter;
   clock: Clock;
   log: Logger;
   config: Config;

@@ -4,6 +4,7 @@ import type { Tag } from "../../contract/labels.ts";
 import { mediaObjects, objectTags, tags } from "../../db/schema/index.ts";
 import type { Caller } from "../access/caller.ts";
 import type { Deps } from "../core/deps.ts";
+import { readDb } from "../core/reads.ts";
 import { errors } from "../core/errors.ts";
 import { tagKind } from "./kinds.ts";
 import { replaceObjectLabels } from "./labels.ts";
@@ -32,6 +33,7 @@ export async function listTags(
   caller: Caller,
   q: { search?: string | undefined; limit: number; offset: number },
 ): Promise<Page<Tag>> {
+  deps = { ...deps, db: readDb(deps, caller.orgId) };
   const conditions: SQL[] = [eq(tags.orgId, caller.orgId)];
   const search = q.search?.trim();
   if (search) {

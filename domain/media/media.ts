@@ -16,6 +16,7 @@ import { RETENTION_DAYS } from "./retention.ts";
 import { onObjectRemoved } from "./object-hooks.ts";
 import { slugList } from "../labels/slug.ts";
 import type { Deps } from "../core/deps.ts";
+import { readDb } from "../core/reads.ts";
 import { type FactFilters, factFilterCondition } from "../derivatives/facts.ts";
 import { errors } from "../core/errors.ts";
 import { enqueueJob } from "../core/jobs.ts";
@@ -70,6 +71,11 @@ export async function viewsOf(deps: Deps, orgId: string, ids: string[], opts: { 
   });
 }
 
+/** The media_get read: loadMediaView, from a replica when one may serve it (a write's own answer reads the primary). */
+export function getMedia(deps: Deps, caller: Caller, id: string): Promise<MediaObject> {
+  return loadMediaView({ db: readDb(deps, caller.orgId) }, caller, id);
+}
+
 /** A live object of the caller's organization as a view, in one prepared statement (404 otherwise; 403 outside a restricted key's bucket). */
 export async function loadMediaView(deps: Pick<Deps, "db">, caller: Caller, id: string): Promise<MediaObject> {
   const [row] = pageViewRows(
@@ -102,6 +108,7 @@ function likeContaining(text: string): string {
 }
 
 export async function listMedia(deps: Deps, caller: Caller, q: MediaQuery): Promise<Page<MediaObject>> {
+  deps = { ...deps, db: readDb(deps, caller.orgId) };
   const tagSlugs = slugList(q.tags);
   const categorySlugs = slugList(q.categories);
   const facts = await factFilterCondition(deps, caller, q);

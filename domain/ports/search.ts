@@ -1,5 +1,6 @@
 import type { MediaKind } from "../../contract/media.ts";
 import type { Facets } from "../../contract/search.ts";
+import type { Db } from "../../db/client.ts";
 import type { ParsedQuery } from "../search/query.ts";
 
 /** Filters on the files' facts, every reference resolved (domain/derivatives/facts.ts): what a query needs, for any backend. */
@@ -42,6 +43,11 @@ export interface SearchRequest {
    * a million objects as for one in half of them.
    */
   exactUpTo: number;
+  /**
+   * PostgreSQL: a read replica's search connection to run on (domain/core/reads.ts) instead of
+   * the backend's own; absent or null: its own. Other backends ignore it.
+   */
+  replica?: Db | null;
 }
 
 export interface SearchHits {

@@ -5,6 +5,7 @@ import { categories, tags } from "../../db/schema/index.ts";
 import { resolveBucket } from "../buckets/buckets.ts";
 import type { Caller } from "../access/caller.ts";
 import type { Deps } from "../core/deps.ts";
+import { readDb } from "../core/reads.ts";
 import { errors } from "../core/errors.ts";
 import { viewsOf } from "../media/media.ts";
 import type { MediaKind } from "../media/kind.ts";
@@ -40,6 +41,9 @@ function bound(value: string | undefined, end: boolean): Date | null {
 
 /** Confined to the caller's organization and the key's bucket, whatever the filters say. */
 export async function searchMedia(deps: Deps, caller: Caller, input: SearchInput): Promise<SearchResult> {
+  // Chosen together, so the hits and the views read after them come from the same replica.
+  const replica = deps.reads?.replicaFor(caller.orgId, "search") ?? null;
+  deps = { ...deps, db: readDb(deps, caller.orgId) };
   const query = parseQuery(input.q);
   if (!hasPositiveClause(query)) {
     throw errors.validation([{ path: "q", message: "The query needs at least one word to find (negations alone match nothing)" }]);
@@ -77,6 +81,7 @@ export async function searchMedia(deps: Deps, caller: Caller, input: SearchInput
     limit: input.limit,
     offset: input.offset,
     exactUpTo: deps.config.searchExactLimit,
+    replica,
   };
   // The one statement whose cost the caller steers holds one of the organization's search slots.
   const hits = deps.concurrency ? await deps.concurrency.search.run(caller.orgId, () => deps.search.search(request)) : await deps.search.search(request);

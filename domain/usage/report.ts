@@ -4,6 +4,7 @@ import type { UsageHistory, UsagePoint, UsageSummary } from "../../contract/usag
 import { billingAccounts, orgUsage, usageDaily } from "../../db/schema/index.ts";
 import type { Caller } from "../access/caller.ts";
 import type { Deps } from "../core/deps.ts";
+import { readDb } from "../core/reads.ts";
 import { freeTier } from "../billing/plans.ts";
 import { dayOf, liveUsage, monthOf, type UsageCounters } from "./counters.ts";
 import { windowStart } from "./events.ts";
@@ -28,6 +29,7 @@ async function monthTotals(deps: Deps, orgId: string, month: string): Promise<{ 
 
 /** Read from the counters, never by scanning objects. */
 export async function getUsage(deps: Deps, caller: Caller): Promise<UsageSummary> {
+  deps = { ...deps, db: readDb(deps, caller.orgId, "usage") };
   // This instance's egress not yet written is written first, so the answer counts it.
   await deps.egress?.flush();
   const month = monthOf(deps.clock.now());
@@ -54,6 +56,7 @@ export async function getUsage(deps: Deps, caller: Caller): Promise<UsageSummary
  * Days before the organization's first recorded day are left out.
  */
 export async function usageHistory(deps: Deps, caller: Caller, days: number): Promise<UsageHistory> {
+  deps = { ...deps, db: readDb(deps, caller.orgId, "usage") };
   await deps.egress?.flush();
   const now = deps.clock.now();
   const from = dayOf(windowStart(now, days));

@@ -1,0 +1,60 @@
+// One pass: it starts its own two Redis servers; the database plays no part in where the keys go.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import Redis from "ioredis";
+import { loadConfig } from "../../app/config.ts";
+import { privateRedis, type PrivateRedis } from "../support/faults.ts";
+import { newOrg, startServer, type TestOrg, type TestServer } from "../support/server.ts";
+import { pictureWithThumbnail } from "../support/upload.ts";
+
+/**
+ * QUEUE_REDIS_URL: the BullMQ queues and their fairness counters on a Redis of their own, the
+ * rate limits, idempotency keys and credential cache on REDIS_URL's.
+ */
+type Destroyable = PrivateRedis & { destroy(): Promise<void> };
+let guards: Destroyable;
+let queues: Destroyable;
+let server: TestServer;
+let org: TestOrg;
+const PREFIX = "queue-redis-test";
+
+const keysOn = async (r: Destroyable) => {
+  const client = new Redis(r.url);
+  try {
+    return await client.keys(`${PREFIX}:*`);
+  } finally {
+    client.disconnect();
+  }
+};
+
+beforeAll(async () => {
+  [guards, queues] = await Promise.all([privateRedis(), privateRedis()]);
+  server = await startServer({ env: { REDIS_URL: guards.url, QUEUE_REDIS_URL: queues.url, REDIS_PREFIX: PREFIX, RATE_LIMIT_PER_MINUTE: "1000" } });
+  org = await newOrg(server);
+}, 120_000);
+
+afterAll(async () => {
+  await server?.stop();
+  await Promise.all([guards?.destroy(), queues?.destroy()]);
+});
+
+describe("QUEUE_REDIS_URL", () => {
+  test("defaults to REDIS_URL; set, it needs REDIS_URL beside it", () => {
+    expect(loadConfig({ REDIS_URL: "redis://a:6379" }).queueRedisUrl).toBe("redis://a:6379");
+    expect(loadConfig({ REDIS_URL: "redis://a:6379", QUEUE_REDIS_URL: "redis://b:6379" }).queueRedisUrl).toBe("redis://b:6379");
+    expect(loadConfig({}).queueRedisUrl).toBeNull();
+    expect(() => loadConfig({ QUEUE_REDIS_URL: "redis://b:6379" })).toThrow(/QUEUE_REDIS_URL: needs REDIS_URL/);
+  });
+
+  test("jobs run through the queue Redis; the guards stay on REDIS_URL's", async () => {
+    expect(server.services.backends.queue).toBe("bullmq");
+    // An upload's thumbnail is a job: it goes through the queues and comes back done.
+    await pictureWithThumbnail(org.admin, "queued");
+    const [onGuards, onQueues] = await Promise.all([keysOn(guards), keysOn(queues)]);
+    const isQueueKey = (k: string) => k.startsWith(`${PREFIX}:jobs`) || k.startsWith(`${PREFIX}:fair`);
+    expect(onQueues.some((k) => k.startsWith(`${PREFIX}:jobs-cpu:`))).toBe(true);
+    expect(onQueues.filter((k) => !isQueueKey(k))).toEqual([]);
+    expect(onGuards.filter(isQueueKey)).toEqual([]);
+    // The rate limit's counters were written on the guards' Redis by the calls above.
+    expect(onGuards.length).toBeGreaterThan(0);
+  });
+});
