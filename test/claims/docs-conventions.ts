@@ -41,6 +41,13 @@ const claims: PageClaims = {
       by: { file: "test/integration/statement-timeout.test.ts", test: "a request whose statement waits past DB_STATEMENT_TIMEOUT_MS answers 503 unavailable promptly, then recovers" },
     },
     { says: "| `REDIS_URL`, `REDIS_PREFIX` | unset, `media` |", check: defaults({ REDIS_URL: null, REDIS_PREFIX: "media" }) },
+    { says: "| `QUEUE_REDIS_URL` | unset: `REDIS_URL` |", by: { file: "test/integration/queue-redis.test.ts", test: "defaults to REDIS_URL; set, it needs REDIS_URL beside it" } },
+    { says: "| `DATABASE_READ_URL` | unset |", check: defaults({ DATABASE_READ_URL: [] }, { DATABASE_URL: "postgres://db/media" }) },
+    { says: "| `DB_READ_MAX_LAG_MS` | `1000` |", check: defaults({ DB_READ_MAX_LAG_MS: 1000 }) },
+    {
+      says: "a replica further behind the primary serves no reads, and an organization's reads stay on the primary this long after it writes",
+      by: { file: "test/integration/read-replicas.test.ts", test: "a replica further behind than DB_READ_MAX_LAG_MS serves nothing" },
+    },
     {
       says: "| `WORKER_CONCURRENCY`, `WORKER_ATTEMPTS`, `WORKER_BACKOFF_MS` | `2`, `3`, `2000` |",
       check: defaults({ WORKER_CONCURRENCY: 2, WORKER_ATTEMPTS: 3, WORKER_BACKOFF_MS: 2000 }),

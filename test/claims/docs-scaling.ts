@@ -40,6 +40,27 @@ export default {
         expect([server.services.deps.egress!.intervalMs, server.services.rollup.intervalMs]).toEqual([250, 2_000]);
       },
     },
+    { says: "(default 1000 ms) behind the primary.", check: defaults({ DB_READ_MAX_LAG_MS: 1000 }) },
+    {
+      says: "A replica serves reads only while it is at most DB_READ_MAX_LAG_MS (default 1000 ms) behind the primary.",
+      by: { file: "test/integration/read-replicas.test.ts", test: "a replica further behind than DB_READ_MAX_LAG_MS serves nothing: reads fall back to the primary" },
+    },
+    {
+      says: "a replica that falls further behind, stops replaying or is down serves nothing, and its reads fall back to the primary until it has caught up.",
+      by: { file: "test/integration/read-replicas.test.ts", test: "a replica that is down serves nothing: reads fall back to the primary, and it serves again once back" },
+    },
+    {
+      says: "After a call that changes something, the organization's reads stay on the primary for DB_READ_MAX_LAG_MS;",
+      by: { file: "test/integration/read-replicas.test.ts", test: "a caller reads its own writes at once, while the replica is still paused" },
+    },
+    {
+      says: "lists and gets of objects, buckets and tags, searches on the PostgreSQL backend and usage reports read from a replica;",
+      by: { file: "test/integration/read-replicas.test.ts", test: "lists, gets, searches and usage are served by the replica" },
+    },
+    {
+      says: "holds the BullMQ queues and the per-organization job counts, and every API instance and worker must name the same one; rate limits, idempotency keys and the credential cache stay on REDIS_URL.",
+      by: { file: "test/integration/queue-redis.test.ts", test: "jobs run through the queue Redis; the guards stay on REDIS_URL's" },
+    },
   ],
   notPromises: [
     { says: "| signed download URL (egress recorded) | 0.33 ms | 3,000/s |", why: PEER },
