@@ -12,6 +12,7 @@ import { DRIZZLE_PARSERS, withParsersOnce } from "./pglite-parsers.ts";
 import { instrumentPglite, instrumentPostgresJs, type PoolState, SingleConnectionGauge, type SqlInstrument } from "./instrument.ts";
 import { postgresFixApplied, postgresOneRoundTrip } from "./postgres-fix.ts";
 import * as schema from "./schema/index.ts";
+import { Unreachable } from "../app/start-failure.ts";
 
 // Loaded only after postgres-fix.ts has registered its patch: a static import would load
 // postgres.js before any code of this module runs.
@@ -48,11 +49,53 @@ const MIGRATION_LOCK = 727_001;
  */
 const FAIL_FAST = { connect_timeout: 5, backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 1) };
 
+/** Failures of reaching PostgreSQL at all, as opposed to a statement failing. */
+const CONNECTION_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "CONNECT_TIMEOUT",
+  "CONNECTION_CLOSED",
+  "CONNECTION_ENDED",
+  "CONNECTION_DESTROYED",
+  "28P01", // invalid_password
+  "28000", // invalid_authorization_specification (pg_hba)
+  "3D000", // invalid_catalog_name: the database does not exist
+  "57P03", // cannot_connect_now
+  "53300", // too_many_connections
+]);
+
+/** `err` as an Unreachable naming the server (never the URL's credentials), or null when it is not a connection failure. */
+function connectionFailure(err: unknown, url: string): Unreachable | null {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code !== "string" || !CONNECTION_CODES.has(code)) return null;
+  let where = "PostgreSQL";
+  try {
+    const u = new URL(url);
+    where = `PostgreSQL at ${u.host}${u.pathname}`;
+  } catch {
+    // an unparsable URL is named by the variable alone
+  }
+  return new Unreachable(where, "DATABASE_URL", err);
+}
+
 /**
  * `url` set: PostgreSQL through postgres.js. Unset: PGlite in `dataDir`
  * ("memory://" for a throwaway one). Migrations are applied before returning.
  */
-export async function openDatabase(opts: { url?: string; dataDir: string; poolSize?: number; instrument?: SqlInstrument; statementTimeoutMs?: number }): Promise<Database> {
+export async function openDatabase(opts: {
+  url?: string;
+  dataDir: string;
+  poolSize?: number;
+  instrument?: SqlInstrument;
+  statementTimeoutMs?: number;
+  /** Called once when another instance holds the migration lock, before waiting for it. */
+  onMigrationWait?: () => void;
+}): Promise<Database> {
   if (opts.url) {
     // statement_timeout as a startup parameter of every pooled connection: no statement of a
     // request (or a lock it waits for) can hold a connection longer (2026 attack run: a slow search
@@ -65,10 +108,21 @@ export async function openDatabase(opts: { url?: string; dataDir: string; poolSi
     const db = drizzlePostgres(opts.instrument ? instrumentPostgresJs(client, opts.instrument) : client, { schema }) as unknown as Db;
     // Several instances may start at once; a session advisory lock on a one-connection
     // client makes them migrate one at a time.
-    const migrator = postgres(opts.url, { max: 1, onnotice: () => {} });
+    const migrator = postgres(opts.url, { max: 1, onnotice: () => {}, connect_timeout: FAIL_FAST.connect_timeout });
     try {
-      await migrator`select pg_advisory_lock(${MIGRATION_LOCK})`;
+      // The first statement, so a database that cannot be reached is said in one line (app/start-failure.ts).
+      const [first] = await migrator<{ got: boolean }[]>`select pg_try_advisory_lock(${MIGRATION_LOCK}) as got`.catch((err: unknown) => {
+        throw connectionFailure(err, opts.url!) ?? err;
+      });
+      if (!first?.got) {
+        // Another instance is migrating: say so, then wait for it (the caller answers /healthz meanwhile).
+        opts.onMigrationWait?.();
+        await migrator`select pg_advisory_lock(${MIGRATION_LOCK})`;
+      }
       await migratePostgres(drizzlePostgres(migrator, { schema }), { migrationsFolder });
+    } catch (err) {
+      await client.end({ timeout: 1 }).catch(() => {});
+      throw err;
     } finally {
       await migrator.end({ timeout: 5 });
     }

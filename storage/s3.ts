@@ -5,6 +5,7 @@ import {
   CreateMultipartUploadCommand,
   DeleteObjectCommand,
   DeleteObjectsCommand,
+  GetBucketCorsCommand,
   HeadBucketCommand,
   HeadObjectCommand,
   ListObjectsV2Command,
@@ -116,8 +117,12 @@ export class S3Storage implements ObjectStorage {
     });
   }
 
-  /** Creates the bucket when missing and lets browsers PUT with our headers and read ETag. */
-  async ensureBucket(corsOrigins: string[] = ["*"]): Promise<void> {
+  /**
+   * Creates the bucket when missing and lets browsers PUT with our headers and read ETag.
+   * `cors: "if-missing"` (a store the operator runs): the rule is set only on a bucket that has
+   * none, so rules of the operator's own are never replaced. Says whether it set the rule.
+   */
+  async ensureBucket(corsOrigins: string[] = ["*"], corsMode: "always" | "if-missing" = "always"): Promise<{ cors: "set" | "kept" }> {
     const Bucket = this.opts.bucket;
     try {
       await this.bounded((abortSignal) => this.client.send(new HeadBucketCommand({ Bucket }), { abortSignal }));
@@ -128,6 +133,16 @@ export class S3Storage implements ObjectStorage {
       await this.bounded((abortSignal) => this.client.send(new CreateBucketCommand({ Bucket }), { abortSignal })).catch((e: unknown) => {
         if ((e as { name?: string })?.name !== "BucketAlreadyOwnedByYou") throw e;
       });
+    }
+    if (corsMode === "if-missing") {
+      const has = await this.bounded((abortSignal) => this.client.send(new GetBucketCorsCommand({ Bucket }), { abortSignal })).then(
+        (out) => (out.CORSRules?.length ?? 0) > 0,
+        (err: unknown) => {
+          if (statusOf(err) === 404) return false; // NoSuchCORSConfiguration
+          throw err;
+        },
+      );
+      if (has) return { cors: "kept" };
     }
     const cors = {
       Bucket,
@@ -144,6 +159,7 @@ export class S3Storage implements ObjectStorage {
       },
     };
     await this.bounded((abortSignal) => this.client.send(new PutBucketCorsCommand(cors), { abortSignal }));
+    return { cors: "set" };
   }
 
   /** Whether a `maxLength` given to presignPut is signed and refused past by the store. */
