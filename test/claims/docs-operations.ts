@@ -1,4 +1,6 @@
 import { expect } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { loadConfig } from "../../app/config.ts";
 import { DEFAULT_OLDER_THAN_MS } from "../../domain/reconcile/reconcile.ts";
 import type { PageClaims } from "./claim.ts";
@@ -9,6 +11,14 @@ import { upload } from "../support/upload.ts";
 const READINESS = "test/hardening/readiness.test.ts";
 const SHUTDOWN = "test/hardening/shutdown.test.ts";
 const METRICS = "test/integration/metrics.test.ts";
+const PACKAGING = "test/hardening/packaging.test.ts";
+
+/** The documents of packaging/kubernetes/<file>. */
+function manifests(file: string): Array<{ kind: string; metadata: { name: string }; spec: any }> {
+  const parsed = Bun.YAML.parse(readFileSync(join(import.meta.dir, "../../packaging/kubernetes", file), "utf8"));
+  return Array.isArray(parsed) ? parsed : [parsed];
+}
+const MEASURED = "a measurement of this release's lockfile (npm ci --omit=dev into a temporary directory, then du -sh and npm ls --parseable, before and after the steps build-image.sh takes); build-image.sh prints the figures of each build";
 
 export default {
   page: "docs/operations.md",
@@ -88,11 +98,43 @@ export default {
     { says: "The guards' connection closes with a QUIT under its 500 ms command deadline.", by: { file: "test/integration/guards-fail-open.test.ts", test: "a hung Redis: commands give up after 500 ms" } },
     { says: "All told, Redis can hold a shutdown for a few seconds, far inside SHUTDOWN_TIMEOUT_MS.", by: { file: SHUTDOWN, test: "Redis ${how}: the process exits 0 in seconds" } },
     {
+      says: "the manifests allow 10 minutes (120 tries 5 s apart) before the pod is restarted.",
+      check: async () => {
+        for (const d of [...manifests("api.yaml"), ...manifests("worker.yaml")].filter((m) => m.kind === "Deployment")) {
+          for (const c of d.spec.template.spec.containers) expect([c.startupProbe.periodSeconds, c.startupProbe.failureThreshold]).toEqual([5, 120]);
+        }
+      },
+    },
+    { says: "REDIS_PREFIX of its own (for example media-drill)", by: { file: "test/hardening/restore-drill.test.ts", test: "every Redis key and channel the service uses is under REDIS_PREFIX" } },
+    {
+      says: "packaging/kubernetes/ deploys the image: a media-api Deployment (two pods, a rolling update that keeps both serving) behind a media-api Service, a media-worker Deployment, a media-migrate Job, a PodDisruptionBudget for each Deployment (a node drain takes one pod at a time),",
+      check: async () => {
+        const [api, service, apiBudget] = manifests("api.yaml");
+        expect([api!.kind, api!.metadata.name, api!.spec.replicas, api!.spec.strategy.rollingUpdate.maxUnavailable]).toEqual(["Deployment", "media-api", 2, 0]);
+        expect([service!.kind, service!.metadata.name]).toEqual(["Service", "media-api"]);
+        const [worker, workerBudget] = manifests("worker.yaml");
+        expect([worker!.kind, worker!.metadata.name, worker!.spec.replicas]).toEqual(["Deployment", "media-worker", 2]);
+        expect(manifests("migrate-job.yaml").map((m) => `${m.kind} ${m.metadata.name}`)).toEqual(["Job media-migrate"]);
+        // One pod at a time: each budget keeps all but one of its Deployment's two pods.
+        for (const budget of [apiBudget!, workerBudget!]) expect([budget.kind, budget.spec.minAvailable]).toEqual(["PodDisruptionBudget", 1]);
+      },
+    },
+    { says: "packaging/kubernetes/ deploys the image:", by: { file: PACKAGING, test: "an API Deployment with its Service, a worker Deployment, a migration Job, a PodDisruptionBudget for each Deployment; no Secret" } },
+    { says: "against the Kubernetes API's schema for its kind (the validators of the kubernetes-models package,", by: { file: PACKAGING, test: "every document is valid against its kind's Kubernetes schema" } },
+    { says: "each probe names the METRICS_PORT listener and answers 200 on a server started with the ConfigMap's settings;", by: { file: PACKAGING, test: "every probe of every Deployment answers 200 on the port it names" } },
+    {
       says: "Workers of this release run jobs as well, so what is queued there is run by whichever worker is up, old or new.",
       by: { file: "test/integration/bullmq-worker.test.ts", test: "a rolling upgrade strands nothing" },
     },
   ],
   notPromises: [
+    { says: "| production dependencies (npm ci --omit=dev), as installed | 794 MB, 536 packages |", why: MEASURED },
+    { says: "| of which @scalar/api-reference and what only it needs | 274 MB, 266 packages |", why: MEASURED },
+    { says: "| of which TypeScript | 31 MB, 2 packages |", why: MEASURED },
+    { says: "| what the image keeps: node_modules without Bun | 489 MB, 268 packages (node-av's FFmpeg libraries 167 MB, pdf.js 38 MB, the canvas pdf.js draws on 35 MB, PGlite 27 MB) |", why: MEASURED },
+    { says: "| Bun | 103 MB |", why: MEASURED },
+    { says: "| the service's own files | 5 MB |", why: MEASURED },
+    { says: "| /app in all | about 600 MB, on a Debian bookworm minimal base |", why: MEASURED },
     { says: "keys in UTF-8 byte order) with its rows read through a database cursor in the same order", why: "how the merge walks both sides (S3's listing order); UTF-8 names an encoding, not a size" },
   ],
 } satisfies PageClaims;
