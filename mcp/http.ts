@@ -11,12 +11,19 @@ import { createMcpServer } from "./server.ts";
  * credential and gets its own server. GET (a standalone event stream) and DELETE (end of
  * a session) mean nothing without sessions, so they answer 405 as the transport spec allows.
  */
-/** Whether the body is a tools/call carrying a progress token (a batch never streams). */
-function wantsProgress(text: string): boolean {
-  if (!text.includes("progressToken")) return false;
+/**
+ * Whether a tool call is answered as an event stream, so its log and progress notifications
+ * can travel before the result: a tools/call (a batch never streams) from a client that accepts
+ * one, and either asked for progress or speaks the protocol as a client library does (it sends
+ * MCP-Protocol-Version on every request after initialize, as the spec requires). A bare script
+ * that posts one call and reads JSON, as the web console does, still gets one JSON body.
+ */
+function streamsNotifications(text: string, headers: Headers): boolean {
+  if (!text.includes("tools/call") || !(headers.get("accept") ?? "").includes("text/event-stream")) return false;
   try {
     const message = JSON.parse(text) as { method?: unknown; params?: { _meta?: { progressToken?: unknown } } };
-    return message.method === "tools/call" && message.params?._meta?.progressToken !== undefined;
+    if (message.method !== "tools/call") return false;
+    return message.params?._meta?.progressToken !== undefined || headers.has("mcp-protocol-version");
   } catch {
     return false;
   }
@@ -46,9 +53,7 @@ export function mcpOverHttp(deps: Deps) {
     const request = new Request(ctx.request.url, { method: "POST", headers: ctx.request.headers, body: text });
     let n = 0;
     const server = createMcpServer(deps, callerOf(ctx), () => (n++ === 0 ? ctx.requestId : `${ctx.requestId}.${n}`), undefined, ctx.clientAddress, selection, ctx.holdOpen, ctx.url.origin);
-    // A tool call that asked for progress gets an event stream, so its progress and log
-    // notifications can travel before the result; everything else is one JSON answer.
-    const stream = wantsProgress(text) && (ctx.request.headers.get("accept") ?? "").includes("text/event-stream");
+    const stream = streamsNotifications(text, ctx.request.headers);
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !stream });
     await server.connect(transport);
     let response: Response;

@@ -96,10 +96,11 @@ export function createMcpServer(
     const request = raw as CallToolRequest;
     const id = requestId();
     const progressToken = request.params?._meta?.progressToken;
-    // Notifications travel on this request's own event stream (mcp/http.ts opens one when the
-    // call carries a progress token); otherwise there is nowhere to send them and they are dropped.
-    // Sent one after another, and all before the result: a notification that overtook the
-    // result would reach a client that has already forgotten the progress token.
+    const name = request.params?.name;
+    // Notifications travel on this request's own event stream (mcp/http.ts opens one for a
+    // tool call when the client can read it); otherwise there is nowhere to send them and the
+    // transport drops them. Sent one after another, and all before the result: a notification
+    // that overtook the result would reach a client that has already forgotten the progress token.
     let sending: Promise<void> = Promise.resolve();
     const notify = (method: string, params: Record<string, unknown>) => {
       sending = sending.then(() => extra.sendNotification({ method, params } as never)).catch(() => undefined);
@@ -107,39 +108,53 @@ export function createMcpServer(
     const log = (level: LogLevel, data: Record<string, unknown>) => {
       if (LOG_LEVELS.indexOf(level) >= minimum) notify("notifications/message", { level, logger: "media-storage", data });
     };
-    const progress = (done: number, message: string) => {
-      if (progressToken !== undefined) notify("notifications/progress", { progressToken, progress: done, total: 1, message });
-    };
-    const started = performance.now();
-    progress(0, `${request.params?.name} started`);
-    // A tool's own progress (bytes of an import) replaces the start/done pair; the spec wants
-    // each value above the last, so a repeated value is not sent.
-    let sentOwnProgress = false;
-    let last = 0;
-    const result = await callTool(request, id, (done, total, message) => {
+    // Progress: every value above the last (the spec's rule), so a repeated value is not sent.
+    // The call's own steps are 0 (received), 0.5 (running: found, allowed, handed to the tool),
+    // 0.9 (the tool answered; the result is being put together, a thumbnail read) and 1 (done),
+    // of 1: a client that loses the last one, read with the result, still saw three. A tool with
+    // a measure of its own (an import's bytes, a set's items) reports it after "running", and its
+    // last value, when it reached its total, is the end.
+    let last = -1;
+    const step = (done: number, total: number | null, message: string) => {
       if (progressToken === undefined || done <= last) return;
-      sentOwnProgress = true;
       last = done;
       notify("notifications/progress", { progressToken, progress: done, ...(total !== null ? { total } : {}), message });
+    };
+    const started = performance.now();
+    step(0, 1, `${name} started`);
+    log("info", { tool: name, requestId: id, event: "started" });
+    let ownTotal: number | null = null;
+    let reachedOwnTotal = false;
+    const running = () => {
+      step(0.5, 1, `${name} running`);
+      log("info", { tool: name, requestId: id, event: "running" });
+    };
+    const answered = () => step(0.9, 1, `${name} answered`);
+    const result = await callTool(request, id, running, answered, (done, total, message) => {
+      ownTotal = total;
+      step(done, total, message);
+      reachedOwnTotal = total !== null && last === total;
     });
     const ms = Math.round(performance.now() - started);
-    log(result.isError ? "warning" : "info", { tool: request.params?.name, requestId: id, ms, ok: !result.isError });
-    if (!sentOwnProgress) progress(1, `${request.params?.name} ${result.isError ? "failed" : "done"}`);
+    log(result.isError ? "warning" : "info", { tool: name, requestId: id, ms, ok: !result.isError });
+    if (!reachedOwnTotal) step(ownTotal ?? 1, ownTotal ?? 1, `${name} ${result.isError ? "failed" : "done"}`);
     await sending;
     return result;
   });
 
-  async function callTool(request: CallToolRequest, id: string, onProgress: NonNullable<ToolContext["progress"]>): Promise<CallToolResult> {
+  async function callTool(request: CallToolRequest, id: string, running: () => void, answered: () => void, onProgress: NonNullable<ToolContext["progress"]>): Promise<CallToolResult> {
     const tool = tools.find((t) => t.name === request.params.name);
     if (!tool) return failure("not_found", `Unknown tool '${request.params.name}'`, id);
     // Toolsets only save context (a tool outside them still runs if the credential allows it);
     // read-only mode is a promise the client asked for, so it is kept on calls too.
     if (selection.readOnly && !tool.annotations.readOnlyHint) return failure("forbidden", `${tool.name} changes data, and this session is read-only`, id);
+    running();
     const ctx: ToolContext = { caller, deps, requestId: id, clientAddress, progress: onProgress, ...(holdOpen ? { holdOpen } : {}), ...(origin ? { origin } : {}) };
     try {
       // invokeTool refuses a tool the caller may not use (not listed) with the REST 403.
       const input = request.params.arguments ?? {};
       const output = (await invokeTool(tool, input, ctx)) as Record<string, unknown>;
+      answered();
       const extra = tool.mcpContent ? await tool.mcpContent(output as never, ctx) : [];
       // A short line first, for the agent's eye and for hosts that show one block; then the
       // whole answer as JSON, which the spec asks for beside structuredContent and which is all
