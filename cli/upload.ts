@@ -27,7 +27,7 @@ function tool(name: string): AnyTool {
   return t;
 }
 
-interface LocalFile {
+export interface LocalFile {
   path: string;
   key: string;
   size: number;
@@ -129,7 +129,7 @@ function testHooks(env: Context["env"]) {
   return { stopAfter: stopAfter > 0 ? stopAfter : null, failOnce };
 }
 
-class Uploader {
+export class Uploader {
   private readonly limiter: Limiter;
   private readonly hooks: ReturnType<typeof testHooks>;
   private partsThisRun = 0;

@@ -9,6 +9,8 @@ import { textBlocks, toolError } from "../support/mcp-results.ts";
 
 setDefaultTimeout(60_000);
 
+const LOCAL = ["upload_files", "download_to"];
+
 let server: TestServer;
 let org: TestOrg;
 
@@ -33,7 +35,8 @@ describe("media mcp (stdio relay to /mcp)", () => {
       expect(client.getServerVersion()?.name).toBe("media-storage");
       expect(client.getInstructions()).toContain("presign_upload");
       const { tools } = await client.listTools();
-      expect(tools.map((t) => t.name).sort()).toEqual(registry.map((t) => t.name).sort());
+      // The remote tools, then the bridge's own local-file tools (test/e2e/cli-mcp-local-files.test.ts).
+      expect(tools.map((t) => t.name).sort()).toEqual([...registry.map((t) => t.name), ...LOCAL].sort());
       const create = tools.find((t) => t.name === "buckets_create")!;
       expect(create.inputSchema.required).toEqual(["name"]);
       expect(create.outputSchema?.type).toBe("object");
@@ -50,7 +53,8 @@ describe("media mcp (stdio relay to /mcp)", () => {
     const client = await bridge(reader.secret);
     try {
       const { tools } = await client.listTools();
-      const expected = registry.filter((t) => t.scope === "read" || t.scope === "any").map((t) => t.name).sort();
+      // A read key may download (presign_download), not upload: download_to is offered, upload_files not.
+      const expected = [...registry.filter((t) => t.scope === "read" || t.scope === "any").map((t) => t.name), "download_to"].sort();
       expect(tools.map((t) => t.name).sort()).toEqual(expected);
       const refused = await client.callTool({ name: "buckets_create", arguments: { name: "nope" } });
       expect(errorOf(refused as never).code).toBe("forbidden");
@@ -112,7 +116,7 @@ describe("media mcp (stdio relay to /mcp)", () => {
     const client = await bridge(org.adminKey.secret, []);
     try {
       const { tools } = await client.listTools();
-      expect(tools.map((t) => t.name)).toEqual(registry.map((t) => t.name));
+      expect(tools.map((t) => t.name)).toEqual([...registry.map((t) => t.name), ...LOCAL]);
     } finally {
       await client.close();
     }
