@@ -14,8 +14,9 @@ const METRICS = "test/integration/metrics.test.ts";
 const PACKAGING = "test/hardening/packaging.test.ts";
 
 /** The documents of packaging/kubernetes/<file>. */
-function manifests(file: string): Array<{ kind: string; metadata: { name: string }; spec: any }> {
-  const parsed = Bun.YAML.parse(readFileSync(join(import.meta.dir, "../../packaging/kubernetes", file), "utf8"));
+type Manifest = { kind: string; metadata: { name: string }; spec: any };
+function manifests(file: string): Manifest[] {
+  const parsed = Bun.YAML.parse(readFileSync(join(import.meta.dir, "../../packaging/kubernetes", file), "utf8")) as Manifest | Manifest[];
   return Array.isArray(parsed) ? parsed : [parsed];
 }
 const MEASURED = "a measurement of this release's lockfile (npm ci --omit=dev into a temporary directory, then du -sh and npm ls --parseable, before and after the steps build-image.sh takes); build-image.sh prints the figures of each build";
