@@ -34,7 +34,7 @@ export class AppError extends Error {
   readonly code: ErrorCode;
   readonly status: number;
   readonly details: unknown;
-  /** For `rate_limited`: the Retry-After to send when no guard set one (default 60). */
+  /** For `rate_limited` and `unavailable`: the Retry-After to send when no guard set one (default 60 and 5). */
   retryAfterSeconds?: number;
 
   constructor(code: ErrorCode, message: string, details?: unknown) {
