@@ -45,7 +45,8 @@ try {
     const left =
       report.rowsWithoutBytes.count +
       (report.bytesWithoutRow.count + report.derivativesWithoutSource.count - report.fixed.deletedObjects) +
-      (report.usage.consistent || report.fixed.usageRepaired ? 0 : 1);
+      (report.usage.consistent || report.fixed.usageRepaired ? 0 : 1) +
+      (report.staleLabels.count - report.fixed.relabeledObjects);
     problems += left;
   }
   if (!values.org) {

@@ -41,6 +41,9 @@ export const reconcileReport = z
     ),
     rowsWithoutBytes: reconcileFindings.describe("Live media objects, and ready thumbnails, whose bytes are not in storage"),
     derivativesWithoutSource: reconcileFindings.describe("Derivative files of objects that no longer exist"),
+    staleLabels: reconcileFindings.describe(
+      "Media objects whose tags and categories as their views show them disagree with their links (the database keeps them current; only a write that bypassed its triggers leaves them so). Sizes are the objects'",
+    ),
     pendingUploads: z.object({ count: z.number().int(), bytes: z.number().int() }).describe("Bytes of uploads still within their reservation: not a problem"),
     usage: z.object({
       consistent: z.boolean(),
@@ -53,6 +56,7 @@ export const reconcileReport = z
       deletedBytes: z.number().int(),
       regeneratedThumbnails: z.number().int().describe("Ready thumbnails without bytes, set to pending and queued again"),
       usageRepaired: z.boolean().describe("Counters set to what the rows say"),
+      relabeledObjects: z.number().int().describe("Objects whose shown tags and categories were rewritten from their links"),
     }),
     notes: z.array(z.string()).describe("What was left alone, and why"),
   })

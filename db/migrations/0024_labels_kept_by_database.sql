@@ -15,12 +15,17 @@ $$;--> statement-breakpoint
 -- takes a snapshot of its own, after any transaction that held one of them has committed, so
 -- two transactions changing one object's links cannot each write labels without the other's.
 -- Unchanged labels are not rewritten (an upload's tag upsert touches tags it does not change).
-CREATE OR REPLACE FUNCTION "relabel_media_objects"(ids uuid[]) RETURNS void LANGUAGE plpgsql AS $$
+-- Answers how many objects' labels changed (reconcile's repair counts them).
+CREATE OR REPLACE FUNCTION "relabel_media_objects"(ids uuid[]) RETURNS integer LANGUAGE plpgsql AS $$
+DECLARE
+  changed integer;
 BEGIN
-  IF cardinality(ids) = 0 THEN RETURN; END IF;
+  IF cardinality(ids) = 0 THEN RETURN 0; END IF;
   PERFORM 1 FROM media_objects WHERE id = ANY(ids) ORDER BY id FOR UPDATE;
   UPDATE media_objects o SET labels = media_object_labels(o.id)
    WHERE o.id = ANY(ids) AND o.labels IS DISTINCT FROM media_object_labels(o.id);
+  GET DIAGNOSTICS changed = ROW_COUNT;
+  RETURN changed;
 END $$;--> statement-breakpoint
 -- Statement triggers over the rows a statement changed (transition table "changed"): one
 -- rewrite per object, however many of its links the statement touched.

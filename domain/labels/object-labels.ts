@@ -44,16 +44,16 @@ function labelsOfObjects(db: Db) {
  * column knows nothing of it and still serves during a rolling upgrade; code that wrote it as
  * well would be a second definition that can disagree with the first.
  *
- * This rewrites the column of the objects `where` selects (over media_objects as `o`) with that
- * same function, for what bypassed the triggers (reconcile's repair, a bulk load with triggers
- * off): objects whose labels already agree are left as they are. Answers how many changed.
+ * This rewrites the column of the objects `where` selects (over media_objects as `o`) as the
+ * triggers do (relabel_media_objects: the objects locked, then their labels read), for what
+ * bypassed them (reconcile's repair, a load run with triggers off). Objects whose labels already
+ * agree are left as they are. Answers how many changed.
  */
 export async function writeObjectLabels(tx: Db, where: SQL): Promise<number> {
-  const rows = rowsOf<{ id: string }>(
-    await tx.execute(sql`update media_objects o set labels = media_object_labels(o.id)
-      where ${where} and o.labels is distinct from media_object_labels(o.id) returning o.id`),
+  const [row] = rowsOf<{ changed: number }>(
+    await tx.execute(sql`select relabel_media_objects(array(select o.id from media_objects o where ${where})) as changed`),
   );
-  return rows.length;
+  return Number(row?.changed ?? 0);
 }
 
 /** Objects whose `labels` disagree with their links (reconcile): the condition over media_objects as `o`. */

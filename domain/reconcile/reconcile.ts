@@ -5,6 +5,7 @@ import { buckets, derivatives, mediaObjects, organizations, orgUsage, uploadRese
 import type { Deps } from "../core/deps.ts";
 import { enqueueJob } from "../core/jobs.ts";
 import { markThumbnailPending } from "../derivatives/derivatives.ts";
+import { objectsWithIds, staleLabels, writeObjectLabels } from "../labels/object-labels.ts";
 import { bucketDerivativesPrefix, bucketPrefix } from "../media/storage-keys.ts";
 import type { ListedObject } from "../ports/storage.ts";
 import { keptCounter, snapshotDay } from "../usage/counters.ts";
@@ -20,12 +21,15 @@ import { mergeJoin } from "./merge.ts";
  * - bytes without a row (uploads PUT and never confirmed, derivative files no row points to)
  *   and derivatives of objects that no longer exist are deleted, once older than `olderThanMs`;
  * - ready thumbnails whose bytes are missing are set to pending and made again;
- * - usage counters are set to what the rows say, under the counters' row lock.
+ * - usage counters are set to what the rows say, under the counters' row lock;
+ * - objects whose shown labels (media_objects.labels) disagree with their links are rewritten
+ *   from them (the database's triggers keep them current: only a write that bypassed them, such
+ *   as one under session_replication_role = replica, leaves them stale).
  * Rows whose bytes are missing are reported and left alone: the bytes may come back from a
  * storage restore, and deleting the object is the owner's decision.
  */
 
-export type FindingKind = "bytesWithoutRow" | "rowsWithoutBytes" | "derivativesWithoutSource";
+export type FindingKind = "bytesWithoutRow" | "rowsWithoutBytes" | "derivativesWithoutSource" | "staleLabels";
 
 export interface Finding {
   orgId: string;
@@ -78,8 +82,9 @@ interface Run {
   bytesWithoutRow: Tally;
   rowsWithoutBytes: Tally;
   derivativesWithoutSource: Tally;
+  staleLabels: Tally;
   pending: { count: number; bytes: number };
-  fixed: { deletedObjects: number; deletedBytes: number; regeneratedThumbnails: number; usageRepaired: boolean };
+  fixed: { deletedObjects: number; deletedBytes: number; regeneratedThumbnails: number; usageRepaired: boolean; relabeledObjects: number };
   jobsQueued: boolean;
 }
 
@@ -263,6 +268,37 @@ async function settleMissingDerivatives(run: Run, tx: Db, rows: DerivativeRow[])
   }
 }
 
+interface StaleLabelRow {
+  id: string;
+  bucket_id: string;
+  key: string;
+  size: number | null;
+}
+
+/**
+ * The organization's objects whose `labels` disagree with their links, in keyset pages of ids,
+ * each page its own statement: no transaction stays open across the walk (the embedded
+ * database runs one at a time), and the repair of a page locks its objects for one statement.
+ * It reads the links again under the objects' locks, as the triggers do.
+ */
+async function reconcileLabels(run: Run): Promise<void> {
+  let after = "00000000-0000-0000-0000-000000000000";
+  for (;;) {
+    const rows = rowsOf<StaleLabelRow>(
+      await run.deps.db.execute(sql`
+        select o.id::text as id, o.bucket_id::text as bucket_id, o.key, o.size::float8 as size
+        from media_objects o where o.org_id = ${run.orgId} and o.id > ${after}::uuid and ${staleLabels}
+        order by o.id limit ${PAGE}`),
+    );
+    for (const r of rows) run.staleLabels.add(`${bucketPrefix(r.bucket_id)}${r.key}`, r.size === null ? null : Number(r.size), r.id);
+    if (run.opts.fix && rows.length > 0) {
+      run.fixed.relabeledObjects += await writeObjectLabels(run.deps.db, objectsWithIds(run.orgId, rows.map((r) => r.id)));
+    }
+    if (rows.length < PAGE) return;
+    after = rows.at(-1)!.id;
+  }
+}
+
 type Counters = ReconcileReport["usage"]["recorded"];
 
 async function countUsage(db: Db, orgId: string): Promise<{ recorded: Counters; counted: Counters; buckets: ReconcileReport["usage"]["buckets"] }> {
@@ -341,8 +377,9 @@ export async function reconcileOrganization(deps: Deps, orgId: string, opts: Rec
     bytesWithoutRow: new Tally(teller(opts, orgId, "bytesWithoutRow")),
     rowsWithoutBytes: new Tally(teller(opts, orgId, "rowsWithoutBytes")),
     derivativesWithoutSource: new Tally(teller(opts, orgId, "derivativesWithoutSource")),
+    staleLabels: new Tally(teller(opts, orgId, "staleLabels")),
     pending: { count: 0, bytes: 0 },
-    fixed: { deletedObjects: 0, deletedBytes: 0, regeneratedThumbnails: 0, usageRepaired: false },
+    fixed: { deletedObjects: 0, deletedBytes: 0, regeneratedThumbnails: 0, usageRepaired: false, relabeledObjects: 0 },
     jobsQueued: false,
   };
   let after: string | null = null;
@@ -361,6 +398,7 @@ export async function reconcileOrganization(deps: Deps, orgId: string, opts: Rec
     after = page.at(-1)!.id;
   }
   if (run.jobsQueued) deps.jobs.kick();
+  await reconcileLabels(run);
 
   let usage = await countUsage(deps.db, orgId);
   const consistent = sameCounters(usage.recorded, usage.counted) && usage.buckets.length === 0;
@@ -388,6 +426,7 @@ export async function reconcileOrganization(deps: Deps, orgId: string, opts: Rec
     bytesWithoutRow: run.bytesWithoutRow.toJSON(),
     rowsWithoutBytes: run.rowsWithoutBytes.toJSON(),
     derivativesWithoutSource: run.derivativesWithoutSource.toJSON(),
+    staleLabels: run.staleLabels.toJSON(),
     pendingUploads: run.pending,
     usage: { consistent, recorded: usage.recorded, counted: usage.counted, buckets: usage.buckets },
     fixed: run.fixed,

@@ -98,7 +98,7 @@ describe("reconcile", () => {
     expect(r.usage.recorded.usedStorage - r.usage.counted.usedStorage).toBe(999);
     expect(r.usage.recorded.objectCount - r.usage.counted.objectCount).toBe(2);
     expect(r.usage.buckets).toEqual([{ bucketId: bucket.id, recorded: 77, counted: 3 }]);
-    expect(r.fixed).toEqual({ deletedObjects: 0, deletedBytes: 0, regeneratedThumbnails: 0, usageRepaired: false });
+    expect(r.fixed).toEqual({ deletedObjects: 0, deletedBytes: 0, regeneratedThumbnails: 0, usageRepaired: false, relabeledObjects: 0 });
     // Nothing of B in A's report.
     expect(JSON.stringify(r)).not.toContain(otherBucket.id);
     expect(await head(objectPath(bucket.id, "never-confirmed.bin"))).not.toBeNull();
