@@ -1,14 +1,21 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync, symlinkSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { PGlite } from "@electric-sql/pglite";
+import { btree_gin } from "@electric-sql/pglite/contrib/btree_gin";
+import { pg_trgm } from "@electric-sql/pglite/contrib/pg_trgm";
+import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
+import { migrate as migratePglite } from "drizzle-orm/pglite/migrator";
+import { drizzle as drizzlePostgres } from "drizzle-orm/postgres-js";
+import { migrate as migratePostgres } from "drizzle-orm/postgres-js/migrator";
 import postgres from "postgres";
 import { JWT_SECRET, testEnv } from "../support/env.ts";
 import { mcpClient } from "../support/fixtures.ts";
 import { Api } from "../support/http.ts";
 import { resultJson } from "../support/mcp-results.ts";
 import { type Child, freePort, spawnScript, untilServing } from "../support/processes.ts";
-import { newOrg, startServer, type TestOrg, type TestServer, workerEnvFor } from "../support/server.ts";
+import { newOrg, signJwt, startServer, type TestOrg, type TestServer, workerEnvFor } from "../support/server.ts";
 import { bytesOf, upload } from "../support/upload.ts";
 
 /**
@@ -170,5 +177,74 @@ describe.skipIf(testEnv.mode !== "services")("a rolling upgrade: the release bef
     const view = (await api.get(`/api/media/${object.id}`)).body as View;
     expect(view.tags).toEqual([{ id: delta.id, name: "Delta Force", slug: "delta-force" }]);
     expect((await api.get(`/api/media?bucketId=${bucket.id}&tags=delta-force`)).body.data.map(labelsOf)).toEqual([labelsOf(view)]);
+  });
+});
+
+describe("rows an older instance left stale before the labels were kept by the database", () => {
+  // The database as it was before 0024_labels_kept_by_database, holding links written without
+  // the column (what the release before `labels` did): this release's start applies 0024, whose
+  // backfill repairs them.
+  const migrations = join(root, "db/migrations");
+  const journal = JSON.parse(readFileSync(join(migrations, "meta/_journal.json"), "utf8")) as { entries: { tag: string }[] };
+  const before = journal.entries.findIndex((e) => e.tag === "0024_labels_kept_by_database");
+  const orgId = crypto.randomUUID();
+  const bucketId = crypto.randomUUID();
+  const objectId = crypto.randomUUID();
+  const tagId = crypto.randomUUID();
+  const seed = `
+    insert into organizations (id, name) values ('${orgId}', 'Stale');
+    insert into org_usage (org_id, used_storage, allocated_storage, object_count) values ('${orgId}', 10, 10737418240, 1);
+    insert into buckets (id, org_id, name, object_count) values ('${bucketId}', '${orgId}', 'stale', 1);
+    insert into media_objects (id, org_id, bucket_id, key, size, content_type, kind) values ('${objectId}', '${orgId}', '${bucketId}', 'stale.txt', 10, 'text/plain', 'other');
+    insert into tags (id, org_id, name, slug) values ('${tagId}', '${orgId}', 'Left Behind', 'left-behind');
+    insert into object_tags (org_id, object_id, tag_id) values ('${orgId}', '${objectId}', '${tagId}');`;
+  let server: TestServer;
+  let folder = "";
+  let dataDir = "";
+  let drop: (() => Promise<void>) | null = null;
+
+  beforeAll(async () => {
+    folder = mkdtempSync(join(tmpdir(), "media-before-0024-"));
+    mkdirSync(join(folder, "meta"));
+    const entries = journal.entries.slice(0, before);
+    for (const e of entries) cpSync(join(migrations, `${e.tag}.sql`), join(folder, `${e.tag}.sql`));
+    writeFileSync(join(folder, "meta/_journal.json"), JSON.stringify({ ...journal, entries }));
+    dataDir = mkdtempSync(join(tmpdir(), "media-stale-labels-"));
+    let env: Record<string, string> = {};
+    if (testEnv.mode === "services") {
+      const name = `media_stale_labels_${Date.now()}_${Math.random().toString(36).slice(2, 8)}`;
+      const admin = postgres(testEnv.databaseUrl!, { max: 1, onnotice: () => {} });
+      await admin.unsafe(`create database ${name}`);
+      const url = new URL(testEnv.databaseUrl!);
+      url.pathname = `/${name}`;
+      const old = postgres(url.toString(), { max: 1, onnotice: () => {} });
+      await migratePostgres(drizzlePostgres(old), { migrationsFolder: folder });
+      await old.unsafe(seed);
+      await old.end();
+      env = { DATABASE_URL: url.toString() };
+      drop = async () => {
+        await admin.unsafe(`drop database if exists ${name} with (force)`);
+        await admin.end();
+      };
+    } else {
+      const old = await PGlite.create(join(dataDir, "db"), { extensions: { pg_trgm, btree_gin } });
+      await migratePglite(drizzlePglite(old), { migrationsFolder: folder });
+      await old.exec(seed);
+      await old.close();
+    }
+    server = await startServer({ embedded: testEnv.mode !== "services", dataDir, env });
+  }, 120_000);
+
+  afterAll(async () => {
+    await server?.stop();
+    await drop?.();
+    for (const dir of [folder, dataDir]) if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  test("after the upgrade, get and list show the links' labels", async () => {
+    const owner = server.api.withToken(await signJwt({ sub: crypto.randomUUID(), org_id: orgId, email: "stale@example.test" }));
+    const want = [{ id: tagId, name: "Left Behind", slug: "left-behind" }];
+    expect((await owner.get(`/api/media/${objectId}`)).body.tags).toEqual(want);
+    expect((await owner.get(`/api/media?bucketId=${bucketId}`)).body.data.map((v: View) => v.tags)).toEqual([want]);
   });
 });
