@@ -7,6 +7,11 @@ import type { RedisConnection } from "./redis.ts";
  * asked once, all at the same time, each with its own deadline, so a hung one costs the probe
  * `timeoutMs` and no more. Liveness (/healthz) asks nothing: a process that answers is alive,
  * and restarting it would not bring a database back.
+ *
+ * A dependency the process works without (`failOpen`: Redis for an API server, whose guards
+ * fail open and whose jobs wait in the outbox) does not make it unready: taking every instance
+ * out of rotation at once because of a shared Redis would stop an API that still serves. Its
+ * failure is reported as `degraded` in the answer and logged once per outage.
  */
 
 export type CheckName = "postgres" | "redis" | "storage" | "meilisearch";
@@ -18,6 +23,8 @@ export interface Readiness {
   checks: Partial<Record<CheckName, { ok: boolean; ms: number; error?: string }>>;
   /** The checks that failed, by name. */
   failed: CheckName[];
+  /** Failed checks of dependencies the process works without: ready, with less (Redis for a server). */
+  degraded: CheckName[];
 }
 
 export interface ReadinessProbe {
@@ -30,8 +37,9 @@ type Check = () => Promise<unknown>;
 
 export function readinessProbe(
   deps: Pick<Deps, "db" | "storage" | "search" | "log">,
-  opts: { redis: RedisConnection | null; timeoutMs: number; database: "postgres" | "pglite" },
+  opts: { redis: RedisConnection | null; timeoutMs: number; database: "postgres" | "pglite"; failOpen?: CheckName[] },
 ): ReadinessProbe {
+  const failOpen = new Set(opts.failOpen ?? []);
   const checks: Partial<Record<CheckName, Check>> = {
     // PGlite lives in this process: asking it still shows it is open and answering.
     postgres: () => ping(deps.db),
@@ -52,14 +60,21 @@ export function readinessProbe(
       const results = await Promise.all(
         (Object.entries(checks) as [CheckName, Check][]).map(async ([name, run]) => [name, await timed(run, opts.timeoutMs)] as const),
       );
-      const out: Readiness = { ready: !stopping, stopping, checks: {}, failed: [] };
+      const out: Readiness = { ready: !stopping, stopping, checks: {}, failed: [], degraded: [] };
       for (const [name, result] of results) {
         out.checks[name] = result;
         if (!result.ok) {
-          out.ready = false;
-          out.failed.push(name);
+          const degraded = failOpen.has(name);
+          if (degraded) out.degraded.push(name);
+          else {
+            out.ready = false;
+            out.failed.push(name);
+          }
           // Logged once per outage, with the cause the probe's answer leaves out.
-          if (!lastFailed.has(name)) deps.log.warn("readiness check failed", { check: name, error: result.cause });
+          if (!lastFailed.has(name)) {
+            if (degraded) deps.log.warn("readiness check failed; still ready, serving without it (fail-open)", { check: name, error: result.cause });
+            else deps.log.warn("readiness check failed", { check: name, error: result.cause });
+          }
           lastFailed.add(name);
         } else if (lastFailed.delete(name)) deps.log.info("readiness check passes again", { check: name });
       }
@@ -90,9 +105,10 @@ async function timed(run: Check, timeoutMs: number): Promise<{ ok: boolean; ms: 
   }
 }
 
-/** The probe's HTTP answer: 200 when ready, else 503 naming what failed. */
+/** The probe's HTTP answer: 200 when ready (naming what it is degraded by, if anything), else 503 naming what failed. */
 export function readinessResponse(r: Readiness): Response {
-  const body = r.ready ? { status: "ready", checks: r.checks } : { status: r.stopping ? "stopping" : "unavailable", failed: r.failed, checks: r.checks };
+  const degraded = r.degraded.length > 0 ? { degraded: r.degraded } : {};
+  const body = r.ready ? { status: "ready", ...degraded, checks: r.checks } : { status: r.stopping ? "stopping" : "unavailable", failed: r.failed, ...degraded, checks: r.checks };
   return new Response(JSON.stringify(body), {
     status: r.ready ? 200 : 503,
     headers: { "content-type": "application/json; charset=utf-8", "cache-control": "no-store" },

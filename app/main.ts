@@ -3,6 +3,7 @@ import { createHttpApp } from "./http.ts";
 import { loadConfig } from "./config.ts";
 import { listening } from "./listen.ts";
 import { exitIfStartFailure } from "./start-failure.ts";
+import { startingListener } from "./starting-listener.ts";
 import { lockDataDir } from "../storage/local-s3/dir-lock.ts";
 import { createServices, type Services } from "./services.ts";
 import { stopOnSignals } from "./shutdown.ts";
@@ -18,7 +19,21 @@ if (!config.databaseUrl || !config.s3.endpoint) {
     throw err;
   });
 }
-const services: Services = await createServices(config).catch((err) => {
+// Until the services are open (an instance may wait for another's migration), /healthz answers
+// on PORT and METRICS_PORT and /readyz says "starting" (app/starting-listener.ts).
+const starting = (() => {
+  try {
+    return {
+      main: startingListener({ host: config.host, port: config.port, variable: "PORT", what: "the API" }),
+      ops: config.ops.metricsPort ? startingListener({ host: config.host, port: config.ops.metricsPort, variable: "METRICS_PORT", what: "the metrics and probes listener" }) : null,
+    };
+  } catch (err) {
+    exitIfStartFailure(err);
+    throw err;
+  }
+})();
+const services: Services = await createServices(config, { beforeOpsListener: async () => void (await starting.ops?.stop()) }).catch(async (err) => {
+  await Promise.all([starting.main.stop(), starting.ops?.stop()]);
   exitIfStartFailure(err);
   throw err;
 });
@@ -36,8 +51,11 @@ if (initial) {
   process.stdout.write(`${lines.join("\n")}\n`);
 }
 
-const app = await listening({ variable: "PORT", what: "the API", host: config.host, port: config.port, hostVariable: "HOST" }, () =>
-  createHttpApp(services).listen({ hostname: config.host, port: config.port }),
+// PORT=0 took a free port for the starting listener: the API keeps it.
+const port = starting.main.port;
+await starting.main.stop();
+const app = await listening({ variable: "PORT", what: "the API", host: config.host, port, hostVariable: "HOST" }, () =>
+  createHttpApp(services).listen({ hostname: config.host, port }),
 ).catch(async (err) => {
   await services.close();
   // The secret printed above was stored; a start that moves the port will not print it again.

@@ -79,6 +79,8 @@ export interface ServiceOverrides {
   clock?: Clock;
   log?: Logger;
   role?: Role;
+  /** Called before the METRICS_PORT listener starts: npm start's starting listener lets the port go. */
+  beforeOpsListener?: () => Promise<void>;
   /** The job table to run (tests wrap it to slow a job down or make it crash). */
   processors?: (deps: Deps) => Processors;
 }
@@ -107,7 +109,12 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     jobTracing.handOver = jobTraceparent;
     // One-off tasks (npm run reconcile) may legitimately run long statements over a whole bucket.
     const statementTimeoutMs = role === "task" ? 0 : config.statementTimeoutMs;
-    const database = await openDatabase({ ...databaseLocation(config), statementTimeoutMs, instrument: sqlInstrument(metrics, "postgresql") });
+    const database = await openDatabase({
+      ...databaseLocation(config),
+      statementTimeoutMs,
+      instrument: sqlInstrument(metrics, "postgresql"),
+      onMigrationWait: () => log.info("waiting for another instance's migration (advisory lock)"),
+    });
     closers.push(database.close);
     // Read replicas (db/replicas.ts): PostgreSQL only, the embedded database has none; closed before the primary.
     let reads: ReplicaReads | null = null;
@@ -203,9 +210,11 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     if (role !== "task") rollup.start();
     closers.push(() => rollup.stop());
     metrics.observe({ pool: database.pool, jobs: () => jobCounts(deps, queue) });
-    const readiness = readinessProbe(deps, { redis, timeoutMs: config.ops.readyTimeoutMs, database: database.kind });
+    // The API serves while Redis is down (guards fail open, jobs wait in the outbox): not a reason to take a server out of rotation. A worker cannot work without it.
+    const readiness = readinessProbe(deps, { redis, timeoutMs: config.ops.readyTimeoutMs, database: database.kind, failOpen: role === "server" ? ["redis"] : [] });
     let opsPort: number | null = null;
     if (config.ops.metricsPort !== null && role !== "task") {
+      await overrides.beforeOpsListener?.();
       const ops = startOpsServer({ metrics, readiness }, { host: config.host, port: config.ops.metricsPort });
       opsPort = ops.port;
       closers.push(ops.stop);

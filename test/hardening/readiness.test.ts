@@ -114,11 +114,21 @@ describe.skipIf(unavailable !== null)(`readiness follows PostgreSQL, Redis and s
     for (const base of [server.url, workerBase]) await becomes(base, { status: 200 }, "postgres to be reported back");
   }, 60_000);
 
-  test("Redis killed: 503 naming redis, on both; ready again once it is back", async () => {
+  test("Redis killed: the worker answers 503 naming redis; the server, which serves without it, stays ready naming it degraded; both whole again once it is back", async () => {
     await redis.kill();
-    for (const base of [server.url, workerBase]) await becomes(base, { status: 503, failed: ["redis"] }, "redis to be reported down");
+    await becomes(workerBase, { status: 503, failed: ["redis"] }, "redis to be reported down by the worker");
+    const degraded = await eventually(
+      async () => {
+        const p = await probe(server.url);
+        return (p.body as { degraded?: string[] }).degraded ? p : undefined;
+      },
+      { what: "redis to be reported degraded by the server", timeoutMs: 20_000, intervalMs: 100 },
+    );
+    expect(degraded.status).toBe(200);
+    expect(degraded.body).toMatchObject({ status: "ready", degraded: ["redis"], checks: { redis: { ok: false } } });
     await redis.start();
-    for (const base of [server.url, workerBase]) await becomes(base, { status: 200 }, "redis to be reported back");
+    await becomes(workerBase, { status: 200 }, "redis to be reported back by the worker");
+    await eventually(async () => ((await probe(server.url)).body as { degraded?: string[] }).degraded ? undefined : true, { what: "redis to be reported back by the server", timeoutMs: 20_000 });
   }, 60_000);
 
   test("storage stopped, then hung: 503 naming storage within the probe's deadline; ready again once it answers", async () => {
