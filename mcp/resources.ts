@@ -4,7 +4,6 @@ import {
   ErrorCode,
   ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema,
-  McpError,
   ReadResourceRequestSchema,
   type ReadResourceResult,
   type Resource,
@@ -36,8 +35,23 @@ const cursorOf = (offset: number) => Buffer.from(`o:${offset}`).toString("base64
 function offsetOf(cursor: string | undefined): number {
   if (!cursor) return 0;
   const m = /^o:(\d{1,9})$/.exec(Buffer.from(cursor, "base64url").toString());
-  if (!m) throw new McpError(ErrorCode.InvalidParams, "Invalid cursor");
+  if (!m) throw new ResourceError(ErrorCode.InvalidParams, "Invalid cursor");
   return Number(m[1]);
+}
+
+/**
+ * A JSON-RPC error for resources: the SDK's McpError writes "MCP error <code>: " into its
+ * message, and the client adds the same prefix again, so the agent read it twice. This carries
+ * the code and data with the message as is.
+ */
+class ResourceError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+    readonly data?: unknown,
+  ) {
+    super(message);
+  }
 }
 
 async function call<T>(name: string, input: Record<string, unknown>, ctx: ToolContext): Promise<T> {
@@ -49,7 +63,7 @@ async function call<T>(name: string, input: Record<string, unknown>, ctx: ToolCo
       // bucket, or its organization) does not exist for it, as docs/mcp.md says; the tool's code
       // and message still tell which.
       const code = err.code === "not_found" || err.code === "forbidden" ? -32002 : err.code === "validation_error" ? ErrorCode.InvalidParams : ErrorCode.InternalError;
-      throw new McpError(code, err.message, { code: err.code });
+      throw new ResourceError(code, err.message, { code: err.code });
     }
     throw err;
   }
@@ -59,9 +73,9 @@ const asResource = (o: MediaObject): Resource => ({
   uri: `media://objects/${o.id}`,
   name: o.key,
   title: o.fileName,
-  mimeType: o.contentType,
-  size: o.size,
-  description: `${o.kind} in bucket ${o.bucketId}`,
+  // What resources/read answers first: the object's JSON (its thumbnail follows as WebP).
+  mimeType: "application/json",
+  description: `${o.kind} (${o.contentType}, ${o.size} bytes) in bucket ${o.bucketId}`,
 });
 
 async function readObject(uri: string, object: MediaObject, ctx: ToolContext): Promise<ReadResourceResult> {
@@ -73,6 +87,16 @@ async function readObject(uri: string, object: MediaObject, ctx: ToolContext): P
       if (block.type === "image") contents.push({ uri: `media://objects/${object.id}/thumbnail`, mimeType: block.mimeType, blob: block.data });
     }
   }
+  return { contents };
+}
+
+async function readThumbnail(uri: string, id: string, ctx: ToolContext): Promise<ReadResourceResult> {
+  const thumb = await call<never>("media_thumbnail", { id }, ctx);
+  const contents: ReadResourceResult["contents"] = [];
+  for (const block of (await findTool("media_thumbnail")!.mcpContent?.(thumb, ctx)) ?? []) {
+    if (block.type === "image") contents.push({ uri, mimeType: block.mimeType, blob: block.data });
+  }
+  if (contents.length === 0) throw new ResourceError(-32002, `Object ${id} has no thumbnail yet`, { uri });
   return { contents };
 }
 
@@ -99,13 +123,16 @@ export function serveResources(server: Server, contextOf: () => ToolContext): vo
     const uri = request.params.uri;
     let m = /^media:\/\/objects\/([0-9a-f-]{36})$/i.exec(uri);
     if (m) return readObject(uri, await call<MediaObject>("media_get", { id: m[1] }, ctx), ctx);
+    // The thumbnail URI a read hands out is readable on its own.
+    m = /^media:\/\/objects\/([0-9a-f-]{36})\/thumbnail$/i.exec(uri);
+    if (m) return readThumbnail(uri, m[1]!, ctx);
     m = /^media:\/\/buckets\/([^/]+)\/(.+)$/.exec(uri);
     if (m) {
       const [bucketName, key] = [decodeURIComponent(m[1]!), decodeURIComponent(m[2]!)];
       const bucket = await bucketByName(bucketName, ctx);
       const page = bucket ? await call<Page<MediaObject>>("media_list", { bucketId: bucket.id, search: key.slice(0, 200), limit: 200 }, ctx) : null;
       const object = page?.data.find((o) => o.key === key);
-      if (!object) throw new McpError(-32002, `No object ${key} in bucket ${bucketName}`, { uri });
+      if (!object) throw new ResourceError(-32002, `No object ${key} in bucket ${bucketName}`, { uri });
       return readObject(uri, object, ctx);
     }
     m = /^media:\/\/tags\/([^/]+)$/.exec(uri);
@@ -113,7 +140,7 @@ export function serveResources(server: Server, contextOf: () => ToolContext): vo
       const page = await call<Page<MediaObject>>("media_list", { tags: decodeURIComponent(m[1]!), limit: PAGE }, ctx);
       return { contents: [{ uri, mimeType: "application/json", text: JSON.stringify(page) }] };
     }
-    throw new McpError(-32002, `Unknown resource ${uri}: see resources/templates/list`, { uri });
+    throw new ResourceError(-32002, `Unknown resource ${uri}: see resources/templates/list`, { uri });
   });
 
   server.setRequestHandler(CompleteRequestSchema, async (request) => {

@@ -12,12 +12,12 @@ import type { Caller } from "../domain/access/caller.ts";
 import type { Deps } from "../domain/core/deps.ts";
 import { toolsFor } from "../tools/access.ts";
 import type { AnyTool, ToolContext } from "../tools/define.ts";
-import { toAppError } from "../tools/failure.ts";
+import { agentMessage, toAppError } from "../tools/failure.ts";
 import { invokeTool } from "../tools/invoke.ts";
 import { mcpJsonSchema, mcpOutputSchemas } from "../tools/json-schema.ts";
 import { serveResources } from "./resources.ts";
 import { errorLine, summarize } from "./summary.ts";
-import { ALL_TOOLS, selectTools, type ToolSelection } from "../tools/toolsets.ts";
+import { ALL_TOOLS, selectTools, TOOLSET_NAMES, type ToolSelection, toolsetOf } from "../tools/toolsets.ts";
 import { INSTRUCTIONS, registry, SERVER_INFO } from "../tools/registry.ts";
 
 type LogLevel = LoggingLevel;
@@ -144,7 +144,7 @@ export function createMcpServer(
 
   async function callTool(request: CallToolRequest, id: string, running: () => void, answered: () => void, onProgress: NonNullable<ToolContext["progress"]>): Promise<CallToolResult> {
     const tool = tools.find((t) => t.name === request.params.name);
-    if (!tool) return failure("not_found", `Unknown tool '${request.params.name}'`, id);
+    if (!tool) return failure("not_found", unknownTool(String(request.params.name), tools), id);
     // Toolsets only save context (a tool outside them still runs if the credential allows it);
     // read-only mode is a promise the client asked for, so it is kept on calls too.
     if (selection.readOnly && !tool.annotations.readOnlyHint) return failure("forbidden", `${tool.name} changes data, and this session is read-only`, id);
@@ -165,10 +165,31 @@ export function createMcpServer(
       };
     } catch (err) {
       const e = toAppError(err, deps.log, id);
-      return failure(e.code, e.message, id, e.details);
+      return failure(e.code, agentMessage(e, (path) => fieldHint(tool, path)), id, e.details);
     }
   }
   return server;
+}
+
+/** An unknown tool's error names where a tool of that name would be: the bridge, or the toolset its prefix belongs to. */
+function unknownTool(name: string, tools: readonly AnyTool[]): string {
+  if (name === "upload_files" || name === "download_to") return `Unknown tool '${name}': it runs only in media mcp (the stdio bridge on the machine with the files)`;
+  const set = toolsetOf({ name });
+  if (!set) return `Unknown tool '${name}': no toolset has it; tools/list names every tool (toolsets: ${TOOLSET_NAMES.join(", ")})`;
+  const members = tools.filter((t) => toolsetOf(t) === set).map((t) => t.name);
+  return `Unknown tool '${name}': the ${set} toolset has ${members.join(", ")}`;
+}
+
+/**
+ * What to send instead, for a field a validation error names: the field's own description
+ * (as tools/list gives it), or for an unknown or missing field, the fields there are.
+ */
+function fieldHint(tool: AnyTool, path: string): string | undefined {
+  const schema = mcpJsonSchema(tool, "input") as { properties?: Record<string, { description?: string }> };
+  const field = schema.properties?.[path.split(".")[0] ?? ""];
+  if (field?.description) return field.description.length > 160 ? `${field.description.slice(0, 157)}...` : field.description;
+  const names = Object.keys(schema.properties ?? {});
+  return names.length > 0 ? `only these fields: ${names.join(", ")}` : undefined;
 }
 
 /** Domain errors reach the agent as tool errors: a line with the code and message, then the REST envelope. */

@@ -77,8 +77,10 @@ export class RateLimiter {
     if (quiet) ctx.responseHeaders.append("ratelimit-policy", this.policyHeader);
     ctx.responseHeaders.set("ratelimit", rateLimit(decision.remaining, decision.resetUs, this.name));
     if (!decision.allowed) {
-      ctx.responseHeaders.set("retry-after", retryAfter(decision.retryAfterUs));
-      throw new AppError("rate_limited", "Too many requests; retry after the number of seconds in Retry-After");
+      const seconds = retryAfter(decision.retryAfterUs);
+      ctx.responseHeaders.set("retry-after", seconds);
+      // The number in the text too: an agent behind an MCP client never sees the header.
+      throw new AppError("rate_limited", `Too many requests; retry in ${seconds} s (Retry-After)`);
     }
   }
 }

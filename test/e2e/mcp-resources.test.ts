@@ -48,7 +48,8 @@ describe("resources", () => {
     expect(second.nextCursor).toBeUndefined();
     const all = [...first.resources, ...second.resources];
     expect(new Set(all.map((r) => r.uri)).size).toBe(56);
-    expect(all.find((r) => r.name === "photos/2026/red.png")).toMatchObject({ uri: `media://objects/${picture.id}`, mimeType: "image/png" });
+    // What a read answers first (the JSON; the thumbnail follows), not the stored file's type.
+    expect(all.find((r) => r.name === "photos/2026/red.png")).toMatchObject({ uri: `media://objects/${picture.id}`, mimeType: "application/json" });
     await expect(client.listResources({ cursor: "nonsense" })).rejects.toThrow(/Invalid cursor/);
     await client.close();
   });
