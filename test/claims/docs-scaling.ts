@@ -54,6 +54,10 @@ export default {
       by: { file: "test/integration/read-replicas.test.ts", test: "a caller reads its own writes at once, while the replica is still paused" },
     },
     {
+      says: "A download URL keeps the organization's usage report (which counts its egress) on the primary the same way, and nothing else.",
+      by: { file: "test/integration/read-replicas.test.ts", test: "a download URL keeps its organization's usage report on the primary, and nothing else" },
+    },
+    {
       says: "lists and gets of objects, buckets and tags, searches on the PostgreSQL backend and usage reports read from a replica;",
       by: { file: "test/integration/read-replicas.test.ts", test: "lists, gets, searches and usage are served by the replica" },
     },

@@ -18,6 +18,10 @@ let patient: TestServer;
 let strict: TestServer;
 let org: TestOrg;
 let bucketId: string;
+/** An organization with one object, which writes nothing through `patient`. */
+let reader: TestOrg;
+let readerBucket: string;
+let readerObject: string;
 
 const routerOf = (s: TestServer) => s.services.deps.reads as ReplicaReads;
 const asOrg = (s: TestServer) => s.api.withToken(org.adminKey.secret);
@@ -38,6 +42,9 @@ beforeAll(async () => {
   expect(made.status).toBe(201);
   bucketId = made.body.id;
   await upload(org.admin, bucketId, "first-report.txt", "the first one");
+  reader = await newOrg(strict);
+  readerBucket = (await reader.admin.post("/api/buckets", { name: "reader" })).body.id;
+  readerObject = (await upload(reader.admin, readerBucket, "one.txt", "12345")).id;
   await pair.caughtUp();
 }, 180_000);
 
@@ -85,6 +92,19 @@ describe("read replicas (DATABASE_READ_URL)", () => {
     const mine = await other.admin.post("/api/buckets", { name: "others" });
     expect(mine.status).toBe(201);
     expect((await patient.api.withToken(other.adminKey.secret).get(`/api/buckets/${mine.body.id}`)).status).toBe(404);
+  });
+
+  test("a download URL keeps its organization's usage report on the primary, and nothing else", async () => {
+    await upload(reader.admin, readerBucket, "two.txt", "678");
+    const asReader = patient.api.withToken(reader.adminKey.secret);
+    const url = await asReader.post("/api/presign/download", { objectId: readerObject });
+    expect(url.status).toBe(200);
+    // The usage report counts the egress this instance just recorded (and the second upload: it reads the primary)...
+    const usage = await asReader.get("/api/usage");
+    expect(usage.body).toMatchObject({ egressThisMonth: 5, objectCount: 2 });
+    // ...while the organization's list still comes from the paused replica.
+    const listed = await asReader.get(`/api/media?bucketId=${readerBucket}`);
+    expect(listed.body.data.map((o: { key: string }) => o.key)).toEqual(["one.txt"]);
   });
 
   test("a replica further behind than DB_READ_MAX_LAG_MS serves nothing: reads fall back to the primary", async () => {
