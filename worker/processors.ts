@@ -8,6 +8,7 @@ import { abandonSetVariants, generateSetVariants } from "./set-variants.ts";
 import { deliverWebhook } from "../domain/events/delivery.ts";
 import { webhookSender } from "./webhook-sender.ts";
 import { runImport } from "../domain/media/imports.ts";
+import { syncSearch } from "./search-sync.ts";
 import { urlFetcher } from "./url-fetcher.ts";
 
 interface Handler<N extends JobName> {
@@ -30,11 +31,7 @@ const handlers: Handlers = {
     run: (deps, { orgId, setId }, run) => generateSetVariants(deps, orgId, setId, run),
     abandoned: (deps, { orgId, setId }, reason) => abandonSetVariants(deps, orgId, setId, reason),
   },
-  "search.sync": {
-    run: async (deps, { objectIds }) => {
-      await deps.search.sync?.(objectIds);
-    },
-  },
+  "search.sync": { run: (deps, { objectIds }) => syncSearch(deps, objectIds) },
   // Never throws for a receiver's failure: each attempt records itself and schedules the next.
   "webhooks.deliver": { run: (deps, data) => deliverWebhook(deps, webhookSender(deps.config.webhooks), data) },
   // Never throws for the remote side's failure (recorded on the import); ours are retried.
