@@ -24,6 +24,8 @@ export async function settled(task: EnqueuedTaskPromise, what: string, tolerate:
   throw new Error(`Meilisearch ${what}: task ${done.uid} ${done.status}${done.error ? ` (${done.error.code}: ${done.error.message})` : ""}`);
 }
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 /** Answers that mean the index is missing or lacks its settings (created bare, or by someone else). */
 const SETTINGS_ERRORS = new Set(["index_not_found", "invalid_search_filter", "invalid_search_facets", "invalid_search_sort"]);
 
@@ -160,6 +162,34 @@ export class MeiliSearchBackend implements SearchBackend {
     }
     const live = new Set(docs.map((d) => d.id));
     await this.write(docs, objectIds.filter((id) => !live.has(id)));
+  }
+
+  /**
+   * Removes the documents of objects the catalogue no longer has live (deleted, purged, or
+   * never ours): a sync job lost to an outage, or an index restored from an older dump, leaves
+   * them behind, and every search would count them. A document is only ever removed when the
+   * database, read after the document was seen, has no live object of its id (documents are
+   * written after their object's row commits), so a concurrent upload is never removed.
+   * Returns how many were removed.
+   */
+  async prune(pageSize = 1000): Promise<number> {
+    await this.ensureSettings();
+    const stale: string[] = [];
+    for (let offset = 0; ; offset += pageSize) {
+      const page = await this.index.getDocuments({ fields: ["id"], limit: pageSize, offset });
+      const ids = page.results.map((d) => String(d.id));
+      if (ids.length === 0) break;
+      const wellFormed = ids.filter((id) => UUID.test(id));
+      const live = new Set(
+        wellFormed.length
+          ? (await this.db.select({ id: mediaObjects.id }).from(mediaObjects).where(and(inArray(mediaObjects.id, wellFormed), isNull(mediaObjects.deletedAt)))).map((r) => r.id)
+          : [],
+      );
+      stale.push(...ids.filter((id) => !live.has(id)));
+      if (ids.length < pageSize) break;
+    }
+    for (let i = 0; i < stale.length; i += pageSize) await settled(this.index.deleteDocuments(stale.slice(i, i + pageSize)), "delete stale documents");
+    return stale.length;
   }
 
   /**
