@@ -3,7 +3,7 @@ import { createHttpApp } from "./http.ts";
 import { loadConfig } from "./config.ts";
 import { listening } from "./listen.ts";
 import { exitIfStartFailure } from "./start-failure.ts";
-import { startingListener } from "./starting-listener.ts";
+import { type StartingListener, startingListener } from "./starting-listener.ts";
 import { lockDataDir } from "../storage/local-s3/dir-lock.ts";
 import { createServices, type Services } from "./services.ts";
 import { stopOnSignals } from "./shutdown.ts";
@@ -19,21 +19,29 @@ if (!config.databaseUrl || !config.s3.endpoint) {
     throw err;
   });
 }
-// Until the services are open (an instance may wait for another's migration), /healthz answers
-// on PORT and METRICS_PORT and /readyz says "starting" (app/starting-listener.ts).
-const starting = (() => {
+// While this instance waits for another's migration, /healthz answers on PORT and METRICS_PORT
+// (a liveness probe must not restart it mid-wait) and /readyz says "starting".
+let starting: { main: StartingListener | null; ops: StartingListener | null } = { main: null, ops: null };
+const stopStarting = async () => {
+  await Promise.all([starting.main?.stop(), starting.ops?.stop()]);
+  starting = { main: null, ops: null };
+};
+const whileWaiting = () => {
   try {
-    return {
-      main: startingListener({ host: config.host, port: config.port, variable: "PORT", what: "the API" }),
-      ops: config.ops.metricsPort ? startingListener({ host: config.host, port: config.ops.metricsPort, variable: "METRICS_PORT", what: "the metrics and probes listener" }) : null,
-    };
-  } catch (err) {
-    exitIfStartFailure(err);
-    throw err;
+    starting.main = startingListener({ host: config.host, port: config.port, variable: "PORT", what: "the API" });
+    if (config.ops.metricsPort) starting.ops = startingListener({ host: config.host, port: config.ops.metricsPort, variable: "METRICS_PORT", what: "the metrics and probes listener" });
+  } catch {
+    // A port that cannot be taken: the listener proper says so in one line once the services are open.
   }
-})();
-const services: Services = await createServices(config, { beforeOpsListener: async () => void (await starting.ops?.stop()) }).catch(async (err) => {
-  await Promise.all([starting.main.stop(), starting.ops?.stop()]);
+};
+const services: Services = await createServices(config, {
+  onMigrationWait: whileWaiting,
+  beforeOpsListener: async () => {
+    await starting.ops?.stop();
+    starting.ops = null;
+  },
+}).catch(async (err) => {
+  await stopStarting();
   exitIfStartFailure(err);
   throw err;
 });
@@ -52,8 +60,8 @@ if (initial) {
 }
 
 // PORT=0 took a free port for the starting listener: the API keeps it.
-const port = starting.main.port;
-await starting.main.stop();
+const port = starting.main?.port ?? config.port;
+await stopStarting();
 const app = await listening({ variable: "PORT", what: "the API", host: config.host, port, hostVariable: "HOST" }, () =>
   createHttpApp(services).listen({ hostname: config.host, port }),
 ).catch(async (err) => {

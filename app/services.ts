@@ -79,6 +79,8 @@ export interface ServiceOverrides {
   clock?: Clock;
   log?: Logger;
   role?: Role;
+  /** Called when another instance holds the migration lock, before waiting for it: npm start answers the probes meanwhile. */
+  onMigrationWait?: () => void;
   /** Called before the METRICS_PORT listener starts: npm start's starting listener lets the port go. */
   beforeOpsListener?: () => Promise<void>;
   /** The job table to run (tests wrap it to slow a job down or make it crash). */
@@ -113,7 +115,10 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       ...databaseLocation(config),
       statementTimeoutMs,
       instrument: sqlInstrument(metrics, "postgresql"),
-      onMigrationWait: () => log.info("waiting for another instance's migration (advisory lock)"),
+      onMigrationWait: () => {
+        log.info("waiting for another instance's migration (advisory lock)");
+        overrides.onMigrationWait?.();
+      },
     });
     closers.push(database.close);
     // Read replicas (db/replicas.ts): PostgreSQL only, the embedded database has none; closed before the primary.
