@@ -1,6 +1,7 @@
 import { expect } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { ACCESS_TOKEN_SECONDS } from "../../domain/access/oauth-tokens.ts";
 import { SIGNATURE_WINDOW_SECONDS } from "../../domain/access/signed-requests.ts";
 import { MAX_REQUEST_HEAD_BYTES } from "../../http/server.ts";
 import type { PageClaims } from "./claim.ts";
@@ -15,12 +16,21 @@ const WEBHOOK = "test/integration/webhook.test.ts";
 const ORGANIZING = "test/claims/docs-organizing.ts";
 const CLASSES = "test/integration/job-classes.test.ts";
 const UNCONFIRMED = "test/integration/unconfirmed-bound.test.ts";
+const OAUTH = "test/e2e/oauth.test.ts";
 const measured = (where: string) => `a measurement (${where}) explaining the decision, not a bound the service keeps`;
 
 const claims: PageClaims = {
   page: "SECURITY.md",
   claims: [
     // The threat table.
+    { says: "scopes only among those it has, optionally one bucket, and the grant ends with the approving API key;", by: { file: OAUTH, test: "a person picks within their own credential: a read key cannot approve write" } },
+    { says: "clients register redirect URIs that are https or loopback http, and a code is only ever sent to a registered one;", by: { file: OAUTH, test: "wrong redirect URI or unknown client: told to the person (400), never redirected" } },
+    { says: "PKCE (S256) is required, so an intercepted code is useless;", by: { file: OAUTH, test: "PKCE mismatch is refused" } },
+    { says: "access tokens (mat_, 256 random bits) live one hour", check: async () => expect(ACCESS_TOKEN_SECONDS).toBe(3600) },
+    { says: "are accepted only for the resource they were issued for (RFC 8707: /mcp or the REST API, 401 elsewhere);", by: { file: OAUTH, test: "wrong audience" } },
+    { says: "refresh tokens (mrt_) rotate on every use and a spent one presented again revokes the whole grant, as does a code presented twice;", by: { file: OAUTH, test: "refresh tokens rotate; presenting a spent one revokes the grant" } },
+    { says: "codes, access and refresh tokens are stored only as SHA-256, never in the clear;", by: { file: OAUTH, test: "codes, access and refresh tokens are stored only as SHA-256" } },
+    { says: "a grant is revoked at once from the console or oauth_grants_revoke, and its creation, refreshes and end are in the audit log", by: { file: OAUTH, test: "grants are listed and revocable through the tools; a revoked grant's tokens stop at once; each step is in the audit log" } },
     {
       says: "another organization's id answers `404`, exactly like an id that does not exist",
       by: { file: "test/hardening/tenancy.test.ts", test: "B cannot see or touch A" },

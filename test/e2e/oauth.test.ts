@@ -1,6 +1,9 @@
 import { beforeAll, describe, expect, test } from "bun:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { createHash } from "node:crypto";
+import { inArray } from "drizzle-orm";
+import { oauthGrants, oauthSecrets } from "../../db/schema/index.ts";
 import { withServerAndOrg } from "../support/fixtures.ts";
 import { pkce, registerClient, tokenRequest } from "../support/oauth.ts";
 import type { TestOrg, TestServer } from "../support/server.ts";
@@ -299,6 +302,20 @@ describe("OAuth 2.1 for MCP clients", () => {
     const tokens = await tokensFor({ scopes: ["admin"], resource: server.url });
     const res = await decide(tokens.access_token, authorizeQuery(), { approve: true, scopes: ["read"] });
     expect(res.status).toBe(403);
+  });
+
+  test("codes, access and refresh tokens are stored only as SHA-256", async () => {
+    const { code, verifier } = await approvedCode();
+    const codeHash = createHash("sha256").update(code).digest("hex");
+    const res = await exchange(code, verifier);
+    const { access_token, refresh_token } = res.body;
+    const hashes = [code, access_token, refresh_token].map((v: string) => createHash("sha256").update(v).digest("hex"));
+    const db = server.services.deps.db;
+    const stored = await db.select().from(oauthSecrets).where(inArray(oauthSecrets.hash, hashes));
+    expect(stored.map((r) => r.kind).sort()).toEqual(["access", "code", "refresh"]);
+    expect(stored.find((r) => r.kind === "code")!.hash).toBe(codeHash);
+    const dump = JSON.stringify(await db.select().from(oauthSecrets)) + JSON.stringify(await db.select().from(oauthGrants));
+    for (const secret of [code, access_token, refresh_token]) expect(dump).not.toContain(secret);
   });
 
   test("the token endpoint refuses other grant types in OAuth's shape", async () => {
