@@ -4,6 +4,8 @@ import { toolsFor } from "../../tools/access.ts";
 import { registry } from "../../tools/registry.ts";
 import { ALL_TOOLS, DEFAULT_SELECTION, selectTools, TOOLSET_NAMES, type ToolSelection } from "../../tools/toolsets.ts";
 import { processorsFor } from "../../worker/processors.ts";
+import { CODE_SECONDS } from "../../domain/access/oauth-grants.ts";
+import { ACCESS_TOKEN_SECONDS, REFRESH_TOKEN_DAYS } from "../../domain/access/oauth-tokens.ts";
 import type { PageClaims } from "./claim.ts";
 import { defaults, GiB, org } from "../support/claim-checks.ts";
 import { LISTING_CREDENTIALS } from "../support/mcp-listing.ts";
@@ -15,6 +17,8 @@ import { upload } from "../support/upload.ts";
 const MCP = "test/e2e/mcp.test.ts";
 const LIST = "test/e2e/mcp-tool-list.test.ts";
 const IMPORT = "test/e2e/mcp-import.test.ts";
+const OAUTH = "test/e2e/oauth.test.ts";
+const CONSENT = "test/browser/oauth-consent.test.ts";
 
 const count = (credential: Credential, selection: ToolSelection = ALL_TOOLS) => selectTools(toolsFor(registry, credential), selection).length;
 /** The tools each credential of the page's table is listed, as the bench counts them. */
@@ -42,6 +46,23 @@ export default {
     { says: "A missing or refused credential is 401 with the REST error envelope and, as RFC 6750 and the MCP authorization spec ask, a challenge:", by: { file: MCP, test: "no token or a bad token is 401 before the MCP layer" } },
     { says: "as RFC 6750 and the MCP authorization spec ask, a challenge:", by: { file: MCP, test: "a 401 says 'Bearer' and points at the protected-resource metadata (RFC 6750, RFC 9728)" } },
     { says: "REST routes answer their 401s with the same challenge.", by: { file: MCP, test: "a 401 says 'Bearer' and points at the protected-resource metadata (RFC 6750, RFC 9728)" } },
+    { says: "what they need from the first 401: the protected-resource document names this service as its own authorization server, whose metadata (RFC 8414) is served at /.well-known/oauth-authorization-server.", by: { file: OAUTH, test: "discovery: the protected-resource documents name this service; its metadata (RFC 8414) names the endpoints" } },
+    { says: "| POST /register | dynamic client registration (RFC 7591): redirect URIs https, or http to 127.0.0.1, [::1] or localhost, nothing else;", by: { file: OAUTH, test: "registration (RFC 7591): public clients only; redirect URIs https or loopback http" } },
+    { says: "| GET /authorize | checks the request and sends the person to the console's consent page (/console/oauth/consent) |", by: { file: OAUTH, test: "the authorization endpoint hands a valid request to the console's consent page" } },
+    { says: "They tick scopes, only among those their own credential has (read, write and delete come ticked, admin does not), optionally pick one bucket, and allow or deny.", by: { file: CONSENT, test: "the person signs in, picks, approves" } },
+    { says: "listed under Connected apps in the console and by oauth_grants_list, ended by oauth_grants_revoke.", by: { file: CONSENT, test: "connected apps lists the grant; revoking it ends the token at once" } },
+    { says: "Its creation, each refresh and its end are in the audit log", by: { file: OAUTH, test: "each step is in the audit log" } },
+    { says: "an OAuth token cannot approve another grant.", by: { file: OAUTH, test: "an OAuth token cannot approve more grants" } },
+    { says: "Access tokens (mat_…) live one hour.", check: async () => expect(ACCESS_TOKEN_SECONDS).toBe(3600) },
+    { says: "Access tokens (mat_…) live one hour. Refresh tokens (mrt_…) live 30 days and rotate: each refresh answers a new pair, and a spent refresh token presented again revokes the whole grant.", by: { file: OAUTH, test: "refresh tokens rotate; presenting a spent one revokes the grant" } },
+    { says: "Refresh tokens (mrt_…) live 30 days", check: async () => expect(REFRESH_TOKEN_DAYS).toBe(30) },
+    { says: "A code lives 5 minutes", check: async () => expect(CODE_SECONDS).toBe(300) },
+    { says: "A code lives 5 minutes and is good once; presented again, it revokes the grant it made.", by: { file: OAUTH, test: "a reused code is refused, and the tokens it bought are revoked with its grant" } },
+    { says: "PKCE is required, S256 only.", by: { file: OAUTH, test: "other bad requests go back to the client: no PKCE, plain PKCE" } },
+    { says: "Used at the other it is refused with 401 and the challenge above.", by: { file: OAUTH, test: "wrong audience: a token for the REST API is refused at /mcp with 401 pointing at the metadata" } },
+    { says: "An unknown client or a redirect URI it did not register is a 400 the person sees: nothing is sent to an unverified address.", by: { file: OAUTH, test: "wrong redirect URI or unknown client: told to the person (400), never redirected" } },
+    { says: "Any other problem goes back to the client at its redirect URI (invalid_request, invalid_scope, invalid_target, access_denied).", by: { file: OAUTH, test: "other bad requests go back to the client" } },
+    { says: "/token answers in OAuth's shape, {\"error\": \"invalid_grant\", \"error_description\": \"…\"} for a wrong verifier, a reused or expired code, a revoked grant or a spent refresh token.", by: { file: OAUTH, test: "PKCE mismatch is refused" } },
     { says: "Origin, when sent, is this server or one of CORS_ORIGINS; others get 403 forbidden before the credential is even looked at.", by: { file: MCP, test: "DNS rebinding: Host and Origin must name this server" } },
     { says: "no pattern beside a format (Zod writes a 150-character regex next to every format: uuid and date-time), no ±2^53-1 bounds on integers,", by: { file: "test/unit/mcp-tool-list.test.ts", test: "no construct popular clients stumble on, in any input or output schema" } },
     { says: "key's whole listing that is at most 40 KB (about 10k tokens), a budget", by: { file: "test/unit/mcp-tool-list.test.ts", test: "an admin key's whole listing, as a model reads it, fits in 40 KB" } },
