@@ -3,7 +3,9 @@ import { id } from "../contract/common.ts";
 import type { Caller } from "../domain/access/caller.ts";
 import type { Deps } from "../domain/core/deps.ts";
 import type { LabelKind } from "../domain/labels/kinds.ts";
+import { errors } from "../domain/core/errors.ts";
 import { setObjectLabels } from "../domain/labels/labels.ts";
+import { changeObjectTags } from "../domain/labels/tag-changes.ts";
 import { defineTool } from "./define.ts";
 
 /**
@@ -31,8 +33,16 @@ export function deleteLabelTool<O extends z.ZodObject>(
   });
 }
 
+/** Tags only: names to add (new ones created) and to remove, beside or instead of the whole list. */
+const tagRef = z.string().trim().min(1).max(128);
+const changes = {
+  add: z.array(tagRef).max(100).optional().describe("Tags to add: id, slug or name; a new name creates the tag"),
+  remove: z.array(tagRef).max(100).optional().describe("Tags to remove: id, slug or name"),
+};
+
 export function setObjectLabelsTool(kind: LabelKind, spec: { description: string; max: number; output: z.ZodObject }) {
   const field = `${singular(kind)}Ids`;
+  const byName = kind.key === "tags";
   return defineTool({
     name: `objects_set_${kind.key}`,
     title: `Set a media object's ${kind.key}`,
@@ -42,10 +52,23 @@ export function setObjectLabelsTool(kind: LabelKind, spec: { description: string
     http: { method: "PUT", path: `/objects/{id}/${kind.key}` },
     input: z.object({
       id: id("Media object"),
-      [field]: z.array(id(kind.noun)).max(spec.max).describe(`The object's ${kind.key} after the call`),
+      ...(byName
+        ? { [field]: z.array(id(kind.noun)).max(spec.max).optional().describe("The whole tag list after the call (or use add/remove)"), ...changes }
+        : { [field]: z.array(id(kind.noun)).max(spec.max).describe(`The object's ${kind.key} after the call`) }),
     }),
     output: spec.output,
     errors: ["not_found"],
-    handler: (input, { deps, caller }) => setObjectLabels(deps, caller, kind, input.id as string, input[field] as string[]),
+    handler: async (raw, { deps, caller }) => {
+      const input = raw as Record<string, unknown>;
+      const objectId = input.id as string;
+      const whole = input[field] as string[] | undefined;
+      const add = (input.add as string[] | undefined) ?? [];
+      const remove = (input.remove as string[] | undefined) ?? [];
+      if (!byName) return setObjectLabels(deps, caller, kind, objectId, whole!);
+      if (whole !== undefined && (add.length || remove.length)) throw errors.validation([{ path: field, message: `Send either ${field} (the whole list) or add/remove, not both` }]);
+      if (whole !== undefined) return setObjectLabels(deps, caller, kind, objectId, whole);
+      if (!add.length && !remove.length) throw errors.validation([{ path: field, message: `Nothing to change: send ${field} (the whole list), or add and/or remove` }]);
+      return changeObjectTags(deps, caller, objectId, { add, remove });
+    },
   });
 }

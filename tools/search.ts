@@ -19,8 +19,8 @@ export const searchTools = [
     input: z.object({
       q: z.string().trim().min(1).max(500).describe("The query"),
       kind: z.enum(MEDIA_KINDS).optional().describe("Only objects of this kind"),
-      tags: z.string().max(2000).optional().describe("Comma-separated tag slugs, all required"),
-      categories: z.string().max(2000).optional().describe("Comma-separated category slugs, all required (with descendants)"),
+      tags: z.string().max(2000).optional().describe("Comma-separated tags (slug, name or id), all required"),
+      categories: z.string().max(2000).optional().describe("Comma-separated categories (slug, name or id), all required (with descendants)"),
       bucketId: id("Bucket").optional(),
       sizeMin: z.number().int().min(0).optional().describe("At least this many bytes"),
       sizeMax: z.number().int().min(0).optional().describe("At most this many bytes"),

@@ -43,7 +43,7 @@ export const tagTools = [
   }),
   setObjectLabelsTool(tagKind, {
     description:
-      "Replaces an object's whole tag list with tagIds (send all it should keep; [] removes all). An unknown id is not_found (details.missingIds); nothing changes.",
+      "tagIds replaces the object's whole tag list ([] removes all; an unknown id is not_found). Or add/remove tags by name.",
     max: MAX_TAGS_PER_OBJECT,
     output: objectTags,
   }),

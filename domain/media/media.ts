@@ -3,7 +3,7 @@ import { DEFAULT_LIMIT, type Deleted, MAX_LIMIT } from "../../contract/common.ts
 import { rowsOf } from "../../db/client.ts";
 import type { MediaObject } from "../../contract/media.ts";
 import type { PresignedDownload } from "../../contract/presign.ts";
-import { buckets, mediaObjects } from "../../db/schema/index.ts";
+import { buckets, categories, mediaObjects, tags } from "../../db/schema/index.ts";
 import { resolveBucket } from "../buckets/buckets.ts";
 import type { Caller } from "../access/caller.ts";
 import { assertBucketAllowed } from "../access/visibility.ts";
@@ -14,7 +14,7 @@ import { touchSearch } from "../search/index-rows.ts";
 import { runHooks } from "./lifecycle.ts";
 import { RETENTION_DAYS } from "./retention.ts";
 import { onObjectRemoved } from "./object-hooks.ts";
-import { slugList } from "../labels/slug.ts";
+import { labelSlugs } from "../labels/refs.ts";
 import type { Deps } from "../core/deps.ts";
 import { readDb } from "../core/reads.ts";
 import { type FactFilters, factFilterCondition } from "../derivatives/facts.ts";
@@ -109,8 +109,9 @@ function likeContaining(text: string): string {
 
 export async function listMedia(deps: Deps, caller: Caller, q: MediaQuery): Promise<Page<MediaObject>> {
   deps = { ...deps, db: readDb(deps, caller.orgId) };
-  const tagSlugs = slugList(q.tags);
-  const categorySlugs = slugList(q.categories);
+  // A tag or category is named by id, slug or name (domain/labels/refs.ts).
+  const tagSlugs = await labelSlugs(deps.db, tags, caller.orgId, q.tags);
+  const categorySlugs = await labelSlugs(deps.db, categories, caller.orgId, q.categories);
   const facts = await factFilterCondition(deps, caller, q);
   const column = { created_at: mediaObjects.createdAt, size: mediaObjects.size, key: mediaObjects.key }[q.sort];
   const dir = q.order === "asc" ? asc : desc;

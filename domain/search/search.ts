@@ -10,7 +10,7 @@ import { errors } from "../core/errors.ts";
 import { viewsOf } from "../media/media.ts";
 import type { MediaKind } from "../media/kind.ts";
 import { complexityProblems, hasPositiveClause, parseQuery } from "./query.ts";
-import { slugList } from "../labels/slug.ts";
+import { labelSlugs } from "../labels/refs.ts";
 import { type FactFilters, resolveFactFilters } from "../derivatives/facts.ts";
 
 export interface SearchInput extends FactFilters {
@@ -60,10 +60,11 @@ export async function searchMedia(deps: Deps, caller: Caller, input: SearchInput
   const facts = await resolveFactFilters(deps, caller, input);
 
   // Unknown slugs cannot match anything: the answer is empty, not an error.
-  const tagSlugs = slugList(input.tags);
+  // A tag or category is named by id, slug or name (domain/labels/refs.ts).
+  const tagSlugs = await labelSlugs(deps.db, tags, caller.orgId, input.tags);
   const tagRows = tagSlugs.length ? await deps.db.select({ id: tags.id }).from(tags).where(and(eq(tags.orgId, caller.orgId), inArray(tags.slug, tagSlugs))) : [];
   if (tagRows.length < tagSlugs.length) return EMPTY;
-  const categoryGroups = await categoryGroupsFor(deps.db, caller.orgId, slugList(input.categories));
+  const categoryGroups = await categoryGroupsFor(deps.db, caller.orgId, await labelSlugs(deps.db, categories, caller.orgId, input.categories));
   if (!categoryGroups) return EMPTY;
 
   const request = {
