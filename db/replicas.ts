@@ -114,7 +114,9 @@ export class ReplicaReads implements ReadRouter {
   async check(): Promise<void> {
     const at = this.now();
     try {
-      const [row] = await within(this.primary`select pg_current_wal_lsn()::text as lsn`, this.opts.maxLagMs);
+      // The insert position, not the write position: with synchronous_commit off a transaction
+      // returns before its commit record is written, and a sample must cover every commit before it.
+      const [row] = await within(this.primary`select pg_current_wal_insert_lsn()::text as lsn`, this.opts.maxLagMs);
       this.samples.push({ at, lsn: parseLsn(row!.lsn) });
     } catch {
       // The primary did not answer: no new sample, so the replicas age out of the bound as

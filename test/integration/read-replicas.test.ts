@@ -1,6 +1,7 @@
 // One pass: it makes its own PostgreSQL primary and streaming replica; the run's backends play no part.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import type { ReplicaReads } from "../../db/replicas.ts";
+import { sql } from "drizzle-orm";
+import { ReplicaReads } from "../../db/replicas.ts";
 import { eventually } from "../support/eventually.ts";
 import { startReplicaPair, type ReplicaPair } from "../support/replica-pair.ts";
 import { newOrg, startServer, type TestOrg, type TestServer } from "../support/server.ts";
@@ -104,6 +105,7 @@ describe("read replicas (DATABASE_READ_URL)", () => {
     expect(usage.body).toMatchObject({ egressThisMonth: 5, objectCount: 2 });
     // ...while the organization's list still comes from the paused replica.
     const listed = await asReader.get(`/api/media?bucketId=${readerBucket}`);
+    expect({ status: listed.status, error: listed.body.error }).toEqual({ status: 200, error: undefined });
     expect(listed.body.data.map((o: { key: string }) => o.key)).toEqual(["one.txt"]);
   });
 
@@ -128,5 +130,27 @@ describe("read replicas (DATABASE_READ_URL)", () => {
     await pair.startReplica();
     await eventually(async () => (routerOf(patient).servingCount() === 1 ? true : undefined), { what: "the replica to serve again after its restart" });
     expect(await nameOf(patient)).toBe("while the replica was down");
+  });
+
+  test("a read that finds the replica gone takes it out at once, without waiting for the next check", async () => {
+    // Checked by hand only (no start()): nothing but the failed read can take it out.
+    const router = new ReplicaReads({ primaryUrl: pair.primaryUrl, urls: [pair.replicaUrl], maxLagMs: 60_000, poolSize: 2, statementTimeoutMs: 0, searchPoolSize: 1, searchStatementTimeoutMs: 0 });
+    try {
+      await router.check();
+      const db = router.replicaFor(org.orgId, "data");
+      expect(db).not.toBeNull();
+      await db!.execute(sql`select 1`);
+      pair.stopReplica();
+      const failed = await db!.execute(sql`select 1`).then(
+        () => null,
+        (err: unknown) => err,
+      );
+      expect(failed).not.toBeNull();
+      expect(router.servingCount()).toBe(0);
+      expect(router.replicaFor(org.orgId, "data")).toBeNull();
+    } finally {
+      await router.close();
+      await pair.startReplica();
+    }
   });
 });

@@ -46,7 +46,7 @@ export async function startReplicaPair(): Promise<ReplicaPair> {
   const [pPort, rPort] = [await freePort(), await freePort()];
   // Small and unsafe on purpose: a throwaway pair on a shared test machine.
   const options = (port: number) =>
-    `-p ${port} -k ${root} -c listen_addresses=127.0.0.1 -c shared_buffers=16MB -c max_connections=80 -c fsync=off -c synchronous_commit=off -c full_page_writes=off`;
+    `-p ${port} -k ${root} -c listen_addresses=127.0.0.1 -c shared_buffers=16MB -c max_connections=80 -c fsync=off -c full_page_writes=off`;
   const ctl = (dir: string, port: number, action: "start" | "stop") =>
     action === "start"
       ? asPostgres(`${bin}/pg_ctl`, ["-D", dir, "-l", `${dir}.log`, "-w", "-t", "60", "-o", options(port), "start"])
@@ -77,7 +77,7 @@ export async function startReplicaPair(): Promise<ReplicaPair> {
     pauseReplay: async () => void (await replica`select pg_wal_replay_pause()`),
     resumeReplay: async () => void (await replica`select pg_wal_replay_resume()`),
     caughtUp: async () => {
-      const [{ lsn }] = (await primary`select pg_current_wal_lsn()::text as lsn`) as unknown as [{ lsn: string }];
+      const [{ lsn }] = (await primary`select pg_current_wal_insert_lsn()::text as lsn`) as unknown as [{ lsn: string }];
       for (const deadline = Date.now() + 60_000; Date.now() < deadline; await Bun.sleep(50)) {
         const [{ behind }] = (await replica`select pg_wal_lsn_diff(${lsn}::pg_lsn, pg_last_wal_replay_lsn()) > 0 as behind`) as unknown as [{ behind: boolean }];
         if (!behind) return;
