@@ -1,4 +1,5 @@
 import type { TracingSettings } from "../domain/core/config.ts";
+import { errorText } from "../telemetry/error-text.ts";
 import type { Logger } from "../domain/ports/log.ts";
 import { type SpanKind, tracingOn, useSpans } from "../telemetry/spans.ts";
 
@@ -82,7 +83,8 @@ export async function startTracing(settings: TracingSettings, log: Logger, versi
         try {
           return await fn(span);
         } catch (err) {
-          span.recordException(err instanceof Error ? err : String(err));
+          // A failed statement's error carries its parameters: the span gets the text a log line would.
+          span.recordException(err instanceof Error ? { name: err.name, message: errorText(err), stack: errorText(err, { stack: true }) } : errorText(err));
           span.setStatus({ code: api.SpanStatusCode.ERROR, message: err instanceof Error ? err.name : undefined });
           throw err;
         } finally {

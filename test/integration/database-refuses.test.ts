@@ -5,6 +5,7 @@ import { createLogger } from "../../app/log.ts";
 import { hashSecret } from "../../domain/access/secrets.ts";
 import { type PrivatePostgres, privatePostgres, privatePostgresUnavailable } from "../support/faults.ts";
 import { eventually } from "../support/eventually.ts";
+import { type OtlpReceiver, otlpReceiver } from "../support/otlp-receiver.ts";
 import { newOrg, startServer, type TestOrg, type TestServer } from "../support/server.ts";
 
 /**
@@ -19,6 +20,7 @@ let pg: PrivatePostgres;
 let admin: ReturnType<typeof postgres>;
 let server: TestServer;
 let org: TestOrg;
+let receiver: OtlpReceiver;
 const logged: string[] = [];
 const realWrite = process.stderr.write.bind(process.stderr);
 
@@ -44,7 +46,8 @@ describe.skipIf(privatePostgresUnavailable !== null)("a database that refuses co
       logged.push(typeof chunk === "string" ? chunk : new TextDecoder().decode(chunk));
       return true;
     }) as typeof process.stderr.write;
-    server = await startServer({ env: { DATABASE_URL: url.toString() }, log: createLogger("debug") });
+    receiver = otlpReceiver();
+    server = await startServer({ env: { DATABASE_URL: url.toString(), OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url }, log: createLogger("debug") });
     org = await newOrg(server);
   }, 120_000);
   afterAll(async () => {
@@ -53,6 +56,7 @@ describe.skipIf(privatePostgresUnavailable !== null)("a database that refuses co
     await server?.stop();
     await admin?.end({ timeout: 5 });
     await pg?.destroy();
+    receiver?.stop();
   });
 
   test("ALLOW_CONNECTIONS false: 503 unavailable with Retry-After, and no parameter in the log", async () => {
@@ -76,6 +80,15 @@ describe.skipIf(privatePostgresUnavailable !== null)("a database that refuses co
     expect(log).toContain('"code":"55000"');
     expect(log).not.toContain(hash);
     expect(log).not.toContain(fresh.secret);
+    // Nor in the traces: the failed statement's span records the exception without them.
+    const failed = await eventually(
+      async () => {
+        const spans = receiver.spans.filter((s) => s.name.startsWith("db ") && s.events.some((e) => e.name === "exception"));
+        return spans.length > 0 ? spans : undefined;
+      },
+      { what: "a failed statement's span" },
+    );
+    expect(JSON.stringify(receiver.spans)).not.toContain(hash);
     // Once it takes sessions again, the same call is answered.
     await eventually(async () => ((await fresh.get("/api/buckets")).status === 200 ? true : undefined), { what: "the database to be used again" });
   }, 120_000);
@@ -103,5 +116,9 @@ describe.skipIf(privatePostgresUnavailable !== null)("a database that refuses co
       await allow();
     }
     await eventually(async () => ((await org.admin.get("/api/buckets")).status === 200 ? true : undefined), { what: "the database back under its name" });
+    // No span's recorded failure carries a statement's parameters either.
+    const events = JSON.stringify(receiver.spans.map((s) => s.events));
+    expect(events).not.toContain("\nparams:");
+    expect(JSON.stringify(receiver.spans.map((s) => s.events))).not.toContain(org.orgId);
   }, 120_000);
 });

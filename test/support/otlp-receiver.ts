@@ -17,6 +17,8 @@ export interface ReceivedSpan {
   attributes: Record<string, string | number | boolean>;
   /** 2 when the span recorded an error. */
   statusCode: number;
+  /** Its events (a recorded exception is one named "exception"). */
+  events: { name: string; attributes: Record<string, string | number | boolean> }[];
 }
 
 type Field = { no: number; wire: number; value: bigint | Uint8Array };
@@ -97,6 +99,10 @@ function fromProtobuf(body: Uint8Array): ReceivedSpan[] {
           kind: Number(f.find((x) => x.no === 6)?.value ?? 0n),
           attributes: keyValues(bytes(f, 9)),
           statusCode: Number(code ?? 0n),
+          events: bytes(f, 11).map((e) => {
+            const ef = readFields(e);
+            return { name: text(bytes(ef, 2)[0]), attributes: keyValues(bytes(ef, 3)) };
+          }),
         });
       }
     }
@@ -128,6 +134,7 @@ function fromJson(body: any): ReceivedSpan[] {
           kind: s.kind,
           attributes: jsonAttributes(s.attributes),
           statusCode: s.status?.code ?? 0,
+          events: (s.events ?? []).map((e: { name: string; attributes?: JsonKeyValue[] }) => ({ name: e.name, attributes: jsonAttributes(e.attributes) })),
         });
       }
     }
