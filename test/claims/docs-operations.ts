@@ -10,6 +10,7 @@ import { upload } from "../support/upload.ts";
 
 const READINESS = "test/hardening/readiness.test.ts";
 const SHUTDOWN = "test/hardening/shutdown.test.ts";
+const STARTUP = "test/hardening/startup-probes.test.ts";
 const METRICS = "test/integration/metrics.test.ts";
 const PACKAGING = "test/hardening/packaging.test.ts";
 
@@ -43,6 +44,19 @@ export default {
     { says: '| /readyz | 200 {"status":"ready","checks":{…}}, or 503 with "failed":[…] naming what is down |', by: { file: READINESS, test: "PostgreSQL stopped: 503 naming postgres, on both; ready again once it is back" } },
     { says: "Each has READY_TIMEOUT_MS (2 s) to answer, so a hung dependency costs the probe that long and no more.", by: { file: READINESS, test: "storage stopped, then hung: 503 naming storage within the probe's deadline" } },
     { says: "Each has READY_TIMEOUT_MS (2 s) to answer,", check: defaults({ READY_TIMEOUT_MS: 2_000 }) },
+    {
+      says: '| /readyz of a server with Redis down | 200 {"status":"ready","degraded":["redis"],…} | the API serves without Redis (below): it stays in rotation |',
+      by: { file: STARTUP, test: "Redis down: an API server stays ready, its /readyz names redis as degraded" },
+    },
+    {
+      says: "So a server's /readyz stays 200 and names Redis as degraded, and the log says so once per outage (readiness check failed; still ready, serving without it (fail-open)).",
+      by: { file: STARTUP, test: "Redis down: an API server stays ready, its /readyz names redis as degraded, and the log says it serves fail-open" },
+    },
+    { says: "A worker cannot run jobs without Redis: its /readyz answers 503 naming redis.", by: { file: READINESS, test: "Redis killed: the worker answers 503 naming redis" } },
+    {
+      says: 'answers /healthz with 200 and /readyz with 503 {"status":"starting"} on PORT and METRICS_PORT (every other path: 503 unavailable), so that neither a liveness probe nor a supervisor takes the wait for a hang.',
+      by: { file: STARTUP, test: "an instance waiting for another's migration logs it, answers /healthz and is not ready until it has migrated" },
+    },
     { says: 'During a graceful shutdown /readyz answers 503 {"status":"stopping"} from the first moment.', by: { file: SHUTDOWN, test: "SIGTERM drains the request in flight and the job in hand, then exits 0" } },
     { says: "Prometheus text format, from prom-client.", by: { file: METRICS, test: "counts a known workload exactly" } },
     { says: "Authorization: Bearer <METRICS_TOKEN> (401 otherwise).", by: { file: METRICS, test: "is refused without the token on the main port, and served without one on METRICS_PORT" } },
