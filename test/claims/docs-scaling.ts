@@ -50,6 +50,10 @@ export default {
       by: { file: "test/integration/read-replicas.test.ts", test: "a replica that is down serves nothing: reads fall back to the primary, and it serves again once back" },
     },
     {
+      says: "A read that finds a replica gone takes it out at once; that one read fails, the next go to the primary.",
+      by: { file: "test/integration/read-replicas.test.ts", test: "a read that finds the replica gone takes it out at once, without waiting for the next check" },
+    },
+    {
       says: "After a call that changes something, the organization's reads stay on the primary for DB_READ_MAX_LAG_MS;",
       by: { file: "test/integration/read-replicas.test.ts", test: "a caller reads its own writes at once, while the replica is still paused" },
     },
