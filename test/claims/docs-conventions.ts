@@ -74,9 +74,17 @@ const claims: PageClaims = {
     },
     { says: "| `S3_FORCE_PATH_STYLE` | `true` |", check: defaults({ S3_FORCE_PATH_STYLE: true }) },
     {
-      says: "| `S3_TIMEOUT_MS` | `10000` | Longest wait for storage to connect or send the next byte; a request that waits longer fails with 503 `unavailable` |",
-      by: { file: "test/hardening/faults-storage.test.ts", test: "confirm gives up at the storage deadline with 503 unavailable instead of hanging, and works once storage answers again" },
+      says: "| `S3_TIMEOUT_MS` | `10000` | Longest a storage operation waits for its answer, its retries included (a quick failure is tried again while time is left; a store that does not answer gets one request), and the longest wait for the next byte of a transfer; an operation that waits longer fails with 503 `unavailable` |",
+      by: { file: "test/integration/storage-deadline.test.ts", test: "each operation on a store that never answers sends one request and fails at S3_TIMEOUT_MS as a timeout" },
       check: defaults({ S3_TIMEOUT_MS: 10_000 }),
+    },
+    {
+      says: "a quick failure is tried again while time is left;",
+      by: { file: "test/integration/storage-deadline.test.ts", test: "a store that answers 503 twice is tried again within the deadline" },
+    },
+    {
+      says: "an operation that waits longer fails with 503 `unavailable` |",
+      by: { file: "test/integration/storage-deadline.test.ts", test: "a confirm against a store that stops answering sends it one request and answers 503 unavailable" },
     },
     { says: "| `STORAGE_PORT` | `9000` |", check: defaults({ STORAGE_PORT: 9000 }) },
     {
