@@ -32,7 +32,7 @@ export function docsCsp(inlineScriptHash: string): string {
 }
 
 /** What a browser may send cross-origin: the credential, JSON, idempotency and MCP session headers. */
-const ALLOWED_HEADERS = "authorization, content-type, idempotency-key, mcp-protocol-version, mcp-session-id, last-event-id";
+const ALLOWED_HEADERS = "authorization, content-type, idempotency-key, mcp-protocol-version, mcp-session-id, last-event-id, x-mcp-toolsets, x-mcp-readonly";
 const ALLOWED_METHODS = "GET, POST, PUT, PATCH, DELETE";
 /** What a browser script may read: the request id for support, the limiter's advice, replay marks. */
 const EXPOSED_HEADERS = "x-request-id, ratelimit, ratelimit-policy, retry-after, idempotency-replayed, mcp-session-id, www-authenticate";

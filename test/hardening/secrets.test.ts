@@ -207,6 +207,8 @@ describe("CORS", () => {
       expect(ok.headers.get("access-control-allow-origin")).toBe(APP);
       expect(ok.headers.get("access-control-allow-methods")).toContain("DELETE");
       expect(ok.headers.get("access-control-allow-headers")).toContain("idempotency-key");
+      // A browser host that cannot edit the MCP URL picks tools with these (docs/mcp.md).
+      expect(ok.headers.get("access-control-allow-headers")).toContain("x-mcp-toolsets, x-mcp-readonly");
       expect(ok.headers.get("access-control-allow-credentials")).toBeNull();
       expect(ok.headers.get("vary")).toContain("origin");
       expect((await preflight(server.url, APP, "/mcp")).status).toBe(204);
