@@ -28,6 +28,16 @@ export function requestObserver(metrics: Metrics): RequestObserver {
     const started = performance.now();
     metrics.inFlight.inc();
     let status = 500;
+    let settled = false;
+    const settle = () => {
+      if (settled) return;
+      settled = true;
+      metrics.inFlight.dec();
+      const tool = note.tool ?? "none";
+      metrics.requests.inc({ surface, tool, status: String(status) });
+      metrics.requestDuration.observe({ surface, tool }, (performance.now() - started) / 1000);
+    };
+    let streaming: Response | null = null;
     try {
       const attributes = { "http.request.method": ctx.request.method, "http.route": route.template.slice(route.template.indexOf(" ") + 1), "media.surface": surface, "media.request_id": ctx.requestId };
       return await inSpan(
@@ -40,15 +50,29 @@ export function requestObserver(metrics: Metrics): RequestObserver {
           if (note.tool) span.setAttribute("media.tool", note.tool);
           if (response.status === 429) metrics.rateLimited.inc({ surface });
           if (response.headers.get("idempotency-replayed") === "true") metrics.idempotentReplays.inc({ surface });
+          // A tool call answered as an event stream (MCP, with its notifications) runs on after
+          // the headers: it is counted when the stream ends, with the status its tool ended in.
+          if (response.body && response.headers.get("content-type")?.includes("text/event-stream")) {
+            streaming = new Response(
+              response.body.pipeThrough(
+                new TransformStream<Uint8Array, Uint8Array>({
+                  flush: () => {
+                    status = note.failedWith ?? response.status;
+                    settle();
+                  },
+                  cancel: () => settle(),
+                } as Transformer<Uint8Array, Uint8Array>),
+              ),
+              { status: response.status, statusText: response.statusText, headers: response.headers },
+            );
+            return streaming;
+          }
           return response;
         },
         { kind: "server", parent: ctx.request.headers.get("traceparent") },
       );
     } finally {
-      metrics.inFlight.dec();
-      const tool = note.tool ?? "none";
-      metrics.requests.inc({ surface, tool, status: String(status) });
-      metrics.requestDuration.observe({ surface, tool }, (performance.now() - started) / 1000);
+      if (!streaming) settle();
     }
   };
 }
