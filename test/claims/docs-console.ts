@@ -9,6 +9,10 @@ const CONSOLE = "test/browser/console.test.ts";
 export default {
   page: "docs/console.md",
   claims: [
+    {
+      says: "on a store reached through S3_ENDPOINT only when the bucket has no CORS rules, so rules of an operator's own are never replaced",
+      by: { file: "test/integration/storage-cors-kept.test.ts", test: "a bucket with the operator's CORS rules keeps them across starts" },
+    },
     { says: "| Buckets | list with object counts; create; delete, with the 409 of a non-empty bucket explained |", by: { file: EDGES, test: "deleting a bucket that holds objects explains the 409" } },
     {
       says: "charts of storage, egress and API calls per day (plain SVG, 7 to 365 days);",

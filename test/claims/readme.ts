@@ -47,6 +47,18 @@ const claims: PageClaims = {
       by: { file: "test/e2e/start.test.ts", test: "in use: one line naming the port and" },
     },
     {
+      says: "So does a data directory another process is using (one process per DATA_DIR),",
+      by: { file: "test/integration/storage-dir-lock.test.ts", test: "npm start: a second server on the same DATA_DIR exits 1 naming the directory" },
+    },
+    {
+      says: "and a PostgreSQL or S3 store the start cannot reach.",
+      by: { file: "test/e2e/start-unreachable.test.ts", test: "PostgreSQL refusing connections: one line naming it and DATABASE_URL" },
+    },
+    {
+      says: "and a PostgreSQL or S3 store the start cannot reach.",
+      by: { file: "test/e2e/start-unreachable.test.ts", test: "the S3 store refusing connections: one line naming it and S3_ENDPOINT" },
+    },
+    {
       says: "The bootstrap key expires after 365 days",
       check: async () => expect((await bootstrapKey()).lifetimeMs).toBe(365 * DAY_MS),
     },
