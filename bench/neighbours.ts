@@ -383,6 +383,8 @@ async function runConfig(name: string): Promise<Outcome> {
       // organization is reused by every run: each run starts with the budget whole.
       const admin = postgres(seeded!.url, { max: 1, onnotice: () => {} });
       await admin`delete from job_outbox where name = 'sets.generate' and payload->>'orgId' = ${seeded!.orgId}`;
+      // A's webhook endpoints of an earlier run (an organization may have 20): this run makes its own.
+      await admin`delete from webhook_endpoints where org_id = ${seeded!.orgId}`;
       // A's uploads stay (the seeded database is reused): keep room for the next run's, and for
       // the other scenarios that share the database (growth presigns into it).
       await admin`update org_usage set allocated_storage = used_storage + reserved_storage + ${20 * 1024 ** 3} where org_id = ${seeded!.orgId}`;
