@@ -7,6 +7,8 @@ export const AREA_DESCRIPTIONS: Record<string, string> = {
   "api-keys": "API keys: the bearer secrets for people and scripts. Created with scopes, an optional bucket restriction and an expiry; the secret is shown once.",
   "service-credentials":
     "Credentials for services that sign their requests (HTTP Message Signatures, HMAC-SHA256) instead of sending a bearer secret: for calls between services, where a request must not be replayable or altered on the way.",
+  "oauth-grants":
+    "What people allowed OAuth clients (MCP hosts) to do on their behalf: each grant's client, scopes, bucket and last use; revoking one ends its tokens at once.",
   buckets: "Buckets hold an organization's media objects. A bucket can be deleted only when it is empty.",
   media: "Media objects: list, read, delete (soft), set metadata, stream (302 to storage), thumbnails, and renders at other sizes and formats (with signed URLs for <img> tags).",
   trash: "Deleted media objects while their bytes are kept: list, restore (labels, metadata, thumbnail and usage come back) or purge now.",

@@ -111,7 +111,9 @@ export function agentMessage(err: AppError, fieldHint?: (path: string) => string
     const [first, ...rest] = err.details as { path?: string; message?: string }[];
     const path = first?.path || "input";
     const hint = fieldHint?.(path);
-    const more = rest.length > 0 ? ` (${rest.length} more in details)` : "";
+    // Not in parentheses: a hint ending in a word, then "(", reads like a stack frame ("at confirm (")
+    // to anything that screens answers for leaked internals.
+    const more = rest.length > 0 ? `; ${rest.length} more in details` : "";
     return `${path}: ${first?.message ?? err.message}${hint ? `; send ${hint}` : ""}${more}`;
   }
   if (err.code === "rate_limited" && err.retryAfterSeconds !== undefined) {

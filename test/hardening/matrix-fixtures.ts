@@ -13,6 +13,7 @@ import { mcpClient } from "../support/fixtures.ts";
 import type { TestOrg, TestServer } from "../support/server.ts";
 import { upload } from "../support/upload.ts";
 import { toolError } from "../support/mcp-results.ts";
+import { approvedGrant } from "../support/oauth.ts";
 
 /** One of everything that lives in a bucket: what a bucket-restricted key may or may not reach. */
 export interface BucketData {
@@ -58,6 +59,9 @@ export interface Fixture {
   /** A webhook endpoint (subscribed to bucket.deleted only, so the matrices' calls send it nothing) and its one delivery, done. */
   webhookId: string;
   deliveryId: string;
+  /** An OAuth grant for the whole organization, and one restricted to the other bucket. */
+  grantId: string;
+  otherGrantId: string;
 }
 
 async function ok<T = any>(res: Promise<ApiResponse<T>> | ApiResponse<T>, what: string): Promise<T> {
@@ -142,6 +146,8 @@ export async function buildFixture(org: TestOrg): Promise<Fixture> {
     otherServiceCredentialId: await credential({ scopes: ["read"], bucketId: other.bucketId }),
     webhookId: "",
     deliveryId: "",
+    grantId: await approvedGrant(api.baseUrl, org.adminKey.secret, { scopes: ["read"] }),
+    otherGrantId: await approvedGrant(api.baseUrl, org.adminKey.secret, { scopes: ["read"], bucketId: other.bucketId }),
   };
   const hook = await ok(api.post("/api/webhooks", { url: receiverUrl(), eventTypes: ["bucket.deleted"], description: marker }), "webhook");
   const sent = await ok(api.post(`/api/webhooks/${hook.id}/test`), "test event");
@@ -183,6 +189,8 @@ export function secretsOf(f: Fixture): string[] {
     f.otherServiceCredentialId,
     f.webhookId,
     f.deliveryId,
+    f.grantId,
+    f.otherGrantId,
   ];
 }
 

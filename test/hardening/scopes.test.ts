@@ -68,6 +68,9 @@ const table: Record<string, Entry> = {
   api_keys_delete: { audit: "calls", scope: "admin", input: (f) => ({ id: f.readKeyId }), restricted: [refused((f) => ({ id: f.otherKeyId })), refused((f) => ({ id: f.readKeyId }))] },
   api_keys_rotate: { audit: "calls", scope: "admin", input: (f) => ({ id: f.readKeyId }), restricted: [refused((f) => ({ id: f.otherKeyId })), refused((f) => ({ id: f.readKeyId }))] },
   service_credentials_list: { audit: "refusals", scope: "admin", input: none, restricted: [allowed(none)] },
+  oauth_grants_list: { audit: "refusals", scope: "admin", input: none, restricted: [allowed(none)] },
+  // A key restricted to one bucket revokes only grants limited to that bucket.
+  oauth_grants_revoke: { audit: "calls", scope: "admin", input: (f) => ({ id: f.grantId }), restricted: [refused((f) => ({ id: f.otherGrantId })), refused((f) => ({ id: f.grantId }))] },
   service_credentials_create: {
     audit: "calls",
     scope: "admin",
@@ -279,7 +282,7 @@ function multipart(b: BucketData, extra: Input = {}): Input {
 /** The conventions' rule: GET read, POST/PUT write, DELETE delete; keys and billing admin; /me any. */
 function scopeByRule(tool: AnyTool): Scope | "any" {
   if (tool.http.path === "/me") return "any";
-  if (["/api-keys", "/service-credentials", "/billing", "/webhooks", "/audit"].some((p) => tool.http.path.startsWith(p))) return "admin";
+  if (["/api-keys", "/service-credentials", "/oauth-grants", "/billing", "/webhooks", "/audit"].some((p) => tool.http.path.startsWith(p))) return "admin";
   return tool.http.method === "GET" ? "read" : tool.http.method === "DELETE" ? "delete" : "write";
 }
 const RULE_EXCEPTIONS: Record<string, string> = {
@@ -297,6 +300,9 @@ function withUnknownIds(value: unknown, known: Set<string>): unknown {
 }
 
 const reachOf = (entry: Entry): Reach => entry.reach ?? "bucket";
+
+/** Tools only the stdio bridge offers: they move files on the machine it runs on. */
+const BRIDGE_ONLY = ["upload_files", "download_to"];
 
 /** The audit entries written for one request (REST: its X-Request-Id; MCP: the id its error carries). */
 async function auditedAs(requestId: string | null | undefined): Promise<{ action: string; status: number; org_id: string; error_code: string | null }[]> {
@@ -316,7 +322,7 @@ const knownIds = () =>
     ...idsOf(S.main),
     ...idsOf(S.other),
     ...[S.emptyBucketId, S.tagId, S.tag2Id, S.categoryId, S.childCategoryId, S.readKeyId, S.mainKeyId, S.otherKeyId, S.webhookId, S.deliveryId],
-    ...[S.serviceCredentialId, S.otherServiceCredentialId],
+    ...[S.serviceCredentialId, S.otherServiceCredentialId, S.grantId, S.otherGrantId],
   ]);
 
 function idsOf(b: BucketData): string[] {
@@ -392,7 +398,14 @@ describe("scope matrix", () => {
       const http = await connectMcp(server, secret);
       const stdio = await connectStdioBridge(server, secret);
       try {
-        const [viaHttp, viaStdio] = [(await http.listTools()).tools, (await stdio.listTools()).tools];
+        const [viaHttp, listed] = [(await http.listTools()).tools, (await stdio.listTools()).tools];
+        // The bridge adds its own local-file tools (docs/mcp.md), each where the key may use the remote tool it is built on.
+        const viaStdio = listed.filter((t) => !BRIDGE_ONLY.includes(t.name));
+        const may = (name: string) => viaHttp.some((t) => t.name === name);
+        expect({ label, own: listed.filter((t) => BRIDGE_ONLY.includes(t.name)).map((t) => t.name) }).toEqual({
+          label,
+          own: [...(may("presign_upload") ? ["upload_files"] : []), ...(may("presign_download") ? ["download_to"] : [])],
+        });
         expect({ label, names: viaStdio.map((t) => t.name) }).toEqual({ label, names: viaHttp.map((t) => t.name) });
         for (const [i, tool] of viaHttp.entries()) expect({ label, tool: viaStdio[i] }).toEqual({ label, tool });
         expect(stdio.getServerVersion()).toEqual(http.getServerVersion());

@@ -31,6 +31,8 @@ const table: Record<string, Case[]> = {
   service_credentials_list: [own(() => ({}))],
   service_credentials_create: [foreign((a) => ({ name: "x", bucketId: a.main.bucketId })), own(() => ({ name: unique("service") }))],
   service_credentials_delete: [foreign((a) => ({ id: a.serviceCredentialId })), foreign((a) => ({ id: a.otherServiceCredentialId }))],
+  oauth_grants_list: [own(() => ({}))],
+  oauth_grants_revoke: [foreign((a) => ({ id: a.grantId })), foreign((a) => ({ id: a.otherGrantId }))],
 
   buckets_list: [own(() => ({}))],
   buckets_create: [own(() => ({ name: unique("bucket") }))],

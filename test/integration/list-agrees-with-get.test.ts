@@ -6,6 +6,7 @@ import type { Api } from "../support/http.ts";
 import { pdf, png } from "../support/media-files.ts";
 import { newBucket } from "../support/objects.ts";
 import type { TestOrg, TestServer } from "../support/server.ts";
+import { approvedGrant } from "../support/oauth.ts";
 import { upload } from "../support/upload.ts";
 import { type Receiver, startReceiver } from "../support/webhook-receiver.ts";
 
@@ -261,6 +262,19 @@ const cases: Record<string, { agree: () => Promise<void> } | { notApplicable: st
     agree: async () => {
       const listed = await rows(org.admin, "/api/service-credentials");
       for (const c of credentials) expect(byId(listed, c.id)).toEqual(without(c, "secret", "note"));
+    },
+  },
+  oauth_grants_list: {
+    // No oauth_grants_get: a row is held to what revoking that grant answers, before and after.
+    agree: async () => {
+      const grants = [await approvedGrant(server.url, org.adminKey.secret, { scopes: ["read"] }), await approvedGrant(server.url, org.adminKey.secret, { scopes: ["read", "write"], bucketId: bucket.id })];
+      for (const id of grants) {
+        const before = byId(await rows(org.admin, "/api/oauth-grants"), id);
+        const revoked = await ok(org.admin.post(`/api/oauth-grants/${id}/revoke`));
+        expect(before).toEqual({ ...revoked, revokedAt: null, active: true });
+        expect(revoked).toMatchObject({ active: false });
+        expect(byId(await rows(org.admin, "/api/oauth-grants"), id)).toEqual(revoked);
+      }
     },
   },
   webhooks_list: {

@@ -14,6 +14,6 @@ describe("agentMessage: what an agent reads first", () => {
 
   test("a validation error leads with the field and what to send", () => {
     const err = errors.validation([{ path: "name", message: "Too short" }, { path: "x", message: "Unknown" }]);
-    expect(agentMessage(err, (p) => (p === "name" ? "a bucket name" : undefined))).toBe("name: Too short; send a bucket name (1 more in details)");
+    expect(agentMessage(err, (p) => (p === "name" ? "a bucket name" : undefined))).toBe("name: Too short; send a bucket name; 1 more in details");
   });
 });
