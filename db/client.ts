@@ -12,7 +12,7 @@ import { DRIZZLE_PARSERS, withParsersOnce } from "./pglite-parsers.ts";
 import { instrumentPglite, instrumentPostgresJs, type PoolState, SingleConnectionGauge, type SqlInstrument } from "./instrument.ts";
 import { postgresFixApplied, postgresOneRoundTrip } from "./postgres-fix.ts";
 import * as schema from "./schema/index.ts";
-import { Unreachable } from "../app/start-failure.ts";
+import { Unreachable } from "./unreachable.ts";
 
 // Loaded only after postgres-fix.ts has registered its patch: a static import would load
 // postgres.js before any code of this module runs.

@@ -1,4 +1,4 @@
-import type { ReadPurpose, ReadRouter } from "../domain/core/reads.ts";
+import type { ReadPurpose, ReadRouter } from "./read-router.ts";
 // Evaluated first: it registers the postgres.js patch (postgres-fix.ts) before postgres.js loads below.
 import "./client.ts";
 import type { Db } from "./client.ts";

@@ -1,7 +1,7 @@
 import type { Config } from "./config.ts";
 import type { Db } from "../../db/client.ts";
 import type { Clock } from "./clock.ts";
-import type { ReadRouter } from "./reads.ts";
+import type { ReadRouter } from "../../db/read-router.ts";
 import type { CredentialCache } from "../ports/credentials.ts";
 import type { ImageTransformer } from "../ports/images.ts";
 import type { Logger } from "../ports/log.ts";

@@ -1,3 +1,4 @@
+// One pass: a rebuild writes every live object of the database, and the PostgreSQL run's database is shared by every file (thousands of objects); the embedded pass gives the server a database of its own, and the rebuild's SQL is the same on both.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Logger } from "../../domain/ports/log.ts";
 import { MeiliSearchBackend } from "../../search/meilisearch.ts";
