@@ -47,6 +47,9 @@ beforeAll(async () => {
   readerBucket = (await reader.admin.post("/api/buckets", { name: "reader" })).body.id;
   readerObject = (await upload(reader.admin, readerBucket, "one.txt", "12345")).id;
   await pair.caughtUp();
+  // A server takes the replica in at its next lag check (on a busy machine, after a few): the
+  // tests start from a replica that serves `patient` (within 30 s of the primary it always may).
+  await eventually(async () => (routerOf(patient).servingCount() === 1 ? true : undefined), { what: "the replica to serve patient's reads", timeoutMs: 60_000 });
 }, 180_000);
 
 afterAll(async () => {
