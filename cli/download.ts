@@ -7,7 +7,7 @@ import { type Command, EXIT } from "./context.ts";
 import { UsageError } from "./flags.ts";
 import { humanBytes, renderJson } from "./output.ts";
 import { progressBar, silentProgress } from "./progress.ts";
-import { StorageError, storageError } from "./transfer.ts";
+import { getBytes, StorageError } from "./transfer.ts";
 
 export const downloadCommand: Command = {
   path: ["download"],
@@ -36,13 +36,7 @@ export const downloadCommand: Command = {
     if (!toStdout && existsSync(target) && statSync(target).isDirectory()) target = join(target, name);
     if (!toStdout && existsSync(target) && !v.force) throw new UsageError(`${target} exists: use --force to overwrite, or -o to choose another file`, "download");
 
-    let response: Response;
-    try {
-      response = await fetch(signed.url);
-    } catch (err) {
-      throw new StorageError(0, "network_error", `storage unreachable: ${(err as Error).message}`);
-    }
-    if (!response.ok || !response.body) throw await storageError(response);
+    const response = await getBytes(signed.url);
     const expected = Number(response.headers.get("content-length") ?? Number.NaN);
     const showBar = v.progress ?? (ctx.stderrIsTTY && !ctx.globals.quiet && !ctx.globals.json && !(toStdout && ctx.stdoutIsTTY));
     const progress = showBar

@@ -8,7 +8,7 @@ import type { Context } from "./context.ts";
 import { UsageError } from "./flags.ts";
 import type { ProgressSink } from "./progress.ts";
 import { ResumeStore } from "./resume.ts";
-import { StorageError, storageError } from "./transfer.ts";
+import { getBytes, StorageError } from "./transfer.ts";
 import { collectFiles, type LocalFile, UPLOAD_DEFAULTS, Uploader } from "./upload.ts";
 
 /**
@@ -259,13 +259,7 @@ export async function downloadTo(args: Record<string, unknown>, call: LocalCall)
   const name = signed.key.slice(signed.key.lastIndexOf("/") + 1) || id;
   const target = targetInside(path, name, call.roots);
   if (existsSync(target) && args.overwrite !== true) throw new LocalFileError("conflict", `path: ${target} exists; send overwrite: true to replace it, or another path`);
-  let response: Response;
-  try {
-    response = await fetch(signed.url);
-  } catch (err) {
-    throw new StorageError(0, "network_error", `storage unreachable: ${(err as Error).message}`);
-  }
-  if (!response.ok || !response.body) throw await storageError(response);
+  const response = await getBytes(signed.url);
   const expected = Number(response.headers.get("content-length") ?? Number.NaN);
   const total = Number.isFinite(expected) ? expected : 0;
   call.progress(0, total, `downloading ${signed.key}`);

@@ -95,6 +95,18 @@ export async function putBytes(url: string, headers: Record<string, string>, bod
   return response.headers.get("etag");
 }
 
+/** GET a presigned download URL; the answer, with its body still to read. Refusals and an unreachable store are StorageErrors. */
+export async function getBytes(url: string): Promise<Response & { body: ReadableStream<Uint8Array> }> {
+  let response: Response;
+  try {
+    response = await fetch(url);
+  } catch (err) {
+    throw new StorageError(0, "network_error", `storage unreachable: ${(err as Error).message}`);
+  }
+  if (!response.ok || !response.body) throw await storageError(response);
+  return response as Response & { body: ReadableStream<Uint8Array> };
+}
+
 export async function storageError(response: Response): Promise<StorageError> {
   const text = await response.text().catch(() => "");
   const code = /<Code>([^<]+)<\/Code>/.exec(text)?.[1] ?? `HTTP${response.status}`;
