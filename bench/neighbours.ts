@@ -43,7 +43,7 @@ import { join } from "node:path";
 import { SignJWT } from "jose";
 import postgres from "postgres";
 import sharp from "sharp";
-import { cpuSeconds, deleteRedisPrefix, OWN_SESSION, REDIS_URL, runFixedRate, startTarget, stopOnExit, writeSection, type Target } from "./_load.ts";
+import { cpuSeconds, deleteRedisPrefix, median, OWN_SESSION, REDIS_URL, runFixedRate, startTarget, stopOnExit, writeSection, type Target } from "./_load.ts";
 import { seededDatabase, seededDataDir } from "./_seed.ts";
 import { startTrickler } from "../test/support/trickle.ts";
 import { startReceiver } from "../test/support/webhook-receiver.ts";
@@ -475,7 +475,6 @@ trickler.stop();
 hanging.stop();
 
 const f = (x: number) => x.toFixed(1);
-const median = (xs: number[]) => (xs.length ? [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]! : NaN);
 let met = 0;
 let rowsJudged = 0;
 const judge = (ok: boolean) => {
