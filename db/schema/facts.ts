@@ -42,6 +42,9 @@ export const mediaSettings = pgTable("media_settings", {
     .references(() => organizations.id, { onDelete: "cascade" }),
   /** Renders carry a photo's camera facts; its GPS position only when this is false. */
   stripLocation: boolean("strip_location").notNull().default(true),
+  /** OCR of image kinds on upload costs CPU: off until the organization turns it on. */
+  ocrOnUpload: boolean("ocr_on_upload").notNull().default(false),
+  ocrLanguages: text("ocr_languages").array().notNull().default(["eng"]),
   /** Key of the HMAC that signs render URLs: one per organization, never shown. */
   renderSecret: text("render_secret").notNull(),
   updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),

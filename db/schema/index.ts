@@ -19,3 +19,4 @@ export * from "./audit.ts";
 export * from "./imports.ts";
 export * from "./multipart.ts";
 export * from "./oauth.ts";
+export * from "./text.ts";

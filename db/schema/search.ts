@@ -13,7 +13,7 @@ const tsvector = customType<{ data: string }>({ dataType: () => "tsvector" });
  * the object's key, labels or metadata (domain/search/index-rows.ts): a change is searchable as soon as
  * its call returns. Soft-deleted objects have no row.
  * The vector is generated: key and file name weigh most, then tag and category names, then
- * metadata values. Separators in paths and names become spaces so that "img_2026.jpg"
+ * metadata values, then the words inside the object (body). Separators in paths and names become spaces so that "img_2026.jpg"
  * matches "img", "2026" and "jpg" (queries get the same treatment).
  */
 export const mediaSearch = pgTable(
@@ -32,10 +32,12 @@ export const mediaSearch = pgTable(
     key: text("key").notNull(),
     labels: text("labels").notNull().default(""),
     meta: text("meta").notNull().default(""),
+    /** The words inside the object (media_text, capped), weighted below everything people typed. */
+    body: text("body").notNull().default(""),
     vector: tsvector("vector")
       .notNull()
       .generatedAlwaysAs(
-        sql`setweight(to_tsvector('simple'::regconfig, regexp_replace(key, '[/._\\-]+', ' ', 'g')), 'A') || setweight(to_tsvector('simple'::regconfig, regexp_replace(labels, '[/._\\-]+', ' ', 'g')), 'B') || setweight(to_tsvector('simple'::regconfig, regexp_replace(meta, '[/._\\-]+', ' ', 'g')), 'C')`,
+        sql`setweight(to_tsvector('simple'::regconfig, regexp_replace(key, '[/._\\-]+', ' ', 'g')), 'A') || setweight(to_tsvector('simple'::regconfig, regexp_replace(labels, '[/._\\-]+', ' ', 'g')), 'B') || setweight(to_tsvector('simple'::regconfig, regexp_replace(meta, '[/._\\-]+', ' ', 'g')), 'C') || setweight(to_tsvector('simple'::regconfig, body), 'D')`,
       ),
   },
   (t) => [index("media_search_org_vector_idx").using("gin", t.orgId, t.vector), index("media_search_org_idx").on(t.orgId)],

@@ -6,7 +6,7 @@ import type { ObjectRemoved, ObjectRestored, ObjectStored } from "../media/lifec
 
 /**
  * Rewrites the searchable text of these objects from what they are now (key, tag and
- * category names, metadata values), in the caller's transaction, and — when search is
+ * category names, metadata values, the words found inside them), in the caller's transaction, and — when search is
  * external — enqueues their sync in the same transaction. Every change to an object's key,
  * labels or metadata calls this, so nothing is searchable late or lost while a backend is down.
  */
@@ -40,7 +40,7 @@ export async function writeSearchRows(tx: Db, where: SQL): Promise<void> {
 }
 
 /** A search row's written columns, in the order searchRowsOf selects them (`vector` is generated from them). */
-const COLUMNS = ["object_id", "org_id", "bucket_id", "kind", "size", "created_at", "tag_ids", "category_ids", "key", "labels", "meta"] as const;
+const COLUMNS = ["object_id", "org_id", "bucket_id", "kind", "size", "created_at", "tag_ids", "category_ids", "key", "labels", "meta", "body"] as const;
 /** What touchSearch writes over in an existing row: every column but the object and its organization, which never change. */
 const REWRITTEN = sql.raw(
   COLUMNS.filter((c) => c !== "object_id" && c !== "org_id")
@@ -58,7 +58,8 @@ function searchRowsOf(where: SQL): SQL {
       o.key,
       coalesce((select string_agg(t.name, ' ') from object_tags ot join tags t on t.id = ot.tag_id where ot.object_id = o.id), '') || ' ' ||
       coalesce((select string_agg(c.name, ' ') from object_categories oc join categories c on c.id = oc.category_id where oc.object_id = o.id), ''),
-      coalesce((select string_agg(e.value, ' ') from jsonb_each_text(o.metadata) e), '')
+      coalesce((select string_agg(e.value, ' ') from jsonb_each_text(o.metadata) e), ''),
+      coalesce((select string_agg(x.text, ' ' order by x.source, x.page) from media_text x where x.object_id = o.id), '')
     from media_objects o
     where o.deleted_at is null and ${where}`;
 }
