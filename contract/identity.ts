@@ -37,10 +37,11 @@ export const me = z
     organization: z.object({ id: id("Organization"), name: z.string() }),
     memberships: z.array(z.object({ organizationId: id("Organization"), organizationName: z.string(), role: z.enum(MEMBERSHIP_ROLES) })),
     credential: z.object({
-      type: z.enum(["api_key", "jwt", "service_credential"]).describe("service_credential: a signed request (HTTP Message Signatures)"),
+      type: z.enum(["api_key", "jwt", "service_credential", "oauth"]).describe("service_credential: a signed request; oauth: an OAuth access token"),
       apiKeyId: id("API key").nullable(),
       serviceCredentialId: id("Service credential").nullable(),
-      accessKeyId: z.string().nullable().describe("The credential's public identifier: an API key's accessKeyId, a service credential's keyId"),
+      oauthGrantId: id("OAuth grant").nullable(),
+      accessKeyId: z.string().nullable().describe("Public identifier: an API key's accessKeyId, a service credential's keyId, an OAuth client's client_id"),
       scopes: z.array(scope).describe("Effective scopes (admin expanded)"),
       bucketId: id("Bucket").nullable(),
       expiresAt: timestamp("Expiry").nullable(),

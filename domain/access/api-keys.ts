@@ -1,7 +1,7 @@
 import { and, eq } from "drizzle-orm";
 import type { Deleted } from "../../contract/common.ts";
 import type { ApiKey, ApiKeyWithSecret } from "../../contract/identity.ts";
-import { apiKeys, buckets, serviceCredentials } from "../../db/schema/index.ts";
+import { apiKeys, buckets, oauthGrants, serviceCredentials } from "../../db/schema/index.ts";
 import { type Caller, effectiveScopes, hasScope, type Scope } from "./caller.ts";
 import { findOwned, type Owned, visiblePage } from "./owned-rows.ts";
 import { assertBucketAllowed, visibleTo } from "./visibility.ts";
@@ -45,7 +45,7 @@ export async function listApiKeys(deps: Deps, caller: Caller, q: { limit: number
   return page(rows.map((r) => view(r, now)), total, q.offset);
 }
 
-/** How long the credential a caller acts with lives: an API key's or a service credential's expiry; none for a person (a dashboard JWT). */
+/** How long the credential a caller acts with lives: an API key's, a service credential's or an OAuth grant's expiry; none for a person (a dashboard JWT). */
 async function callerExpiry(deps: Deps, caller: Caller): Promise<Date | null> {
   if (caller.apiKeyId) {
     const [key] = await deps.db.select({ expiresAt: apiKeys.expiresAt }).from(apiKeys).where(eq(apiKeys.id, caller.apiKeyId));
@@ -54,6 +54,11 @@ async function callerExpiry(deps: Deps, caller: Caller): Promise<Date | null> {
   if (caller.serviceCredentialId) {
     const [cred] = await deps.db.select({ expiresAt: serviceCredentials.expiresAt }).from(serviceCredentials).where(eq(serviceCredentials.id, caller.serviceCredentialId));
     return cred?.expiresAt ?? null;
+  }
+  // A client a person approved is not the person: what it creates ends with its grant.
+  if (caller.oauthGrantId) {
+    const [grant] = await deps.db.select({ expiresAt: oauthGrants.expiresAt }).from(oauthGrants).where(eq(oauthGrants.id, caller.oauthGrantId));
+    return grant?.expiresAt ?? null;
   }
   return null;
 }

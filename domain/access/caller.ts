@@ -17,7 +17,9 @@ export interface Caller {
   bucketId: string | null;
   /** Set when the request was signed with a service credential (docs/signed-requests.md). */
   serviceCredentialId?: string | null;
-  /** Stable identity for rate limits and idempotency: "key:<id>", "user:<id>" or "svc:<id>". */
+  /** Set when the bearer was an OAuth access token: the grant a person made to a client. */
+  oauthGrantId?: string | null;
+  /** Stable identity for rate limits and idempotency: "key:<id>", "user:<id>", "svc:<id>" or "oauth:<grant id>". */
   principal: string;
 }
 

@@ -1,6 +1,6 @@
 import { count, eq, sql } from "drizzle-orm";
 import type { Me } from "../../contract/identity.ts";
-import { apiKeys, memberships, organizations, serviceCredentials, users } from "../../db/schema/index.ts";
+import { apiKeys, memberships, oauthGrants, organizations, serviceCredentials, users } from "../../db/schema/index.ts";
 import { type Caller, effectiveScopes } from "./caller.ts";
 import type { Deps } from "../core/deps.ts";
 import { createOrganization } from "./organizations.ts";
@@ -8,7 +8,7 @@ import { errors } from "../core/errors.ts";
 import { hashSecret, newAccessKeyId, newSecret } from "./secrets.ts";
 
 export async function me(deps: Deps, caller: Caller): Promise<Me> {
-  const [[user], [org], orgs, [key], [service]] = await Promise.all([
+  const [[user], [org], orgs, [key], [service], [grant]] = await Promise.all([
     deps.db.select().from(users).where(eq(users.id, caller.userId)),
     deps.db.select().from(organizations).where(eq(organizations.id, caller.orgId)),
     deps.db
@@ -23,6 +23,9 @@ export async function me(deps: Deps, caller: Caller): Promise<Me> {
     caller.serviceCredentialId
       ? deps.db.select().from(serviceCredentials).where(eq(serviceCredentials.id, caller.serviceCredentialId))
       : Promise.resolve([] as (typeof serviceCredentials.$inferSelect)[]),
+    caller.oauthGrantId
+      ? deps.db.select({ clientId: oauthGrants.clientId, expiresAt: oauthGrants.expiresAt }).from(oauthGrants).where(eq(oauthGrants.id, caller.oauthGrantId))
+      : Promise.resolve([] as { clientId: string; expiresAt: Date }[]),
   ]);
   if (!user || !org) throw errors.unauthorized("The credential's user or organization no longer exists");
   return {
@@ -30,13 +33,15 @@ export async function me(deps: Deps, caller: Caller): Promise<Me> {
     organization: { id: org.id, name: org.name },
     memberships: orgs,
     credential: {
-      type: caller.apiKeyId ? "api_key" : caller.serviceCredentialId ? "service_credential" : "jwt",
+      type: caller.apiKeyId ? "api_key" : caller.serviceCredentialId ? "service_credential" : caller.oauthGrantId ? "oauth" : "jwt",
       apiKeyId: caller.apiKeyId,
       serviceCredentialId: caller.serviceCredentialId ?? null,
-      accessKeyId: key?.accessKeyId ?? service?.keyId ?? null,
+      oauthGrantId: caller.oauthGrantId ?? null,
+      accessKeyId: key?.accessKeyId ?? service?.keyId ?? grant?.clientId ?? null,
       scopes: [...effectiveScopes(caller.scopes)],
       bucketId: caller.bucketId,
-      expiresAt: (key ?? service)?.expiresAt.toISOString() ?? null,
+      // For OAuth, the grant's end: the access token itself lasts an hour and is refreshed until then.
+      expiresAt: (key ?? service ?? grant)?.expiresAt.toISOString() ?? null,
     },
   };
 }

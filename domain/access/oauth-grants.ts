@@ -58,7 +58,7 @@ function view(row: GrantRow, clientName: string, now: Date): OAuthGrantView {
  * client already holds, or a signing service, cannot hand out more grants.
  */
 function assertPerson(caller: Caller): void {
-  if (caller.principal.startsWith("oauth:")) throw errors.forbidden("An OAuth access token cannot approve clients: sign in to the console with an API key or JWT");
+  if (caller.oauthGrantId) throw errors.forbidden("An OAuth access token cannot approve clients: sign in to the console with an API key or JWT");
   if (caller.serviceCredentialId) throw errors.forbidden("A service credential cannot approve clients: sign in to the console with an API key or JWT");
 }
 

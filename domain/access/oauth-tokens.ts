@@ -180,6 +180,7 @@ export async function authenticateOAuthToken(deps: Deps, token: string, resource
     apiKeyId: null,
     scopes: new Set(grant.scopes as Scope[]),
     bucketId: grant.bucketId,
+    oauthGrantId: grant.id,
     principal: `oauth:${grant.id}`,
   };
 }

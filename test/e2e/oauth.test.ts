@@ -298,6 +298,39 @@ describe("OAuth 2.1 for MCP clients", () => {
     expect(system.body.data[0].actor.type).toBe("system");
   });
 
+  test("me_get and GET /api/me name an OAuth token as oauth, with its grant and client; a key it creates ends with the grant", async () => {
+    const bucket = await org.admin.post("/api/buckets", { name: `oauth-me-${crypto.randomUUID().slice(0, 8)}` });
+    const rest = await tokensFor({ scopes: ["admin"], bucketId: bucket.body.id, resource: server.url });
+    const grant = (await org.admin.get("/api/oauth-grants?limit=1")).body.data[0];
+    const me = await org.admin.withToken(rest.access_token).get("/api/me");
+    expect(me.status).toBe(200);
+    expect(me.body.credential).toEqual({
+      type: "oauth",
+      apiKeyId: null,
+      serviceCredentialId: null,
+      oauthGrantId: grant.id,
+      accessKeyId: clientId,
+      scopes: ["read", "write", "delete", "admin"],
+      bucketId: bucket.body.id,
+      expiresAt: grant.expiresAt,
+    });
+    // Over MCP, with a token for /mcp: the same answer, and the line an agent reads says oauth.
+    const client = new Client({ name: "oauth-me", version: "1" });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${(await tokensFor()).access_token}` } } }));
+    try {
+      const result = await client.callTool({ name: "me_get", arguments: {} });
+      expect((result.structuredContent as { credential: { type: string; accessKeyId: string } }).credential).toMatchObject({ type: "oauth", accessKeyId: clientId });
+      expect((result.content as { text: string }[])[0]!.text).toStartWith(`oauth ${clientId} in organization`);
+    } finally {
+      await client.close();
+    }
+    // A client a person approved cannot mint a key that outlives the approval.
+    const key = await org.admin.withToken(rest.access_token).post("/api/api-keys", { name: "from oauth", scopes: ["read"], bucketId: bucket.body.id, expiresInDays: 365 });
+    expect(key.status).toBe(201);
+    expect(key.body.expiresAt).toBe(grant.expiresAt);
+    expect(key.body.note).toContain("capped");
+  });
+
   test("an OAuth token cannot approve more grants", async () => {
     const tokens = await tokensFor({ scopes: ["admin"], resource: server.url });
     const res = await decide(tokens.access_token, authorizeQuery(), { approve: true, scopes: ["read"] });
