@@ -25,7 +25,12 @@ export function sqlOperation(text: string): string {
 
 /** What a scrape asks the process for at that moment (queue depth, pool). */
 export interface LiveSources {
-  jobs?: () => Promise<Record<string, number>>;
+  /**
+   * The job counts, from each place that holds some (the queue's Redis, the database's outbox),
+   * read separately: one down must not hide what the other can say (a growing outbox is the
+   * sign of a Redis outage).
+   */
+  jobs?: readonly (() => Promise<Record<string, number>>)[];
   pool?: () => { max: number; inUse: number; idle: number; waiting: number } | null;
 }
 
@@ -36,35 +41,48 @@ export interface LiveSources {
  */
 export const JOB_COUNTS_DEADLINE_MS = 1_000;
 
+/** One scrape's job counts: what could be read, and whether every source answered in time. */
+interface JobCounts {
+  counts: Record<string, number>;
+  complete: boolean;
+}
+
 /**
- * The job counts for one scrape: undefined when the process has none to give, null when they
- * could not be read in time. Both gauges of a scrape share one answer (the registry collects
- * them side by side). A read still out when the next scrape comes is waited for again rather
- * than started twice, so scrapes during an outage do not pile commands on a dead connection.
+ * The job counts for one scrape: undefined when the process has none to give. Both gauges of a
+ * scrape share one answer (the registry collects them side by side). A source's read still out
+ * when the next scrape comes is waited for again rather than started twice, so scrapes during an
+ * outage do not pile commands on a dead connection.
  */
 class JobCountReader {
-  private reading: Promise<Record<string, number> | null> | null = null;
-  private answer: Promise<Record<string, number> | null | undefined> | null = null;
+  private readonly reading = new Map<number, Promise<Record<string, number> | null>>();
+  private answer: Promise<JobCounts | undefined> | null = null;
 
   constructor(private readonly sources: () => LiveSources) {}
 
-  read(): Promise<Record<string, number> | null | undefined> {
+  read(): Promise<JobCounts | undefined> {
     if (this.answer) return this.answer;
-    const read = this.sources().jobs;
-    if (!read) return Promise.resolve(undefined);
-    if (!this.reading) {
-      const reading = read().catch(() => null);
-      this.reading = reading;
-      void reading.finally(() => {
-        if (this.reading === reading) this.reading = null;
-      });
-    }
-    const answer = within(this.reading, JOB_COUNTS_DEADLINE_MS, null);
+    const reads = this.sources().jobs;
+    if (!reads?.length) return Promise.resolve(undefined);
+    const answer = Promise.all(reads.map((read, i) => within(this.readingOf(i, read), JOB_COUNTS_DEADLINE_MS, null))).then((parts) => ({
+      counts: Object.assign({}, ...parts.filter((p) => p !== null)) as Record<string, number>,
+      complete: parts.every((p) => p !== null),
+    }));
     this.answer = answer;
     void answer.finally(() => {
       if (this.answer === answer) this.answer = null;
     });
     return answer;
+  }
+
+  private readingOf(i: number, read: () => Promise<Record<string, number>>): Promise<Record<string, number> | null> {
+    const pending = this.reading.get(i);
+    if (pending) return pending;
+    const reading = read().catch(() => null);
+    this.reading.set(i, reading);
+    void reading.finally(() => {
+      if (this.reading.get(i) === reading) this.reading.delete(i);
+    });
+    return reading;
   }
 }
 
@@ -143,11 +161,11 @@ export class Metrics {
     const jobCounts = new JobCountReader(sources);
     new Gauge({
       name: "media_jobs_unavailable",
-      help: `1 when this scrape could not read the job counts (the queue's Redis or the database did not answer within ${JOB_COUNTS_DEADLINE_MS} ms): media_jobs is left out, not zero`,
+      help: `1 when this scrape could not read all the job counts (the queue's Redis or the database did not answer within ${JOB_COUNTS_DEADLINE_MS} ms): media_jobs then holds only what was read, the rest left out, not zero`,
       registers,
       async collect() {
-        const counts = await jobCounts.read();
-        if (counts !== undefined) this.set(counts === null ? 1 : 0);
+        const read = await jobCounts.read();
+        if (read !== undefined) this.set(read.complete ? 0 : 1);
       },
     });
     new Gauge({
@@ -157,8 +175,8 @@ export class Metrics {
       registers,
       async collect() {
         this.reset();
-        const counts = await jobCounts.read();
-        for (const [state, n] of Object.entries(counts ?? {})) this.set({ state }, n);
+        const read = await jobCounts.read();
+        for (const [state, n] of Object.entries(read?.counts ?? {})) this.set({ state }, n);
       },
     });
     new Gauge({

@@ -214,7 +214,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     const rollup = new UsageRollup(deps, (tx, orgId, after) => applyAutoCapacity(deps, tx, orgId, after, deps.clock.now()));
     if (role !== "task") rollup.start();
     closers.push(() => rollup.stop());
-    metrics.observe({ pool: database.pool, jobs: () => jobCounts(deps, queue) });
+    metrics.observe({ pool: database.pool, jobs: jobCounts(deps, queue) });
     // The API serves while Redis is down (guards fail open, jobs wait in the outbox): not a reason to take a server out of rotation. A worker cannot work without it.
     const readiness = readinessProbe(deps, { redis, timeoutMs: config.ops.readyTimeoutMs, database: database.kind, failOpen: role === "server" ? ["redis"] : [] });
     let opsPort: number | null = null;
@@ -255,10 +255,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
 }
 
 /** Queue depth for the metrics: what the queue holds by state, and outbox rows not yet handed to it. */
-async function jobCounts(deps: Deps, queue: JobQueue): Promise<Record<string, number>> {
-  const [held, outbox] = await Promise.all([
-    (queue as { counts?: () => Promise<Record<string, number>> }).counts?.() ?? {},
-    pendingOutboxRows(deps),
-  ]);
-  return { ...held, outbox };
+function jobCounts(deps: Deps, queue: JobQueue): (() => Promise<Record<string, number>>)[] {
+  const held = (queue as { counts?: () => Promise<Record<string, number>> }).counts?.bind(queue);
+  return [...(held ? [held] : []), async () => ({ outbox: await pendingOutboxRows(deps) })];
 }

@@ -9,8 +9,9 @@ import { startServer, type TestServer } from "../support/server.ts";
 /**
  * /metrics while the queue's Redis is down: the job counts come from BullMQ, and a scrape that
  * waited for them on a dead connection took over 10 s, so metrics vanished exactly during the
- * incident. A scrape answers anyway, says the counts are unknown (media_jobs_unavailable 1,
- * media_jobs left out rather than zero), and reports them again once Redis is back. The Redis
+ * incident. A scrape answers anyway, says the queue's counts are unknown (media_jobs_unavailable
+ * 1, the queue's states left out rather than zero, the outbox's count from the database kept), and
+ * reports them again once Redis is back. The Redis
  * is a private one of this file; the bound asserted is generous (the counts' own wait is 1 s).
  */
 const TOKEN = "metrics-redis-token-0123456789ab";
@@ -42,12 +43,13 @@ describe.skipIf(!redisServerPath)("/metrics with the queue's Redis down", () => 
     expect(up.samples("media_jobs").map((s) => s.labels.state)).toContain("waiting");
   });
 
-  test("killed: every scrape answers, saying the job counts are unknown", async () => {
+  test("killed: every scrape answers, saying the queue's counts are unknown and keeping the outbox's", async () => {
     await redis.kill();
     for (let i = 0; i < 5; i++) {
       const down = await scrape();
       expect(down.value("media_jobs_unavailable")).toBe(1);
-      expect(down.samples("media_jobs")).toEqual([]);
+      // The database still answers: the outbox, which grows while the queue is down, is the one count left.
+      expect(down.samples("media_jobs").map((s) => s.labels.state)).toEqual(["outbox"]);
       // The rest of the scrape is all there.
       expect(down.text).toContain("media_db_query_duration_seconds");
     }
@@ -58,10 +60,14 @@ describe.skipIf(!redisServerPath)("/metrics with the queue's Redis down", () => 
     await eventually(async () => ((await scrape()).value("media_jobs_unavailable") === 0 ? true : undefined), { what: "the counts once Redis is back" });
     redis.freeze();
     try {
-      for (let i = 0; i < 5; i++) expect((await scrape()).value("media_jobs_unavailable")).toBe(1);
+        for (let i = 0; i < 5; i++) {
+        const hung = await scrape();
+        expect(hung.value("media_jobs_unavailable")).toBe(1);
+        expect(hung.samples("media_jobs").map((s) => s.labels.state)).toEqual(["outbox"]);
+      }
     } finally {
       redis.thaw();
     }
-    await eventually(async () => ((await scrape()).samples("media_jobs").length > 0 ? true : undefined), { what: "the counts once Redis answers again" });
+    await eventually(async () => ((await scrape()).samples("media_jobs").length > 1 ? true : undefined), { what: "the counts once Redis answers again" });
   }, 60_000);
 });
