@@ -1,3 +1,5 @@
+// First: before any module of the registry makes a zod schema.
+import "./jitless.ts";
 import { render } from "preact";
 import { App } from "./shell.tsx";
 import { resume } from "./api.ts";

@@ -96,10 +96,12 @@ export function SetPage({ params }: { params: string[] }) {
   const [item, setItem] = useState(PRESETS[0]!);
   const [generate, generating] = useAction(async () => {
     const r = await call<{ items: number }>("sets_generate", { id });
+    // The form's note was about an earlier try: once something succeeds it no longer applies.
+    clearAddError();
     notify(`Rendering ${r.items} renditions`);
     set.reload();
   });
-  const [add, error] = useSubmit(async () => {
+  const [add, error, clearAddError] = useSubmit(async () => {
     await call("sets_add_item", { id, ...item });
     set.reload();
   });
@@ -142,12 +144,16 @@ export function SetPage({ params }: { params: string[] }) {
           <ul class="rendition-grid">
             {s.items!.map((i) => (
               <li key={i.id} class="rendition">
-                {i.objectId ? <ObjectThumb id={i.objectId} deleted={i.objectDeleted} caption={false} /> : <span class="tile-pic placeholder">{i.renderError ? "failed" : s.generateRequestedAt ? "rendering…" : "not generated"}</span>}
+                {/* Its own shape (16:9, 3:1...), not a square crop: the width and height set the box. */}
+                <span class="rendition-pic" style={{ aspectRatio: `${i.width} / ${i.height}` }}>
+                  {i.objectId ? <ObjectThumb id={i.objectId} deleted={i.objectDeleted} caption={false} /> : <span class="tile-pic placeholder">{i.renderError ? "failed" : s.generateRequestedAt ? "rendering…" : "not generated"}</span>}
+                </span>
                 <div>
                   <strong>{i.role}</strong> {i.aspectRatio} · {i.width}×{i.height}
                   <div class="muted small-text">{i.source}</div>
                   {i.renderError && <div class="error-note small-text">Not rendered: {i.renderError}</div>}
                 </div>
+                {i.objectId && !i.objectDeleted && <RenditionLinks objectId={i.objectId} bucketId={s.bucketId} label={`${i.role} ${i.width}×${i.height}`} />}
                 {can("sets_remove_item") && (
                   <ConfirmButton
                     class="small danger"
@@ -156,6 +162,7 @@ export function SetPage({ params }: { params: string[] }) {
                     question="Remove this item?"
                     onConfirm={async () => {
                       await call("sets_remove_item", { id, itemId: i.id });
+                      clearAddError();
                       set.reload();
                     }}
                   />
@@ -196,5 +203,30 @@ export function SetPage({ params }: { params: string[] }) {
         )}
       </section>
     </>
+  );
+}
+
+/** A rendition is an object of the bucket: open it there (its detail panel) or download it. */
+function RenditionLinks({ objectId, bucketId, label }: { objectId: string; bucketId: string; label: string }) {
+  const [download, downloading] = useAction(async () => {
+    const r = await call<{ url: string }>("presign_download", { objectId });
+    const a = document.createElement("a");
+    a.href = r.url;
+    a.rel = "noopener";
+    document.body.append(a);
+    a.click();
+    a.remove();
+  });
+  return (
+    <div class="row-actions rendition-links">
+      <Link to={`/buckets/${bucketId}?object=${objectId}`} class="button small" aria-label={`Open ${label}`}>
+        Open
+      </Link>
+      {can("presign_download") && (
+        <button type="button" class="small" disabled={downloading} aria-label={`Download ${label}`} onClick={() => download()}>
+          Download
+        </button>
+      )}
+    </div>
   );
 }

@@ -3,6 +3,8 @@ import { call, can, me } from "../api.ts";
 import { date } from "../format.ts";
 import { navigate } from "../router.ts";
 import { ConfirmButton, Empty, ErrorNote, Field, Link, Listed, Loading, notify, notifyError, PageHead, useLoad, useSubmit } from "../ui/kit.tsx";
+import type { MediaObject } from "../ui/media.tsx";
+import { ObjectPicker } from "../ui/object-picker.tsx";
 import { ObjectThumb } from "../ui/object-thumb.tsx";
 
 interface Clip {
@@ -89,7 +91,7 @@ export function StoryboardPage({ params }: { params: string[] }) {
   const board = useLoad(() => call<Storyboard>("storyboards_get", { id }), [id]);
   const [dragging, setDragging] = useState<number | null>(null);
   const [over, setOver] = useState<number | null>(null);
-  const [objectId, setObjectId] = useState("");
+  const [picked, setPicked] = useState<MediaObject | null>(null);
   const [announce, setAnnounce] = useState("");
   const s = board.data;
   const clips = s?.clips ?? [];
@@ -111,8 +113,9 @@ export function StoryboardPage({ params }: { params: string[] }) {
   };
 
   const [add, error] = useSubmit(async () => {
-    await call("storyboards_add_clip", { id, objectId: objectId.trim() });
-    setObjectId("");
+    if (!picked) throw new Error("Choose an object to add first.");
+    await call("storyboards_add_clip", { id, objectId: picked.id });
+    setPicked(null);
     board.reload();
   });
 
@@ -207,10 +210,10 @@ export function StoryboardPage({ params }: { params: string[] }) {
       )}
       {can("storyboards_add_clip") && (
         <form class="card inline-form" onSubmit={add} aria-label="Add a clip">
-          <Field label="Media object id">
-            <input value={objectId} required class="mono" onInput={(e) => setObjectId((e.target as HTMLInputElement).value)} />
-          </Field>
-          <button type="submit">Add clip</button>
+          <ObjectPicker label="Find an object to add" picked={picked} onPick={setPicked} />
+          <button type="submit" disabled={!picked}>
+            Add clip
+          </button>
           <ErrorNote error={error} />
         </form>
       )}

@@ -3,7 +3,7 @@ import { useEffect, useMemo, useState } from "preact/hooks";
 import type { JsonSchema } from "../../../tools/json-schema.ts";
 import type { ToolMeta } from "../../tool-meta.ts";
 import { call, can, describeError, errorOf, mcpCall, restRequest, token, whyNot } from "../api.ts";
-import { Chip, Code, ErrorNote, Link, PageHead } from "../ui/kit.tsx";
+import { Chip, Code, Dialog, ErrorNote, Link, PageHead } from "../ui/kit.tsx";
 
 /**
  * Every registry tool as the server describes it (title, scope, reach, annotations, schemas),
@@ -148,8 +148,16 @@ function ToolDetail({ tool }: { tool: ToolMeta }) {
   }, [tool.name]);
   const allowed = can(tool.name);
   const refused = whyNot(tool.name);
-  const run = async (e: Event) => {
+  const [confirming, setConfirming] = useState(false);
+  const a = tool.annotations;
+  // A destructive tool (its destructiveHint) asks first, as the console's own delete buttons do.
+  const submit = (e: Event) => {
     e.preventDefault();
+    if (a.destructiveHint) setConfirming(true);
+    else void run();
+  };
+  const run = async () => {
+    setConfirming(false);
     setBusy(true);
     const started = performance.now();
     try {
@@ -161,7 +169,6 @@ function ToolDetail({ tool }: { tool: ToolMeta }) {
       setBusy(false);
     }
   };
-  const a = tool.annotations;
   return (
     <article class="tool-detail" aria-labelledby="tool-title">
       <header>
@@ -184,7 +191,7 @@ function ToolDetail({ tool }: { tool: ToolMeta }) {
         <p>{tool.description}</p>
         {!allowed && <p class="warn-note">This credential cannot use this tool: it {refused}.</p>}
       </header>
-      <form class="card tool-form" onSubmit={run} aria-label={`Call ${tool.name}`}>
+      <form class="card tool-form" onSubmit={submit} aria-label={`Call ${tool.name}`}>
         <div class="section-head">
           <h3>Input</h3>
           <button type="button" class="small" onClick={() => setJson(json === null ? JSON.stringify(input, null, 2) : null)}>
@@ -211,6 +218,23 @@ function ToolDetail({ tool }: { tool: ToolMeta }) {
             Call {tool.name}
           </button>
         </div>
+        <Dialog title={`Call ${tool.name}?`} open={confirming} onClose={() => setConfirming(false)}>
+          <p>
+            {tool.title} is destructive: what it removes or changes cannot be undone from here. It runs with the signed-in credential, on
+            the input below.
+          </p>
+          <pre tabIndex={0} aria-label="Input to send">
+            <code>{JSON.stringify(input, null, 2)}</code>
+          </pre>
+          <div class="actions">
+            <button type="button" onClick={() => setConfirming(false)}>
+              Cancel
+            </button>
+            <button type="button" class="danger" onClick={() => void run()}>
+              Call {tool.name}
+            </button>
+          </div>
+        </Dialog>
         {result && (
           <div class={`result ${result.ok ? "ok" : "failed"}`} role="status">
             <p>

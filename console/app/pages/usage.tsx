@@ -183,7 +183,12 @@ function Chart(props: { title: string; days: string[]; data: Day[]; series: Seri
 
 function Billing({ onChanged }: { onChanged: () => void }) {
   const sub = useLoad(() => call<Subscription>("billing_subscription_get"), []);
-  const invoices = useLoad(() => call<{ data: { id: string; number: string | null; status: string | null; amountDueCents: number; createdAt: string; hostedInvoiceUrl: string | null }[] }>("billing_invoices_list", { limit: 20 }), []);
+  // Without a payment provider the invoice list answers 501: the subscription says so first,
+  // and asking anyway would log that 501 in the browser's console on every visit.
+  const invoices = useLoad(
+    async () => (sub.data && sub.data.provider.name !== null ? call<{ data: { id: string; number: string | null; status: string | null; amountDueCents: number; createdAt: string; hostedInvoiceUrl: string | null }[] }>("billing_invoices_list", { limit: 20 }) : undefined),
+    [sub.data?.provider.name ?? null, sub.data !== undefined],
+  );
   const [gb, setGb] = useState(10);
   const [auto, setAuto] = useState<AutoCapacity | null>(null);
   useEffect(() => {
@@ -200,7 +205,7 @@ function Billing({ onChanged }: { onChanged: () => void }) {
   });
   const s = sub.data;
   if (!s) return sub.error ? <ErrorNote error={sub.error} /> : <Loading />;
-  const notConfigured = invoices.error instanceof ApiError && invoices.error.status === 501;
+  const notConfigured = s.provider.name === null || (invoices.error instanceof ApiError && invoices.error.status === 501);
   return (
     <>
       <section class="card">

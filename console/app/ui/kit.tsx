@@ -5,7 +5,7 @@ import { describeError } from "../api.ts";
 import { BASE, navigate } from "../router.ts";
 
 /** A link inside the console: the app routes it without reloading the page. */
-export function Link(props: { to: string; children: ComponentChildren; class?: string; "aria-current"?: "page" | undefined }) {
+export function Link(props: { to: string; children: ComponentChildren; class?: string; "aria-current"?: "page" | undefined; "aria-label"?: string }) {
   const { to, children, ...rest } = props;
   return (
     <a
@@ -107,7 +107,7 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): Loaded<T> {
  * A form's submit handler: the action's error is kept for an <ErrorNote> beside the form (a
  * form's mistakes belong next to its fields, not in a passing notice) and cleared on the next try.
  */
-export function useSubmit(action: () => Promise<unknown>): [(e: Event) => Promise<void>, unknown] {
+export function useSubmit(action: () => Promise<unknown>): [(e: Event) => Promise<void>, unknown, () => void] {
   const [error, setError] = useState<unknown>(null);
   const submit = async (e: Event) => {
     e.preventDefault();
@@ -118,7 +118,7 @@ export function useSubmit(action: () => Promise<unknown>): [(e: Event) => Promis
       setError(err);
     }
   };
-  return [submit, error];
+  return [submit, error, () => setError(null)];
 }
 
 /** A loaded list in its three states: its error, a spinner until the first answer, "empty", or the rows. */
@@ -304,13 +304,22 @@ export function Chip(props: { children: ComponentChildren; onRemove?: () => void
 }
 
 export function PageHead(props: { title: string; children?: ComponentChildren; sub?: ComponentChildren }) {
+  const heading = useRef<HTMLHeadingElement>(null);
   useEffect(() => {
     document.title = `${props.title} · Media console`;
   }, [props.title]);
+  // A page mounts on each navigation (sign-in, a link, back/forward): focus goes to its heading,
+  // so a screen reader announces where the person is and Tab starts from the page, not <body>.
+  // A dialog opened meanwhile keeps its focus.
+  useEffect(() => {
+    if (!document.querySelector("dialog[open]")) heading.current?.focus();
+  }, []);
   return (
     <header class="page-head">
       <div>
-        <h1>{props.title}</h1>
+        <h1 ref={heading} tabIndex={-1}>
+          {props.title}
+        </h1>
         {props.sub && <p class="sub">{props.sub}</p>}
       </div>
       {props.children && <div class="page-actions">{props.children}</div>}
