@@ -25,6 +25,7 @@ export function createHttpApp(services: Services, opts: { extraRoutes?: (app: El
     guards: [metering, ...guards.guards],
     mcpGuards: [metering, ...guards.mcpGuards],
     publicGuards: guards.publicGuards,
+    thumbnailGuards: guards.thumbnailGuards,
     observe: requestObserver(services.metrics),
     replay: services.guardStores.replay,
     extraRoutes: (app) => {

@@ -17,6 +17,7 @@ import { errorResponse, json } from "./respond.ts";
 import { openApiDocument, withServer } from "../openapi/document.ts";
 import { compose, type HttpContext, type Middleware, type RequestObserver, type RouteInfo } from "./pipeline.ts";
 import { signedRender } from "./render.ts";
+import { signedThumbnail } from "./thumbnail.ts";
 import { securityPolicy } from "./security-headers.ts";
 
 /** Request line plus headers the service takes; Bun's own default (16 KiB) is raised above it. */
@@ -36,6 +37,8 @@ export interface AppOptions {
   preAuthGuards?: Middleware[];
   /** Guards for the routes that take no credential: OpenAPI document, docs, unknown /api paths. */
   publicGuards?: Middleware[];
+  /** Guards for signed thumbnail paths (an allowance of their own); publicGuards when not given. */
+  thumbnailGuards?: Middleware[];
   /** Routes that are not tools (the payment webhook); they handle their own authentication and pass through no guard. */
   extraRoutes?: (app: Elysia) => void;
   /** Wraps the handling of every tool, /mcp and public route request (metrics, traces). */
@@ -148,8 +151,8 @@ export function createApp(opts: AppOptions) {
   const mcpRoute: RouteInfo = { kind: "mcp", tool: null, template: "POST /mcp" };
   app.all("/mcp", ({ request, server }) => serve(request, server, mcp, mcpRoute), { parse: "none" });
 
-  const publicRoute = (template: string, handler: Handler) => {
-    const run = compose(opts.publicGuards ?? [], handler);
+  const publicRoute = (template: string, handler: Handler, guards = opts.publicGuards) => {
+    const run = compose(guards ?? [], handler);
     const route: RouteInfo = { kind: "public", tool: null, template };
     return ({ request, server }: { request: Request; server: BunServer | null }) => serve(request, server, run, route);
   };
@@ -183,6 +186,7 @@ export function createApp(opts: AppOptions) {
   );
   // Signed render URLs carry their permission in the query: no credential, beside the tools.
   app.get("/api/render/:id", publicRoute("GET /api/render/:id", signedRender(deps)));
+  app.get("/api/thumbnails/:id", publicRoute("GET /api/thumbnails/:id", signedThumbnail(deps), opts.thumbnailGuards ?? opts.publicGuards));
   // Unknown /api paths are answered here rather than by onError, so they are counted and carry
   // the RateLimit fields like every other API answer. Router precedence keeps real routes first.
   // A path that exists under other methods is 405 with the methods it takes.

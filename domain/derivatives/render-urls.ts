@@ -14,7 +14,7 @@ import { newSigningKey } from "./settings.ts";
 /* Signed render URLs: usable without a credential (an <img> src), until they expire. */
 
 /** The organization's signing key, made the first time a URL is signed. */
-async function signingKey(deps: Deps, orgId: string): Promise<string> {
+export async function signingKey(deps: Deps, orgId: string): Promise<string> {
   const [row] = await deps.db.select({ secret: mediaSettings.renderSecret }).from(mediaSettings).where(eq(mediaSettings.orgId, orgId));
   if (row) return row.secret;
   await deps.db.insert(mediaSettings).values({ orgId, renderSecret: newSigningKey() }).onConflictDoNothing();

@@ -26,6 +26,7 @@ import { type Page, page } from "../core/pagination.ts";
 import { derivativePrefix, objectPath } from "./storage-keys.ts";
 import { keptCounter, resolveForEgress } from "../usage/counters.ts";
 import { announceUpdated } from "../events/object-events.ts";
+import { withThumbnailPaths } from "../derivatives/thumbnail-urls.ts";
 
 export { RETENTION_DAYS } from "./retention.ts";
 
@@ -96,18 +97,31 @@ export interface MediaQuery extends FactFilters {
   tags?: string | undefined;
   /** Comma-separated category slugs: objects in each one or below it. */
   categories?: string | undefined;
+  /** A key prefix ending in "/" ("" for the top): only the keys directly in it, and its subfolders. */
+  folder?: string | undefined;
   sort: (typeof MEDIA_SORTS)[number];
   order: "asc" | "desc";
   limit: number;
   offset: number;
 }
 
-/** Escapes LIKE wildcards so a search for "50%" means those characters. */
-function likeContaining(text: string): string {
-  return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+/** A page of a folder's listing: its subfolders (names, sorted) beside its objects. */
+export type MediaPage = Page<MediaObject> & { folders?: string[] };
+
+/** Subfolders shown at most: a folder with more lists the first ones. */
+const MAX_FOLDERS = 1000;
+
+/** Escapes LIKE wildcards so a prefix or search means those characters. */
+function likeEscaped(text: string): string {
+  return text.replace(/[\\%_]/g, (c) => `\\${c}`);
 }
 
-export async function listMedia(deps: Deps, caller: Caller, q: MediaQuery): Promise<Page<MediaObject>> {
+/** Escapes LIKE wildcards so a search for "50%" means those characters. */
+function likeContaining(text: string): string {
+  return `%${likeEscaped(text)}%`;
+}
+
+export async function listMedia(deps: Deps, caller: Caller, q: MediaQuery): Promise<MediaPage> {
   deps = { ...deps, db: readDb(deps, caller.orgId) };
   // A tag or category is named by id, slug or name (domain/labels/refs.ts).
   const tagSlugs = await labelSlugs(deps.db, tags, caller.orgId, q.tags);
@@ -120,7 +134,7 @@ export async function listMedia(deps: Deps, caller: Caller, q: MediaQuery): Prom
       sql`${deps.db.select(mediaViewColumns).from(mediaObjects).where(cond).orderBy(dir(column), dir(mediaObjects.id)).getSQL()} ${bounds}`,
       sql`v.${sql.identifier(q.sort)} ${sql.raw(q.order)}, v.id ${sql.raw(q.order)}`,
     );
-  const filtered = Boolean(q.kind || q.search || tagSlugs.length || categorySlugs.length || facts);
+  const filtered = Boolean(q.kind || q.search || tagSlugs.length || categorySlugs.length || facts || q.folder !== undefined);
   // Outside a restricted key's bucket: 404 or 403 as everywhere (resolveBucket throws either).
   if (!filtered && !(q.bucketId && caller.bucketId && caller.bucketId !== q.bucketId)) return unfilteredPages(deps, caller, q, listing);
 
@@ -142,12 +156,25 @@ export async function listMedia(deps: Deps, caller: Caller, q: MediaQuery): Prom
       select 1 from object_categories oc where oc.object_id = ${mediaObjects.id} and oc.category_id in (select id from sub))`);
   }
   if (facts) where.push(facts);
-  const filter = and(...where);
-  const [rows, [{ total } = { total: 0 }]] = await Promise.all([
+  // A folder is a key prefix: its objects are the keys with no further "/" after it, its
+  // subfolders the distinct next segments of the others (with the same filters).
+  const rest = q.folder !== undefined ? sql`substr(${mediaObjects.key}, char_length(${q.folder}) + 1)` : null;
+  if (q.folder) where.push(sql`${mediaObjects.key} like ${`${likeEscaped(q.folder)}%`}`);
+  const filter = and(...where, rest ? sql`strpos(${rest}, '/') = 0` : undefined);
+  const [rows, [{ total } = { total: 0 }], folders] = await Promise.all([
     deps.db.execute(listing(filter, sql`limit ${q.limit} offset ${q.offset}`)),
     deps.db.select({ total: count() }).from(mediaObjects).where(filter),
+    rest
+      ? deps.db
+          .selectDistinct({ name: sql<string>`split_part(${rest}, '/', 1)` })
+          .from(mediaObjects)
+          .where(and(...where, sql`strpos(${rest}, '/') > 0`))
+          .orderBy(sql`1`)
+          .limit(MAX_FOLDERS)
+      : null,
   ]);
-  return page(pageViewRows(rows).map(viewOfPageRow), total, q.offset);
+  const listed = page(await withThumbnailPaths(deps, caller.orgId, pageViewRows(rows).map(viewOfPageRow)), total, q.offset);
+  return folders ? { ...listed, folders: folders.map((f) => f.name) } : listed;
 }
 
 /**
@@ -186,7 +213,7 @@ async function unfilteredPages(deps: Deps, caller: Caller, q: MediaQuery, listin
     }).execute({ orgId: caller.orgId, bucketId, ...(first ? {} : { limit: q.limit, offset: q.offset }) }),
   );
   if (!row && bucketId) throw errors.notFound("Bucket");
-  return page(row ? pageViewRows([row]).map(viewOfPageRow) : [], Number(row?.total ?? 0), q.offset);
+  return page(await withThumbnailPaths(deps, caller.orgId, row ? pageViewRows([row]).map(viewOfPageRow) : []), Number(row?.total ?? 0), q.offset);
 }
 
 /**

@@ -11,7 +11,16 @@ export interface Guards {
   guards: Middleware[];
   mcpGuards: Middleware[];
   publicGuards: Middleware[];
+  /** Signed thumbnail paths: an allowance of their own, per address. */
+  thumbnailGuards: Middleware[];
 }
+
+/**
+ * A page of tiles loads up to a hundred thumbnails at once, and scrolling through a bucket
+ * many hundreds a minute: their own per-address allowance, this many times the per-credential
+ * limit, so the pictures neither spend nor are refused by the budget of the calls beside them.
+ */
+export const THUMBNAIL_ALLOWANCE_FACTOR = 20;
 
 /**
  * Rate limit and idempotency over the chosen stores (app/services.ts picks Redis or memory).
@@ -31,6 +40,13 @@ export function createGuards(deps: Pick<Deps, "clock" | "log" | "config">, store
     rateLimitStore,
     "organization",
   );
+  const thumbnails = new RateLimiter(
+    stores,
+    { limit: deps.config.rateLimitPerMinute * THUMBNAIL_ALLOWANCE_FACTOR, windowMs: 60_000 },
+    deps.clock,
+    rateLimitStore,
+    "thumbnails",
+  );
   const idempotency = new IdempotencyGuard(stores.idempotency, deps.clock, deps.log, new FailOpen(deps.log, "idempotency"));
   return {
     preAuthGuards: [limitRefused(limiter)],
@@ -38,5 +54,6 @@ export function createGuards(deps: Pick<Deps, "clock" | "log" | "config">, store
     guards: [limitCallers(limiter, idempotency, orgLimiter), idempotency.middleware],
     mcpGuards: [limitCallers(limiter, undefined, orgLimiter)],
     publicGuards: [limitByAddress(limiter)],
+    thumbnailGuards: [limitByAddress(thumbnails, "t")],
   };
 }

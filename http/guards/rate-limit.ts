@@ -121,9 +121,9 @@ export function limitRefused(limiter: RateLimiter): Middleware {
 }
 
 /** Routes without credentials (OpenAPI document, docs, unknown /api paths): per client address. */
-export function limitByAddress(limiter: RateLimiter): Middleware {
+export function limitByAddress(limiter: RateLimiter, space = ""): Middleware {
   return async (ctx, next) => {
-    await limiter.count(ctx, addressBucket(ctx));
+    await limiter.count(ctx, `${space}${addressBucket(ctx)}`);
     return next();
   };
 }
