@@ -14,7 +14,7 @@ import type { RedisConnection } from "./redis.ts";
  * failure is reported as `degraded` in the answer and logged once per outage.
  */
 
-export type CheckName = "postgres" | "redis" | "storage" | "meilisearch";
+export type CheckName = "postgres" | "redis" | "queue" | "storage" | "meilisearch";
 
 export interface Readiness {
   ready: boolean;
@@ -37,7 +37,14 @@ type Check = () => Promise<unknown>;
 
 export function readinessProbe(
   deps: Pick<Deps, "db" | "storage" | "search" | "log">,
-  opts: { redis: RedisConnection | null; timeoutMs: number; database: "postgres" | "pglite"; failOpen?: CheckName[] },
+  opts: {
+    redis: RedisConnection | null;
+    /** The queues' own Redis (QUEUE_REDIS_URL), when it is not REDIS_URL's. */
+    queue?: { ping(): Promise<unknown> } | null;
+    timeoutMs: number;
+    database: "postgres" | "pglite";
+    failOpen?: CheckName[];
+  },
 ): ReadinessProbe {
   const failOpen = new Set(opts.failOpen ?? []);
   const checks: Partial<Record<CheckName, Check>> = {
@@ -47,6 +54,8 @@ export function readinessProbe(
   };
   const redis = opts.redis;
   if (redis) checks.redis = () => redis.client.ping();
+  const queue = opts.queue;
+  if (queue) checks.queue = () => queue.ping();
   const search = deps.search as { name: string; ping?: (ms: number) => Promise<void> };
   if (search.name === "meilisearch" && search.ping) checks.meilisearch = () => search.ping!(opts.timeoutMs);
   let stopping = false;

@@ -216,7 +216,15 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     closers.push(() => rollup.stop());
     metrics.observe({ pool: database.pool, jobs: jobCounts(deps, queue) });
     // The API serves while Redis is down (guards fail open, jobs wait in the outbox): not a reason to take a server out of rotation. A worker cannot work without it.
-    const readiness = readinessProbe(deps, { redis, timeoutMs: config.ops.readyTimeoutMs, database: database.kind, failOpen: role === "server" ? ["redis"] : [] });
+    // A queue on a Redis of its own is checked on its own: a worker cannot run without it, a server keeps it in the outbox meanwhile.
+    const ownQueueRedis = queue instanceof BullQueue && config.queueRedisUrl !== config.redisUrl ? queue : null;
+    const readiness = readinessProbe(deps, {
+      redis,
+      queue: ownQueueRedis,
+      timeoutMs: config.ops.readyTimeoutMs,
+      database: database.kind,
+      failOpen: role === "server" ? ["redis", "queue"] : [],
+    });
     let opsPort: number | null = null;
     if (config.ops.metricsPort !== null && role !== "task") {
       await overrides.beforeOpsListener?.();

@@ -54,6 +54,11 @@ export class BullQueue implements JobQueue {
   private readonly connection: Redis;
   private readonly fairness: FairnessCounters;
 
+  /** For readiness: the queues' Redis answers. */
+  ping(): Promise<unknown> {
+    return this.connection.ping();
+  }
+
   constructor(config: QueueConfig) {
     const url = queueUrl(config);
     if (!url) throw new Error("BullQueue needs REDIS_URL");

@@ -1,9 +1,15 @@
 // One pass: it starts its own two Redis servers; the database plays no part in where the keys go.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import Redis from "ioredis";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { loadConfig } from "../../app/config.ts";
+import { createLogger } from "../../app/log.ts";
+import { createServices } from "../../app/services.ts";
+import { eventually } from "../support/eventually.ts";
 import { privateRedis, type PrivateRedis } from "../support/faults.ts";
-import { newOrg, startServer, type TestOrg, type TestServer } from "../support/server.ts";
+import { newOrg, seedDataDir, startServer, type TestOrg, type TestServer } from "../support/server.ts";
 import { pictureWithThumbnail } from "../support/upload.ts";
 
 /**
@@ -57,4 +63,33 @@ describe("QUEUE_REDIS_URL", () => {
     // The rate limit's counters were written on the guards' Redis by the calls above.
     expect(onGuards.length).toBeGreaterThan(0);
   });
+
+  test("readiness asks the queues' own Redis: down, a server stays ready naming queue degraded (jobs wait in the outbox); a worker is not ready", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "media-queue-redis-worker-"));
+    await seedDataDir(dir);
+    const worker = await createServices(loadConfig({ DATA_DIR: dir, JWT_SECRET: "queue-redis-test-jwt-secret-long-enough", STORAGE_PORT: "0", LOG_LEVEL: "error", REDIS_URL: guards.url, QUEUE_REDIS_URL: queues.url, REDIS_PREFIX: PREFIX }), {
+      role: "worker",
+      log: createLogger("error"),
+    });
+    try {
+      const up = await worker.readiness.check();
+      expect({ ready: up.ready, checks: Object.keys(up.checks).sort() }).toEqual({ ready: true, checks: ["postgres", "queue", "redis", "storage"] });
+      await queues.kill();
+      const serving = await eventually(async () => {
+        const r = await server.services.readiness.check();
+        return r.degraded.includes("queue") ? r : undefined;
+      }, { what: "the server to name the queue degraded" });
+      expect({ ready: serving.ready, degraded: serving.degraded, failed: serving.failed }).toEqual({ ready: true, degraded: ["queue"], failed: [] });
+      const down = await eventually(async () => {
+        const r = await worker.readiness.check();
+        return r.failed.includes("queue") ? r : undefined;
+      }, { what: "the worker to name the queue down" });
+      expect({ ready: down.ready, failed: down.failed }).toEqual({ ready: false, failed: ["queue"] });
+      await queues.start();
+      await eventually(async () => ((await worker.readiness.check()).ready ? true : undefined), { what: "the worker ready again" });
+    } finally {
+      await worker.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 90_000);
 });
