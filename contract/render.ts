@@ -10,11 +10,11 @@ export const RENDER_GRAVITIES = ["center", "north", "northeast", "east", "southe
 
 /** The transformation of a render, as a URL's query carries it. */
 export const renderParams = z.object({
-  width: z.coerce.number().int().min(1).max(8192).optional().describe("Pixels (aspect ratio kept)"),
-  height: z.coerce.number().int().min(1).max(8192).optional().describe("Pixels (aspect ratio kept)"),
-  fit: z.enum(RENDER_FITS).default("inside").describe("cover: fill the box, cropping; contain: fit, letterboxed; inside: fit, never enlarged; fill: stretch"),
-  format: z.enum(RENDER_FORMATS).default("auto").describe("auto: WebP (JPEG if the client's Accept lacks it)"),
-  quality: z.coerce.number().int().min(1).max(100).default(80).describe("Encoder quality (webp, avif, jpeg)"),
+  width: z.coerce.number().int().min(1).max(8192).optional().describe("Pixels, aspect kept"),
+  height: z.coerce.number().int().min(1).max(8192).optional().describe("Pixels, aspect kept"),
+  fit: z.enum(RENDER_FITS).default("inside").describe("cover: crop to fill; contain: letterbox; inside: fit, never enlarge; fill: stretch"),
+  format: z.enum(RENDER_FORMATS).default("auto").describe("auto: WebP, or JPEG if Accept lacks it"),
+  quality: z.coerce.number().int().min(1).max(100).default(80).describe("Encoder quality"),
   gravity: z.enum(RENDER_GRAVITIES).default("center").describe("What a cover crop keeps"),
 });
 export type RenderParams = z.output<typeof renderParams>;

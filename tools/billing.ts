@@ -8,7 +8,7 @@ export const billingTools = [
   defineTool({
     name: "billing_subscription_get",
     title: "Get the subscription",
-    description: "The plan and its status, storage included and bought, billing period, auto-capacity, this month's capacity spend, and the plans on offer.",
+    description: "The plan, its status, storage, auto-capacity, this month's spend, plans on offer.",
     scope: "admin",
     reach: "organization",
     http: { method: "GET", path: "/billing/subscription" },
@@ -19,7 +19,7 @@ export const billingTools = [
   defineTool({
     name: "billing_capacity_add",
     title: "Add storage capacity",
-    description: "Buys gb GiB of storage on top of the plan at its capacity price; allocatedStorage grows at once.",
+    description: "Buys gb GiB of storage on top of the plan; allocatedStorage grows at once.",
     scope: "admin",
     reach: "organization",
     http: { method: "POST", path: "/billing/capacity/add" },
@@ -32,7 +32,7 @@ export const billingTools = [
   defineTool({
     name: "billing_capacity_auto_set",
     title: "Set auto-capacity",
-    description: "Stores the auto-capacity settings: when enabled, an upload bringing used storage to thresholdPct of allocated buys incrementGb, within maxMonthlySpendCents a month.",
+    description: "Auto-capacity: when enabled, reaching thresholdPct of allocated storage buys incrementGb, up to maxMonthlySpendCents a month.",
     scope: "admin",
     reach: "organization",
     http: { method: "PUT", path: "/billing/capacity/auto" },
@@ -43,12 +43,12 @@ export const billingTools = [
   defineTool({
     name: "billing_downgrade",
     title: "Downgrade the plan",
-    description: "Moves to a plan that costs no more. conflict when used storage exceeds what it would allocate, or when it costs more (upgrade in the billing portal).",
+    description: "Moves to a plan that costs no more (upgrades: billing portal); conflict if used storage exceeds it.",
     scope: "admin",
     reach: "organization",
     http: { method: "POST", path: "/billing/downgrade" },
     annotations: { destructiveHint: true },
-    input: z.object({ tierKey: z.string().min(1).max(40).describe("The plan's key (billing_subscription_get lists them)") }),
+    input: z.object({ tierKey: z.string().min(1).max(40).describe("Plan key, from billing_subscription_get") }),
     output: subscription,
     errors: ["conflict"],
     handler: (input, { deps, caller }) => downgrade(deps, caller, input),
@@ -56,7 +56,7 @@ export const billingTools = [
   defineTool({
     name: "billing_invoices_list",
     title: "List invoices",
-    description: "The payment provider's invoices, newest first. not_configured without a provider.",
+    description: "Invoices, newest first. not_configured without a payment provider.",
     scope: "admin",
     reach: "organization",
     http: { method: "GET", path: "/billing/invoices" },
@@ -69,13 +69,13 @@ export const billingTools = [
   defineTool({
     name: "billing_portal_get",
     title: "Open the billing portal",
-    description: "A short-lived URL of the payment provider's customer portal. not_configured without a provider.",
+    description: "A short-lived URL of the payment provider's customer portal; not_configured without one.",
     scope: "admin",
     reach: "organization",
     http: { method: "GET", path: "/billing/portal" },
     // A GET, but the first call creates the provider's customer.
     annotations: { readOnlyHint: false, idempotentHint: true, openWorldHint: true },
-    input: z.object({ returnUrl: z.url().max(2048).optional().describe("Where the portal sends the user back; default: this service") }),
+    input: z.object({ returnUrl: z.url().max(2048).optional().describe("Where the portal returns to; default: this service") }),
     output: billingPortal,
     errors: ["not_configured", "unavailable"],
     handler: (input, { deps, caller }) => portalUrl(deps, caller, input),

@@ -8,7 +8,7 @@ export const bucketTools = [
   defineTool({
     name: "buckets_list",
     title: "List buckets",
-    description: "Buckets of the organization, newest first. A bucket-restricted key sees only its bucket.",
+    description: "Buckets of the organization, newest first.",
     scope: "read",
     reach: "bucket",
     http: { method: "GET", path: "/buckets" },
@@ -48,7 +48,7 @@ export const bucketTools = [
   defineTool({
     name: "buckets_delete",
     title: "Delete a bucket",
-    description: "Deletes an empty bucket; while it holds live objects the answer is conflict: delete them first.",
+    description: "Deletes an empty bucket (conflict while it holds objects).",
     scope: "delete",
     reach: "organization",
     http: { method: "DELETE", path: "/buckets/{id}" },

@@ -11,7 +11,7 @@ export const categoryTools = [
   defineTool({
     name: "categories_list",
     title: "Category tree",
-    description: "The whole category tree: roots in data, children nested, siblings by name; total counts them all. Not paged.",
+    description: "The whole category tree: roots in data, children nested, siblings by name. Not paged.",
     scope: "read",
     reach: "bucket",
     http: { method: "GET", path: "/categories" },
@@ -22,7 +22,7 @@ export const categoryTools = [
   defineTool({
     name: "categories_create",
     title: "Create a category",
-    description: "Creates a category at the root or under parentId; its slug comes from the name (-2, -3 ... when taken).",
+    description: "Creates a category at the root or under parentId; slug from the name.",
     scope: "write",
     reach: "bucket",
     http: { method: "POST", path: "/categories", status: 201 },
@@ -37,7 +37,7 @@ export const categoryTools = [
   defineTool({
     name: "categories_move",
     title: "Move a category",
-    description: "Moves a category and everything below it under a new parent or to the root. A parent inside the moved branch is a conflict.",
+    description: "Moves a category and its branch under a new parent or to the root (conflict: into its own branch).",
     scope: "write",
     reach: "organization",
     http: { method: "PUT", path: "/categories/{id}/parent" },
@@ -51,13 +51,13 @@ export const categoryTools = [
   }),
   deleteLabelTool(categoryKind, {
     description:
-      "Deletes one category: its children move to the root and it is taken off every object.",
+      "Deletes a category: its children move to the root; it leaves every object.",
     output: categoryDeleted,
     remove: deleteCategory,
   }),
   setObjectLabelsTool(categoryKind, {
     description:
-      "Replaces an object's categories with categoryIds ([] removes all). An unknown id is not_found (details.missingIds); nothing changes.",
+      "Replaces an object's categories with categoryIds ([] removes all).",
     max: MAX_CATEGORIES_PER_OBJECT,
     output: objectCategories,
   }),

@@ -38,7 +38,7 @@ export const derivativeTools = [
   defineTool({
     name: "media_thumbnail",
     title: "Get a media object's thumbnail",
-    description: "The object's thumbnail as an image you can look at (WebP, 320 px at most). thumbnail_pending: retry in a few seconds; thumbnail_unavailable: there is none.",
+    description: "The object's thumbnail as an image (WebP, at most 320 px). thumbnail_pending: retry soon.",
     scope: "read",
     reach: "bucket",
     http: { method: "GET", path: "/media/{id}/thumbnail", produces: "image/*" },

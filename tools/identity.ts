@@ -9,7 +9,7 @@ export const identityTools = [
   defineTool({
     name: "me_get",
     title: "Who am I",
-    description: "Who this credential is: user, organization, memberships, and its scopes, bucket restriction and expiry.",
+    description: "This credential: user, organization, memberships, scopes, bucket, expiry.",
     scope: "any",
     reach: "bucket",
     http: { method: "GET", path: "/me" },
@@ -24,7 +24,7 @@ export const identityTools = [
   defineTool({
     name: "api_keys_list",
     title: "List API keys",
-    description: "API keys of the organization (never their secrets), newest first.",
+    description: "API keys (never secrets), newest first.",
     scope: "admin",
     reach: "bucket",
     http: { method: "GET", path: "/api-keys" },
@@ -36,7 +36,7 @@ export const identityTools = [
     name: "api_keys_create",
     title: "Create an API key",
     description:
-      "Creates a key and returns its secret once (the bearer value; accessKeyId only names the key). A key cannot have scopes or a bucket its creator lacks.",
+      "Creates a key; returns its secret (the bearer value) once. Never more scopes or buckets than its creator.",
     scope: "admin",
     reach: "bucket",
     http: { method: "POST", path: "/api-keys", status: 201 },
@@ -65,7 +65,7 @@ export const identityTools = [
   defineTool({
     name: "api_keys_rotate",
     title: "Rotate an API key's secret",
-    description: "Issues a new secret (returned once) and invalidates the old one immediately. Id, scopes and expiry stay.",
+    description: "Issues a new secret (returned once); the old one stops working at once.",
     scope: "admin",
     reach: "bucket",
     http: { method: "PUT", path: "/api-keys/{id}/rotate" },

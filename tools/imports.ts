@@ -50,7 +50,7 @@ export const importTools = [
   defineTool({
     name: "media_import",
     title: "Import a file from a URL",
-    description: "Has the service fetch a public http(s) URL into a bucket, when you cannot PUT bytes. A job: poll media_import_get until stored or failed, or pass wait: true.",
+    description: "Fetches a public http(s) URL into a bucket. A job: poll media_import_get, or pass wait: true.",
     scope: "write",
     reach: "bucket",
     http: { method: "POST", path: "/imports", status: 202 },
@@ -58,7 +58,7 @@ export const importTools = [
       bucketId: id("Bucket"),
       key: objectKey,
       url: z.string().min(1).max(2048).describe("Public http(s) URL"),
-      size: z.number().int().min(0).max(5 * 1024 ** 4).optional().describe("Expected size in bytes, reserved against the quota"),
+      size: z.number().int().min(0).max(5 * 1024 ** 4).optional().describe("Expected bytes, reserved against the quota"),
       contentType: contentType.optional(),
       tags: uploadTags.optional(),
       wait: z.boolean().optional().describe("Answer once stored or failed (up to 2 minutes)"),
@@ -76,7 +76,7 @@ export const importTools = [
   defineTool({
     name: "media_import_get",
     title: "Get an import's state",
-    description: "An import's state: queued, fetching, stored (objectId: the new object) or failed (error says why).",
+    description: "An import's state: queued, fetching, stored (objectId: the object) or failed (error says why).",
     scope: "read",
     reach: "bucket",
     http: { method: "GET", path: "/imports/{id}" },

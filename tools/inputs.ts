@@ -12,7 +12,7 @@ export const objectKey = z
     const problem = objectKeyProblem(key);
     if (problem) ctx.addIssue({ code: "custom", message: `Object key ${problem}` });
   })
-  .describe("Path in the bucket, e.g. photos/2026/beach.jpg (no leading /)");
+  .describe("Path in the bucket, e.g. a/b.jpg");
 
 /**
  * Upload tags: at most 10 labels of at most 128 characters (docs/conventions.md). Limited to
@@ -28,16 +28,20 @@ export const uploadTags = z
       .regex(/^[\p{L}\p{N} +\-=._:/@]+$/u, "letters, digits, spaces and + - = . _ : / @ only (no tabs, line breaks or other control characters)"),
   )
   .max(10)
-  .describe("The object's tags, applied at confirm");
+  .describe("Tags, applied at confirm");
+
+/**
+ * A content type travels as a signed header to storage, so parameters are printable ASCII: a
+ * CR, LF or other control character would make an invalid header and the storage call fail.
+ */
+export const CONTENT_TYPE_PATTERN = /^[\w.+-]+\/[\w.+-]+( *;[\x20-\x7e]*)?$/;
 
 export const contentType = z
   .string()
   .min(3)
   .max(255)
-  // It travels as a signed header to storage, so parameters are printable ASCII: a CR, LF or
-  // other control character would make an invalid header and the storage call fail.
-  .regex(/^[\w.+-]+\/[\w.+-]+( *;[\x20-\x7e]*)?$/, "a MIME type such as image/png, parameters in printable ASCII")
-  .describe("MIME type; default: from the key's extension");
+  .regex(CONTENT_TYPE_PATTERN, "a MIME type such as image/png, parameters in printable ASCII")
+  .describe("MIME type; default: by extension");
 
 /** Names of tags and categories: trimmed, 1..max characters, no control characters. */
 export const labelName = (max: number) =>

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { DEFAULT_LIMIT, MAX_LIMIT } from "../contract/common.ts";
 import type { AnyTool } from "./define.ts";
+import { CONTENT_TYPE_PATTERN } from "./inputs.ts";
 import { strictInput } from "./invoke.ts";
 
 export type JsonSchema = Record<string, unknown> & {
@@ -50,8 +51,9 @@ export const outputJsonSchema = (tool: AnyTool, target: Target = "draft-2020-12"
  * - no `additionalProperties: false` (unknown arguments are still refused, by name);
  * - inputs: every field keeps its description (the model fills the field from it); `limit` and
  *   `offset` of the list convention keep a few words but not its bounds and defaults, which the
- *   instructions state once; caps that only guard the server (strings of 1,000 characters or
- *   more, numbers of a million or more) are left to validation and the OpenAPI document;
+ *   instructions state once; caps that only guard the server (strings of 128 characters or
+ *   more, numbers of a million or more, "not empty", a MIME type's pattern) are left to
+ *   validation and the OpenAPI document;
  * - outputs: descriptions that only repeat a field's name ("Bucket id") are dropped, and the
  *   list convention's `limit`, `offset`, `total` and `hasMore` are described once, in the instructions;
  * - a definition used more than once in a schema (a Label for tags and for categories) stays in
@@ -116,7 +118,7 @@ export function mcpOutputSchemas(tools: readonly AnyTool[]): Map<string, JsonSch
 }
 
 const SAFE = Number.MAX_SAFE_INTEGER;
-const GUARD_LENGTH = 1000;
+const GUARD_LENGTH = 128;
 const GUARD_NUMBER = 1_000_000;
 
 /** An id's description that only names its noun ("Bucket id"), or a short one on a `...At` time: the name says it. */
@@ -166,20 +168,37 @@ function compact(value: unknown, io: "input" | "output", name = ""): unknown {
   // validation keeps them, a value past one is a validation_error naming the field, and the
   // OpenAPI document states them.
   if (io === "input" && typeof o.maxLength === "number" && o.maxLength >= GUARD_LENGTH) delete o.maxLength;
+  // Nor do floors a field's meaning already has (an empty name, a negative size, a width of
+  // 0): such a value is refused, naming the field. A floor with a ceiling stays (partNumber 1..10000).
+  if (io === "input" && o.minLength === 1) delete o.minLength;
+  // A MIME type's pattern keeps control characters out of a signed header; "MIME type" says the rest.
+  if (io === "input" && o.pattern === CONTENT_TYPE_PATTERN.source) {
+    delete o.pattern;
+    delete o.minLength;
+  }
   if (io === "input" && typeof o.maximum === "number" && o.maximum >= GUARD_NUMBER) delete o.maximum;
   if (io === "input" && isConventionalPaging(name, o)) {
     delete o.default;
     delete o.minimum;
     delete o.maximum;
   }
+  // After the caps above: a floor whose ceiling was a guard goes too.
+  if (io === "input" && (o.minimum === 0 || (o.minimum === 1 && o.maximum === undefined))) delete o.minimum;
   // propertyNames is little supported; a key length limit is said in words instead.
-  const names = o.propertyNames as Record<string, unknown> | undefined;
+  // Read before compaction, which drops a minimum length of 1 from inputs.
+  const names = (value as Record<string, unknown>).propertyNames as Record<string, unknown> | undefined;
   if (names) {
     delete o.propertyNames;
     if (typeof names.maxLength === "number") {
       const limit = `Keys: ${names.minLength ?? 0}..${names.maxLength} characters.`;
       o.description = typeof o.description === "string" ? `${o.description}. ${limit}` : limit;
     }
+  }
+  // An array's items and a nullable's branch are what the field's own description says.
+  if (io === "input" && typeof o.description === "string") {
+    const items = o.items as Record<string, unknown> | undefined;
+    if (items && !items.properties) delete items.description;
+    for (const branch of (o.anyOf ?? []) as Record<string, unknown>[]) delete branch.description;
   }
   const extra = o.additionalProperties;
   if (extra && typeof extra === "object" && Object.keys(extra).length === 0) delete o.additionalProperties;

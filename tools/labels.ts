@@ -36,7 +36,7 @@ export function deleteLabelTool<O extends z.ZodObject>(
 /** Tags only: names to add (new ones created) and to remove, beside or instead of the whole list. */
 const tagRef = z.string().trim().min(1).max(128);
 const changes = {
-  add: z.array(tagRef).max(100).optional().describe("Tags to add: id, slug or name; a new name creates the tag"),
+  add: z.array(tagRef).max(100).optional().describe("Tags to add (id, slug or name; a new name creates one)"),
   remove: z.array(tagRef).max(100).optional().describe("Tags to remove: id, slug or name"),
 };
 
@@ -53,7 +53,7 @@ export function setObjectLabelsTool(kind: LabelKind, spec: { description: string
     input: z.object({
       id: id("Media object"),
       ...(byName
-        ? { [field]: z.array(id(kind.noun)).max(spec.max).optional().describe("The whole tag list after the call (or use add/remove)"), ...changes }
+        ? { [field]: z.array(id(kind.noun)).max(spec.max).optional().describe("The whole tag list after the call"), ...changes }
         : { [field]: z.array(id(kind.noun)).max(spec.max).describe(`The object's ${kind.key} after the call`) }),
     }),
     output: spec.output,

@@ -16,17 +16,17 @@ export const mediaTools = [
   defineTool({
     name: "media_list",
     title: "List media objects",
-    description: "Media objects matching the filters (bucket, kind, labels, name, and facts found in the files), sorted and paged.",
+    description: "Media objects matching the filters (bucket, kind, labels, name, file facts), sorted, paged.",
     scope: "read",
     reach: "bucket",
     http: { method: "GET", path: "/media" },
     input: z.object({
       bucketId: id("Bucket").optional(),
-      kind: z.enum(MEDIA_KINDS).optional().describe("Only objects of this kind"),
+      kind: z.enum(MEDIA_KINDS).optional().describe("Only this kind"),
       search: z.string().min(1).max(200).optional().describe("Part of the key or file name, any case"),
       folder: z.string().max(1024).regex(/^$|\/$/, "ends with /").optional().describe('Only keys directly in this folder ("a/b/"; "" is the top); answers its subfolders too'),
       tags: z.string().max(2000).optional().describe("Comma-separated tags (slug, name or id), all required"),
-      categories: z.string().max(2000).optional().describe("Comma-separated categories (slug, name or id), all required (with descendants)"),
+      categories: z.string().max(2000).optional().describe("Comma-separated categories (slug, name or id), all required, subtrees too"),
       sort: z.enum(MEDIA_SORTS).default("created_at").describe("Sort field"),
       order: z.enum(["desc", "asc"]).default("desc").describe("Sort direction"),
       ...factFilters,
@@ -39,7 +39,7 @@ export const mediaTools = [
   defineTool({
     name: "media_get",
     title: "Get a media object",
-    description: "One media object with its metadata, extracted info, tags and categories.",
+    description: "One media object with its metadata, extracted info and labels.",
     scope: "read",
     reach: "bucket",
     http: { method: "GET", path: "/media/{id}" },
@@ -51,7 +51,7 @@ export const mediaTools = [
   defineTool({
     name: "media_delete",
     title: "Delete a media object",
-    description: "Moves the object to the trash: it leaves lists, search and storage use at once; trash_restore brings it back. Deleting it again is not_found.",
+    description: "Moves the object to the trash (out of lists, search and storage use); trash_restore brings it back.",
     scope: "delete",
     reach: "bucket",
     http: { method: "DELETE", path: "/media/{id}" },
@@ -75,7 +75,7 @@ export const mediaTools = [
   defineTool({
     name: "media_stream",
     title: "Stream a media object",
-    description: "A short-lived URL of the object's bytes, to play or show in place (presign_download names the file for saving).",
+    description: "A short-lived URL to play or show the object's bytes in place (presign_download: to save).",
     scope: "read",
     reach: "bucket",
     http: { method: "GET", path: "/media/{id}/stream", status: 302 },

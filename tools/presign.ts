@@ -14,8 +14,7 @@ const size = z
   .min(0)
   .max(5 * 1024 ** 4)
   .describe(
-    "Size in bytes, optional: reserves quota; an upper bound, never an exact length (confirm records the true size). " +
-      "Bytes beyond it may be refused at the PUT (400) or, when they do not fit the allocation, at confirm (403 quota_exceeded, bytes deleted)",
+"Upper bound in bytes, reserved against the quota; confirm records the true size",
   );
 /** What both ways of starting an upload take. */
 const uploadStart = z.object({ ...target, contentType: contentType.optional(), size: size.optional(), tags: uploadTags.optional() });
@@ -26,8 +25,7 @@ export const presignTools = [
     name: "presign_upload",
     title: "Start an upload (presigned PUT)",
     description:
-      "Step 1 of an upload: a short-lived URL for one PUT of the file's bytes with exactly the returned headers (bytes never go in tool arguments), " +
-      "then presign_confirm with the same bucketId and key. Over ~100 MiB: the multipart tools.",
+      "Step 1 of an upload: a URL to PUT the bytes to, with exactly the returned headers; then presign_confirm (same bucketId, key). Over ~100 MiB: multipart.",
     scope: "write",
     reach: "bucket",
     http: { method: "POST", path: "/presign/upload" },
@@ -44,8 +42,7 @@ export const presignTools = [
     name: "presign_create_multipart",
     title: "Start a multipart upload",
     description:
-      "Starts a multipart upload of a large file and returns its uploadId. For each chunk (5 MiB or more, except the last): presign_upload_part, " +
-      "PUT the chunk, keep the ETag response header; then presign_complete_upload, then presign_confirm.",
+      "Starts a multipart upload. Per chunk (5 MiB or more but the last): presign_upload_part, PUT it, keep its ETag; then presign_complete_upload, presign_confirm.",
     scope: "write",
     reach: "bucket",
     http: { method: "POST", path: "/presign/create-multipart" },
@@ -57,7 +54,7 @@ export const presignTools = [
   defineTool({
     name: "presign_upload_part",
     title: "Presign one part of a multipart upload",
-    description: "A URL for one part: PUT the chunk there and keep the ETag response header for presign_complete_upload.",
+    description: "A URL to PUT one part to; keep its ETag response header for presign_complete_upload.",
     scope: "write",
     reach: "bucket",
     http: { method: "POST", path: "/presign/upload-part" },
@@ -75,8 +72,7 @@ export const presignTools = [
     name: "presign_complete_upload",
     title: "Complete a multipart upload",
     description:
-      "Assembles the uploaded parts into the object; `tags` replace those given at the start. A total above the declared size that does not fit the quota is quota_exceeded, " +
-      "and the upload is aborted. Then call presign_confirm.",
+      "Assembles the parts; `tags` replace those given at the start. Past the declared size and the quota: quota_exceeded, upload aborted. Then presign_confirm.",
     scope: "write",
     reach: "bucket",
     http: { method: "POST", path: "/presign/complete-upload" },
@@ -99,7 +95,7 @@ export const presignTools = [
   defineTool({
     name: "presign_abort_multipart",
     title: "Abort a multipart upload",
-    description: "Abandons a multipart upload: storage discards its parts and the reserved quota is released.",
+    description: "Abandons a multipart upload: its parts are discarded, its reserved quota released.",
     scope: "write",
     reach: "bucket",
     http: { method: "POST", path: "/presign/abort-multipart" },
@@ -113,9 +109,8 @@ export const presignTools = [
     name: "presign_confirm",
     title: "Confirm an upload",
     description:
-      "Last step of every upload: measures the stored bytes, records the media object (or updates the one at this key) with the upload's tags " +
-      "and starts its thumbnail. Bytes beyond the declared size that do not fit the quota are refused (quota_exceeded) and deleted. " +
-      "Safe to repeat.",
+      "Last step of every upload: measures the bytes, records the object (new, or the one at the key) with its tags. " +
+      "Past the declared size and the quota: quota_exceeded, bytes deleted. Safe to repeat.",
     scope: "write",
     reach: "bucket",
     http: { method: "POST", path: "/presign/confirm" },

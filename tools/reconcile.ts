@@ -7,19 +7,19 @@ export const reconcileTools = [
   defineTool({
     name: "reconcile_run",
     title: "Reconcile storage and catalogue",
-    description: "Reports where storage and catalogue disagree: stray or missing bytes, orphan derivatives, wrong usage counters. Slow on large storage.",
+    description: "Finds where storage and catalogue disagree (stray or missing bytes, counters). Slow.",
     scope: "admin",
     reach: "organization",
     http: { method: "POST", path: "/reconcile" },
     input: z.object({
-      fix: z.boolean().default(false).describe("Also repair what is safe: stray bytes, thumbnails, counters"),
+      fix: z.boolean().default(false).describe("Also repair what is safe"),
       olderThanHours: z
         .number()
         .int()
         .min(0)
         .max(24 * 30)
         .default(DEFAULT_OLDER_THAN_MS / 3_600_000)
-        .describe("With fix: delete only stray bytes older than this many hours"),
+        .describe("With fix: only stray bytes older than this, hours"),
     }),
     output: reconcileReport,
     annotations: { destructiveHint: true, idempotentHint: true },

@@ -43,7 +43,7 @@ export const renderTools = [
   defineTool({
     name: "media_render",
     title: "Render a media object at another size or format",
-    description: "An image, video poster or PDF first page resized on the fly, as an image you can look at. thumbnail_pending while the object is processed.",
+    description: "An image, video poster or PDF page resized on the fly, as an image. thumbnail_pending while processing.",
     scope: "read",
     reach: "bucket",
     http: { method: "GET", path: "/media/{id}/render", produces: "image/*" },
@@ -66,11 +66,11 @@ export const renderTools = [
   defineTool({
     name: "media_render_url",
     title: "Get a signed render URL",
-    description: "A URL of a render (parameters as media_render) that needs no credential until it expires, for <img> tags in web pages.",
+    description: "A URL of a render (as media_render) that needs no credential until it expires, for <img> tags.",
     scope: "read",
     reach: "bucket",
     http: { method: "GET", path: "/media/{id}/render-url" },
-    input: renderInput.extend({ expiresIn: z.number().int().min(60).default(86_400).describe("Seconds until the URL stops working (at most 30 days by default)") }),
+    input: renderInput.extend({ expiresIn: z.number().int().min(60).default(86_400).describe("Seconds the URL works (30 days at most by default)") }),
     output: signedRenderUrl,
     errors: ["not_found"],
     handler: async (input, ctx) => {
@@ -84,7 +84,7 @@ export const renderTools = [
   defineTool({
     name: "media_settings_get",
     title: "Get the organization's media settings",
-    description: "The organization's media settings: stripLocation (true unless turned off).",
+    description: "The organization's media settings.",
     scope: "read",
     reach: "organization",
     http: { method: "GET", path: "/media-settings" },
@@ -95,11 +95,11 @@ export const renderTools = [
   defineTool({
     name: "media_settings_update",
     title: "Change the organization's media settings",
-    description: "Sets stripLocation. Each object's info keeps GPS positions either way.",
+    description: "Sets stripLocation (object info keeps GPS either way).",
     scope: "admin",
     reach: "organization",
     http: { method: "PUT", path: "/media-settings" },
-    input: z.object({ stripLocation: z.boolean().describe("true (the default): renders of photos leave out GPS positions (camera facts stay); false: they keep the original's EXIF") }),
+    input: z.object({ stripLocation: z.boolean().describe("true: renders of photos drop GPS positions; false: they keep them") }),
     output: mediaSettings,
     handler: (input, { deps, caller }) => updateMediaSettings(deps, caller.orgId, input),
   }),

@@ -10,7 +10,7 @@ export const serviceCredentialTools = [
   defineTool({
     name: "service_credentials_list",
     title: "List service credentials",
-    description: "Service credentials of the organization (never their secrets), newest first.",
+    description: "Service credentials (never secrets), newest first.",
     scope: "admin",
     reach: "bucket",
     http: { method: "GET", path: "/service-credentials" },
@@ -21,7 +21,7 @@ export const serviceCredentialTools = [
   defineTool({
     name: "service_credentials_create",
     title: "Create a service credential",
-    description: "Creates a credential for a service that signs requests (HTTP Message Signatures) instead of sending a bearer; returns its secret once.",
+    description: "Creates a credential to sign requests with (HTTP Message Signatures); returns its secret once.",
     scope: "admin",
     reach: "bucket",
     http: { method: "POST", path: "/service-credentials", status: 201 },
@@ -38,7 +38,7 @@ export const serviceCredentialTools = [
   defineTool({
     name: "service_credentials_delete",
     title: "Delete a service credential",
-    description: "Deletes a service credential; requests signed with it are refused at once.",
+    description: "Deletes a service credential; it stops working at once.",
     scope: "admin",
     reach: "bucket",
     http: { method: "DELETE", path: "/service-credentials/{id}" },

@@ -23,7 +23,7 @@ export const setTools = [
   defineTool({
     name: "sets_list",
     title: "List sets",
-    description: "Sets (renditions of a base media object), newest first, without their items (sets_get has them).",
+    description: "Sets (renditions of a base object), newest first, without items.",
     scope: "read",
     reach: "bucket",
     http: { method: "GET", path: "/sets" },
@@ -35,7 +35,7 @@ export const setTools = [
     name: "sets_create",
     title: "Create a set",
     description:
-      "Creates an empty set of renditions of baseObjectId (a live media object); then sets_add_item, then sets_generate.",
+      "Creates an empty set of renditions of baseObjectId; then sets_add_item, sets_generate.",
     scope: "write",
     reach: "bucket",
     http: { method: "POST", path: "/sets", status: 201 },
@@ -50,7 +50,7 @@ export const setTools = [
   defineTool({
     name: "sets_get",
     title: "Get a set",
-    description: "One set with its items. objectId null: waiting for sets_generate; objectDeleted: the rendition was deleted.",
+    description: "One set with its items (objectId null: not generated yet; objectDeleted: rendition deleted).",
     scope: "read",
     reach: "bucket",
     http: { method: "GET", path: "/sets/{id}" },
@@ -62,7 +62,7 @@ export const setTools = [
   defineTool({
     name: "sets_delete",
     title: "Delete a set",
-    description: "Deletes a set and its items. The media objects (base and renditions) are kept.",
+    description: "Deletes a set and its items; the media objects are kept.",
     scope: "delete",
     reach: "bucket",
     http: { method: "DELETE", path: "/sets/{id}" },
@@ -74,17 +74,17 @@ export const setTools = [
   defineTool({
     name: "sets_add_item",
     title: "Add an item to a set",
-    description: "Adds a rendition slot; sets_generate renders it, unless objectId attaches an existing object of the set's bucket (never replaced). At most 100 items.",
+    description: "Adds a rendition slot for sets_generate, or attaches objectId (of the set's bucket). At most 100.",
     scope: "write",
     reach: "bucket",
     http: { method: "POST", path: "/sets/{id}/items", status: 201 },
     input: z.object({
       id: id("Set"),
-      objectId: id("Media object").optional().describe("An existing rendition to attach; omit to generate one"),
+      objectId: id("Media object").optional().describe("Attach this object instead of generating"),
       aspectRatio: z.string().regex(ASPECT_RATIO, "Expected W:H with positive integers, e.g. 16:9").describe("W:H, e.g. 16:9"),
       width: side("Pixels; width:height must match aspectRatio within 2%"),
       height: side("Pixels"),
-      role: z.string().trim().min(1).max(64).describe("What it is for, e.g. thumbnail, hero, social"),
+      role: z.string().trim().min(1).max(64).describe("Purpose, e.g. thumbnail, hero"),
     }),
     output: setItem,
     errors: ["not_found", "conflict"],
@@ -93,7 +93,7 @@ export const setTools = [
   defineTool({
     name: "sets_remove_item",
     title: "Remove an item from a set",
-    description: "Removes one item from a set. Its media object, if any, is kept.",
+    description: "Removes one item from a set; its object is kept.",
     scope: "delete",
     reach: "bucket",
     http: { method: "DELETE", path: "/sets/{id}/items/{itemId}" },
@@ -105,7 +105,7 @@ export const setTools = [
   defineTool({
     name: "sets_generate",
     title: "Generate a set's renditions",
-    description: "Renders the set's generated items from the base, replacing earlier renditions (attached items stay). Answers queued at once: poll sets_get, or pass wait: true. conflict if the base was deleted.",
+    description: "Renders the set's generated items from the base, replacing earlier renditions. Answers queued: poll sets_get, or pass wait: true.",
     scope: "write",
     reach: "bucket",
     http: { method: "POST", path: "/sets/{id}/generate", status: 202 },
@@ -113,7 +113,7 @@ export const setTools = [
     annotations: { destructiveHint: true },
     input: z.object({
       id: id("Set"),
-      wait: z.boolean().optional().describe(`Answer once all are made or failed, with each outcome (${MAX_GENERATION_WAIT_MS / 60_000} minutes at most, then timed_out)`),
+      wait: z.boolean().optional().describe(`Answer once all are made or failed (${MAX_GENERATION_WAIT_MS / 60_000} min at most, else timed_out)`),
     }),
     output: setGeneration,
     errors: ["not_found", "conflict"],

@@ -21,7 +21,7 @@ export const storyboardTools = [
   defineTool({
     name: "storyboards_list",
     title: "List storyboards",
-    description: "Storyboards, newest first, with their clip counts (storyboards_get has the clips).",
+    description: "Storyboards, newest first, with clip counts.",
     scope: "read",
     reach: "bucket",
     http: { method: "GET", path: "/storyboards" },
@@ -32,13 +32,13 @@ export const storyboardTools = [
   defineTool({
     name: "storyboards_create",
     title: "Create a storyboard",
-    description: "Creates an empty storyboard: an ordered list of clips of media objects.",
+    description: "Creates an empty storyboard: an ordered list of clips of objects.",
     scope: "write",
     reach: "bucket",
     http: { method: "POST", path: "/storyboards", status: 201 },
     input: z.object({
       name: z.string().trim().min(1).max(200).describe("Storyboard name"),
-      bucketId: id("Bucket").optional().describe("Bind it to this bucket: clips must come from there"),
+      bucketId: id("Bucket").optional().describe("Clips must come from this bucket"),
     }),
     output: storyboard,
     errors: ["not_found"],
@@ -47,7 +47,7 @@ export const storyboardTools = [
   defineTool({
     name: "storyboards_get",
     title: "Get a storyboard",
-    description: "One storyboard with its clips in order (positions 0..n-1).",
+    description: "One storyboard with its clips in order.",
     scope: "read",
     reach: "bucket",
     http: { method: "GET", path: "/storyboards/{id}" },
@@ -59,7 +59,7 @@ export const storyboardTools = [
   defineTool({
     name: "storyboards_delete",
     title: "Delete a storyboard",
-    description: "Deletes a storyboard and its clips. The media objects are kept.",
+    description: "Deletes a storyboard and its clips; objects are kept.",
     scope: "delete",
     reach: "bucket",
     http: { method: "DELETE", path: "/storyboards/{id}" },
@@ -71,7 +71,7 @@ export const storyboardTools = [
   defineTool({
     name: "storyboards_add_clip",
     title: "Add a clip to a storyboard",
-    description: "Inserts a clip of a live media object; later clips move down one. At most 1000 clips.",
+    description: "Inserts a clip of an object; later clips move down one. At most 1000.",
     scope: "write",
     reach: "bucket",
     http: { method: "POST", path: "/storyboards/{id}/clips", status: 201 },
@@ -88,7 +88,7 @@ export const storyboardTools = [
   defineTool({
     name: "storyboards_reorder_clips",
     title: "Reorder a storyboard's clips",
-    description: "Sets the order of all clips: clipIds holds each clip id once. A foreign, missing or repeated id is a validation_error; nothing changes.",
+    description: "Sets the order of all clips: clipIds holds each clip id once, or nothing changes.",
     scope: "write",
     reach: "bucket",
     http: { method: "PUT", path: "/storyboards/{id}/clips/reorder" },
@@ -104,7 +104,7 @@ export const storyboardTools = [
     name: "storyboards_update_clip",
     title: "Move a clip or change its note",
     description:
-      "Moves a clip to position (the clips in between shift by one) and/or replaces its note; give at least one.",
+      "Moves a clip to position (the others shift) and/or replaces its note.",
     scope: "write",
     reach: "bucket",
     http: { method: "PUT", path: "/storyboards/{id}/clips/{clipId}" },
@@ -121,7 +121,7 @@ export const storyboardTools = [
   defineTool({
     name: "storyboards_remove_clip",
     title: "Remove a clip from a storyboard",
-    description: "Removes a clip; later clips move up one. The media object is kept.",
+    description: "Removes a clip; later clips move up one.",
     scope: "delete",
     reach: "bucket",
     http: { method: "DELETE", path: "/storyboards/{id}/clips/{clipId}" },

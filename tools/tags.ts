@@ -12,7 +12,7 @@ export const tagTools = [
   defineTool({
     name: "tags_list",
     title: "List tags",
-    description: "Tags by slug, each with its count of live objects; find tag ids here for objects_set_tags.",
+    description: "Tags by slug, each with its count of live objects.",
     scope: "read",
     reach: "bucket",
     http: { method: "GET", path: "/tags" },
@@ -26,7 +26,7 @@ export const tagTools = [
   defineTool({
     name: "tags_create",
     title: "Create a tag",
-    description: "Creates a tag; its slug comes from the name. A slug already taken is a conflict whose details.existingId is the tag to use.",
+    description: "Creates a tag, slug from the name. Slug taken: conflict, details.existingId is the tag.",
     scope: "write",
     reach: "bucket",
     http: { method: "POST", path: "/tags", status: 201 },
@@ -37,13 +37,13 @@ export const tagTools = [
   }),
   deleteLabelTool(tagKind, {
     description:
-      "Deletes a tag and takes it off every object (unassignedObjects counts them).",
+      "Deletes a tag and takes it off every object.",
     output: tagDeleted,
     remove: (deps, caller, id) => deleteLabel(deps, caller, tagKind, id),
   }),
   setObjectLabelsTool(tagKind, {
     description:
-      "tagIds replaces the object's whole tag list ([] removes all; an unknown id is not_found). Or add/remove tags by name.",
+      "tagIds replaces the object's whole tag list ([] removes all); or add/remove tags by name.",
     max: MAX_TAGS_PER_OBJECT,
     output: objectTags,
   }),

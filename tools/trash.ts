@@ -13,7 +13,7 @@ export const trashTools = [
   defineTool({
     name: "trash_list",
     title: "List deleted objects",
-    description: "Objects deleted within the retention period (7 days), newest deletion first, and whether each can be restored.",
+    description: "Objects deleted in the last 7 days, newest first, and if each can be restored.",
     scope: "read",
     reach: "bucket",
     http: { method: "GET", path: "/trash" },
@@ -25,7 +25,7 @@ export const trashTools = [
   defineTool({
     name: "trash_restore",
     title: "Restore a deleted object",
-    description: "Brings a deleted object back with its tags, categories, thumbnail and sets; it counts towards storage again. conflict when a later upload took its key.",
+    description: "Brings a deleted object back with its labels, thumbnail and sets. conflict if a later upload took its key.",
     scope: "write",
     reach: "bucket",
     http: { method: "POST", path: "/trash/{id}/restore" },
@@ -37,7 +37,7 @@ export const trashTools = [
   defineTool({
     name: "trash_purge",
     title: "Purge a deleted object now",
-    description: "Deletes a trashed object for good now: bytes, derivatives and record. It cannot be restored.",
+    description: "Deletes a trashed object for good: bytes, derivatives and record.",
     scope: "delete",
     reach: "bucket",
     http: { method: "DELETE", path: "/trash/{id}" },

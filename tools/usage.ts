@@ -9,13 +9,13 @@ import { defineTool } from "./define.ts";
 export const DEFAULT_DAYS = 30;
 export const MAX_DAYS = 365;
 
-const days = z.number().int().min(1).max(MAX_DAYS).default(DEFAULT_DAYS).describe("Days back, today included (UTC)");
+const days = z.number().int().min(1).max(MAX_DAYS).default(DEFAULT_DAYS).describe("Days back, today included");
 
 export const usageTools = [
   defineTool({
     name: "usage_get",
     title: "Get usage",
-    description: "Usage now: storage used, reserved and allocated (bytes), live objects; this month's egress bytes and API calls; the plan.",
+    description: "Usage now: storage used, reserved, allocated; objects; this month's egress and API calls; plan.",
     scope: "read",
     reach: "bucket",
     http: { method: "GET", path: "/usage" },
@@ -26,7 +26,7 @@ export const usageTools = [
   defineTool({
     name: "usage_history",
     title: "Usage history",
-    description: "One point per UTC day up to today: storage used and allocated and objects at the day's end, and its egress and API calls.",
+    description: "Per UTC day: storage, objects, egress and API calls.",
     scope: "read",
     reach: "bucket",
     http: { method: "GET", path: "/usage/history" },
@@ -37,7 +37,7 @@ export const usageTools = [
   defineTool({
     name: "usage_events_list",
     title: "List usage events",
-    description: "The usage ledger, newest first: uploads, deletions, restores, purges, downloads, streams, renders, capacity and plan changes, invoices.",
+    description: "The usage ledger (uploads, deletions, downloads, renders, billing), newest first.",
     scope: "read",
     reach: "bucket",
     http: { method: "GET", path: "/usage/events" },

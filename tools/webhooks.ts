@@ -24,7 +24,7 @@ import { deleted, id, pageInput } from "../contract/common.ts";
  * restricted to one bucket may not manage them.
  */
 
-const url = z.url({ protocol: /^https?$/ }).max(2048).describe("http(s) URL to POST events to; not a private address");
+const url = z.url({ protocol: /^https?$/ }).max(2048).describe("http(s) URL to POST events to, not a private one");
 const eventTypes = z.array(subscribableEventType).max(32).describe("Event types to send; empty: all");
 const description = z.string().max(500).describe("What the endpoint is for");
 
@@ -38,13 +38,13 @@ function checkedUrl(value: string, config: WebhookConfig): string {
   }
 }
 
-const endpointId = id("Webhook endpoint");
+const endpointId = id("Endpoint");
 
 export const webhookTools = [
   defineTool({
     name: "webhooks_create",
     title: "Create a webhook endpoint",
-    description: "Registers a URL to receive the organization's events (signed per Standard Webhooks); returns the signing secret once.",
+    description: "Registers a URL for the organization's events (Standard Webhooks); returns its secret once.",
     scope: "admin",
     reach: "organization",
     http: { method: "POST", path: "/webhooks", status: 201 },
@@ -57,7 +57,7 @@ export const webhookTools = [
   defineTool({
     name: "webhooks_list",
     title: "List webhook endpoints",
-    description: "Webhook endpoints, newest first; a disabled one says why (by hand, or failing).",
+    description: "Webhook endpoints, newest first; a disabled one says why.",
     scope: "admin",
     reach: "organization",
     http: { method: "GET", path: "/webhooks" },
@@ -80,7 +80,7 @@ export const webhookTools = [
   defineTool({
     name: "webhooks_update",
     title: "Update a webhook endpoint",
-    description: "Changes an endpoint's URL, event types or description; omitted fields stay.",
+    description: "Changes an endpoint's URL, event types or description.",
     scope: "admin",
     reach: "organization",
     http: { method: "PUT", path: "/webhooks/{id}" },
@@ -94,7 +94,7 @@ export const webhookTools = [
   defineTool({
     name: "webhooks_enable",
     title: "Enable a webhook endpoint",
-    description: "Resumes sending to the endpoint, also after failures disabled it. Deliveries failed meanwhile are not resent.",
+    description: "Resumes sending, also after failures disabled it; failed deliveries are not resent.",
     scope: "admin",
     reach: "organization",
     http: { method: "POST", path: "/webhooks/{id}/enable" },
@@ -132,7 +132,7 @@ export const webhookTools = [
   defineTool({
     name: "webhooks_rotate_secret",
     title: "Rotate a webhook endpoint's secret",
-    description: "Issues a new signing secret (returned once); for 24 hours deliveries are signed with both.",
+    description: "Issues a new signing secret (returned once); for 24 h deliveries are signed with both.",
     scope: "admin",
     reach: "organization",
     http: { method: "PUT", path: "/webhooks/{id}/rotate-secret" },
@@ -146,7 +146,7 @@ export const webhookTools = [
   defineTool({
     name: "webhooks_send_test",
     title: "Send a test event",
-    description: "Sends a webhook.test event to this endpoint only, delivered like any event; see webhooks_deliveries_list.",
+    description: "Sends a webhook.test event to this endpoint only; see webhooks_deliveries_list.",
     scope: "admin",
     reach: "organization",
     http: { method: "POST", path: "/webhooks/{id}/test", status: 202 },
@@ -159,11 +159,11 @@ export const webhookTools = [
   defineTool({
     name: "webhooks_deliveries_list",
     title: "List an endpoint's deliveries",
-    description: "Deliveries to the endpoint, newest first, with their attempts (status code, latency, error).",
+    description: "Deliveries to the endpoint, newest first, with their attempts.",
     scope: "admin",
     reach: "organization",
     http: { method: "GET", path: "/webhooks/{id}/deliveries" },
-    input: z.object({ id: endpointId, status: z.enum(DELIVERY_STATES).optional().describe("Only deliveries in this state"), ...pageInput }),
+    input: z.object({ id: endpointId, status: z.enum(DELIVERY_STATES).optional().describe("Only this state"), ...pageInput }),
     output: webhookDeliveryList,
     errors: ["not_found"],
     handler: ({ id: endpoint, ...q }, { deps, caller }) => listDeliveries(deps, caller, endpoint, q),
@@ -171,7 +171,7 @@ export const webhookTools = [
   defineTool({
     name: "webhooks_redeliver",
     title: "Redeliver an event",
-    description: "Sends a delivery's event again as a new delivery; it keeps its webhook-id, so the receiver can spot the repeat.",
+    description: "Sends a delivery's event again as a new delivery, with the same webhook-id.",
     scope: "admin",
     reach: "organization",
     http: { method: "POST", path: "/webhooks/{id}/deliveries/{deliveryId}/redeliver", status: 202 },
