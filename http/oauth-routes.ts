@@ -5,7 +5,7 @@ import { registerClient } from "../domain/access/oauth-clients.ts";
 import { OAuthError, OAuthRedirect } from "../domain/access/oauth-errors.ts";
 import { approveGrant, denyGrant } from "../domain/access/oauth-grants.ts";
 import { readAuthorizationRequest } from "../domain/access/oauth-requests.ts";
-import { exchangeCode, refreshGrant } from "../domain/access/oauth-tokens.ts";
+import { exchangeCode, refreshGrant, revokeToken } from "../domain/access/oauth-tokens.ts";
 import type { Deps } from "../domain/core/deps.ts";
 import { errors } from "../domain/core/errors.ts";
 import { readBody, readJsonObject } from "./body.ts";
@@ -17,7 +17,8 @@ import { json } from "./respond.ts";
  * This service as its own OAuth 2.1 authorization server, for MCP hosts that only speak OAuth
  * (the MCP authorization spec): metadata (RFC 8414), dynamic registration (RFC 7591), the
  * authorization endpoint, which hands the person to the console's consent page, and the token
- * endpoint (authorization code with PKCE S256, rotating refresh tokens, RFC 8707 resources).
+ * endpoint (authorization code with PKCE S256, rotating refresh tokens, RFC 8707 resources),
+ * and the revocation endpoint (RFC 7009).
  */
 export const OAUTH_METADATA_PATH = "/.well-known/oauth-authorization-server";
 /** The console page a person approves or declines on (console/app/pages/consent.tsx). */
@@ -40,6 +41,8 @@ export function authorizationServerMetadata(base: string) {
     authorization_endpoint: `${base}/authorize`,
     token_endpoint: `${base}/token`,
     registration_endpoint: `${base}/register`,
+    revocation_endpoint: `${base}/revoke`,
+    revocation_endpoint_auth_methods_supported: ["none"],
     response_types_supported: ["code"],
     response_modes_supported: ["query"],
     grant_types_supported: ["authorization_code", "refresh_token"],
@@ -128,6 +131,19 @@ export function oauthRoutes(deps: Deps): OAuthRoute[] {
           if (grantType === "authorization_code") return json(200, await exchangeCode(deps, params), noStore);
           if (grantType === "refresh_token") return json(200, await refreshGrant(deps, params), noStore);
           throw new OAuthError("unsupported_grant_type", `grant_type must be authorization_code or refresh_token, not ${grantType ?? "(missing)"}`);
+        } catch (err) {
+          if (err instanceof OAuthError) return oauthError(err);
+          throw err;
+        }
+      },
+    },
+    {
+      method: "POST",
+      path: "/revoke",
+      handler: async (ctx) => {
+        try {
+          await revokeToken(deps, new URLSearchParams(await readBody(ctx.request, deps.config.maxBodyBytes)));
+          return new Response(null, { status: 200, headers: noStore });
         } catch (err) {
           if (err instanceof OAuthError) return oauthError(err);
           throw err;

@@ -1,4 +1,4 @@
-import { and, eq, isNull } from "drizzle-orm";
+import { and, eq, inArray, isNull } from "drizzle-orm";
 import { createHash, randomBytes } from "node:crypto";
 import type { Db } from "../../db/client.ts";
 import { oauthGrants, oauthSecrets } from "../../db/schema/index.ts";
@@ -183,4 +183,35 @@ export async function authenticateOAuthToken(deps: Deps, token: string, resource
     oauthGrantId: grant.id,
     principal: `oauth:${grant.id}`,
   };
+}
+
+/**
+ * Token revocation (RFC 7009): a client says it is done with a token. A refresh token ends its
+ * whole grant (every token the grant issued stops at once); an access token ends alone. A token
+ * this service does not know (never issued, expired and swept, already revoked) changes nothing
+ * and the answer is the same: the client's aim, the token no longer working, holds (section 2.2).
+ * A token issued to another client is refused: only its holder's own client may revoke it.
+ */
+export async function revokeToken(deps: Deps, params: URLSearchParams): Promise<void> {
+  const token = params.get("token");
+  if (!token) throw new OAuthError("invalid_request", "token is missing: send the access or refresh token to revoke");
+  const clientId = params.get("client_id");
+  if (!clientId) throw new OAuthError("invalid_request", "client_id is missing (every client here is public: send client_id in the body)");
+  // token_type_hint only speeds up a lookup; one lookup by hash finds either kind.
+  const [found] = await deps.db
+    .select({ kind: oauthSecrets.kind, grant: oauthGrants })
+    .from(oauthSecrets)
+    .innerJoin(oauthGrants, eq(oauthGrants.id, oauthSecrets.grantId))
+    .where(and(eq(oauthSecrets.hash, hashSecret(token)), inArray(oauthSecrets.kind, ["access", "refresh"])))
+    .limit(1);
+  if (!found) return;
+  if (found.grant.clientId !== clientId) throw new OAuthError("unauthorized_client", "This token was issued to another client");
+  const now = deps.clock.now();
+  if (found.kind === "access") {
+    await deps.db.delete(oauthSecrets).where(eq(oauthSecrets.hash, hashSecret(token)));
+    return;
+  }
+  if (await endGrant(deps.db, found.grant.id, now)) {
+    await recordAudit(deps.db, { orgId: found.grant.orgId, actor: { type: "user", userId: found.grant.userId }, action: "oauth_grant_revoked", targets: { id: found.grant.id }, status: 200, at: now });
+  }
 }

@@ -86,6 +86,12 @@ async function mcpTools(token: string): Promise<string[]> {
   }
 }
 
+/** POST /revoke (RFC 7009), form-encoded as OAuth clients send it. */
+async function revoke(params: Record<string, string>) {
+  const res = await fetch(`${server.url}/revoke`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: new URLSearchParams(params) });
+  return { status: res.status, body: await res.text(), headers: res.headers };
+}
+
 const mcpPost = (token: string) =>
   fetch(`${server.url}/mcp`, {
     method: "POST",
@@ -329,6 +335,53 @@ describe("OAuth 2.1 for MCP clients", () => {
     expect(key.status).toBe(201);
     expect(key.body.expiresAt).toBe(grant.expiresAt);
     expect(key.body.note).toContain("capped");
+  });
+
+  test("revocation (RFC 7009): revoking a refresh token ends its grant; it then fails at /token and its access token at /mcp", async () => {
+    const meta = await (await fetch(`${server.url}/.well-known/oauth-authorization-server`)).json();
+    expect(meta).toMatchObject({ revocation_endpoint: `${server.url}/revoke`, revocation_endpoint_auth_methods_supported: ["none"] });
+    const tokens = await tokensFor();
+    const grant = (await org.admin.get("/api/oauth-grants?limit=1")).body.data[0];
+    expect((await mcpPost(tokens.access_token)).status).toBe(200);
+    const res = await revoke({ token: tokens.refresh_token, token_type_hint: "refresh_token", client_id: clientId });
+    expect({ status: res.status, body: res.body, cacheControl: res.headers.get("cache-control") }).toEqual({ status: 200, body: "", cacheControl: "no-store" });
+    const refreshed = await tokenRequest(server, { grant_type: "refresh_token", refresh_token: tokens.refresh_token, client_id: clientId });
+    expect([refreshed.status, refreshed.body.error]).toEqual([400, "invalid_grant"]);
+    expect((await mcpPost(tokens.access_token)).status).toBe(401);
+    expect((await org.admin.get("/api/oauth-grants?limit=1")).body.data[0]).toMatchObject({ id: grant.id, active: false, revokedAt: expect.any(String) });
+    const audit = await org.admin.get(`/api/audit?targetId=${grant.id}&action=oauth_grant_revoked`);
+    expect(audit.body.data.map((e: { actor: { type: string } }) => e.actor.type)).toEqual(["user"]);
+    // Revoked already, or never issued: the same 200 (the client's aim holds), and nothing more is written.
+    expect((await revoke({ token: tokens.refresh_token, client_id: clientId })).status).toBe(200);
+    expect((await revoke({ token: "mrt_never-issued", client_id: clientId })).status).toBe(200);
+    expect((await org.admin.get(`/api/audit?targetId=${grant.id}&action=oauth_grant_revoked`)).body.data).toHaveLength(1);
+  });
+
+  test("revocation of an access token ends that token only; the grant refreshes on", async () => {
+    const tokens = await tokensFor();
+    const res = await revoke({ token: tokens.access_token, token_type_hint: "access_token", client_id: clientId });
+    expect(res.status).toBe(200);
+    expect((await mcpPost(tokens.access_token)).status).toBe(401);
+    const next = await tokenRequest(server, { grant_type: "refresh_token", refresh_token: tokens.refresh_token, client_id: clientId });
+    expect(next.status).toBe(200);
+    expect((await mcpPost(next.body.access_token)).status).toBe(200);
+  });
+
+  test("revocation refusals: no token, no client_id, another client's token (which keeps working)", async () => {
+    const tokens = await tokensFor();
+    const other = (await registerClient(server, { client_name: "Other host", redirect_uris: [REDIRECT] })).body.client_id;
+    const cases: [Record<string, string>, string][] = [
+      [{ client_id: clientId }, "invalid_request"],
+      [{ token: tokens.refresh_token }, "invalid_request"],
+      [{ token: tokens.refresh_token, client_id: other }, "unauthorized_client"],
+      [{ token: tokens.access_token, client_id: other }, "unauthorized_client"],
+    ];
+    for (const [params, error] of cases) {
+      const res = await revoke(params);
+      expect({ params, status: res.status, error: JSON.parse(res.body).error }).toEqual({ params, status: 400, error });
+    }
+    expect((await mcpPost(tokens.access_token)).status).toBe(200);
+    expect((await tokenRequest(server, { grant_type: "refresh_token", refresh_token: tokens.refresh_token, client_id: clientId })).status).toBe(200);
   });
 
   test("an OAuth token cannot approve more grants", async () => {
