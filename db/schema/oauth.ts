@@ -35,7 +35,8 @@ export const oauthGrants = pgTable(
     revokedAt: timestamp("revoked_at", { withTimezone: true }),
     createdAt: createdAt(),
   },
-  (t) => [index("oauth_grants_org_idx").on(t.orgId, t.createdAt)],
+  // By client: the sweep of unused clients asks whether one has a grant, and deleting a client deletes its grants.
+  (t) => [index("oauth_grants_org_idx").on(t.orgId, t.createdAt), index("oauth_grants_client_idx").on(t.clientId)],
 );
 
 /** Authorization codes (one use, minutes long) and access and refresh tokens, by hash. */

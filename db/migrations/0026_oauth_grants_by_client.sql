@@ -1,0 +1,1 @@
+CREATE INDEX "oauth_grants_client_idx" ON "oauth_grants" USING btree ("client_id");
