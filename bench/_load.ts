@@ -1,9 +1,9 @@
 /**
  * Shared pieces of the load benchmarks (presign, get): a throwaway PostgreSQL database and
  * Redis prefix, server processes of their own (bench/_target.ts) whose RSS can be read,
- * wrk runs, the fixed-rate client, and the RESULTS.md section writer.
+ * wrk runs, the fixed-rate client, and the writer of a scenario's results file (bench/results/).
  */
-import { readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, totalmem } from "node:os";
 import { join } from "node:path";
 import Redis from "ioredis";
@@ -249,17 +249,15 @@ export function load1(): number {
 export const ms = (x: number) => x.toFixed(2);
 export const int = (x: number) => Math.round(x).toLocaleString("en-US");
 
-/** Replaces the section whose heading starts with `## <name>` in bench/RESULTS.md (or appends it). */
-export function writeSection(name: string, section: string) {
-  const file = join(import.meta.dir, "RESULTS.md");
-  let text = readFileSync(file, "utf8");
-  const start = text.search(new RegExp(`^## ${name}\\b`, "m"));
-  if (start === -1) text = `${text.trimEnd()}\n\n${section.trimEnd()}\n`;
-  else {
-    const next = text.indexOf("\n## ", start + 1);
-    text = `${text.slice(0, start)}${section.trimEnd()}\n${next === -1 ? "" : text.slice(next)}`;
-  }
-  writeFileSync(file, text);
+/**
+ * Writes a scenario's section to bench/results/<scenario>.md, replacing the file whole: a rerun
+ * replaces its own results and nothing else. bench/RESULTS.md is the page of targets that links
+ * to these files; it is edited by hand when a run changes a verdict.
+ */
+export function writeSection(scenario: string, section: string) {
+  const dir = join(import.meta.dir, "results");
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, `${scenario}.md`), `${section.trimEnd()}\n`);
 }
 
 /** CPU seconds (user + system) a process has used so far (Linux, clock ticks of 10 ms). */

@@ -3,7 +3,7 @@
  * (docs/cli.md#install): `npx media` in the checkout, `media` after `npm link` (cli/bin/media,
  * the checkout's Bun running cli/main.ts) and the compiled binary (`npm run build:cli`). Each
  * runs `--version` (start-up alone) and `buckets list --json` (start-up and one request to a
- * local service), measured by hyperfine. Writes its section of bench/RESULTS.md.
+ * local service), measured by hyperfine. Writes bench/results/cli-start.md (BENCH_NO_WRITE=1 leaves it).
  */
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -43,7 +43,7 @@ try {
     });
   }
   console.log(rows.join("\n"));
-  writeSection(
+  if (!process.env.BENCH_NO_WRITE) writeSection(
     "cli-start",
     `## cli-start — how long \`media\` takes to start
 

@@ -11,7 +11,7 @@
  * pg_stat_activity is sampled every 20 ms for backends waiting on a lock (a row lock shows as
  * `Lock:transactionid` or `Lock:tuple`). Reported: confirms per second, latency percentiles,
  * the share of samples with a backend waiting on a lock, and the server's CPU per confirm.
- * BENCH_NO_WRITE=1 leaves bench/RESULTS.md alone.
+ * BENCH_NO_WRITE=1 leaves bench/results/confirm.md alone.
  */
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";

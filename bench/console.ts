@@ -9,7 +9,7 @@
  * - Scrolling: the grid scrolled from the first object to the last at a steady speed
  *   (BENCH_SCROLL_SECONDS, 10), one step per animation frame; frames dropped = frames that
  *   came later than one 60 Hz interval after the previous, counted in missed intervals.
- * BENCH_NO_WRITE=1 leaves bench/RESULTS.md alone.
+ * BENCH_NO_WRITE=1 leaves bench/results/console.md alone.
  */
 import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";

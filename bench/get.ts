@@ -7,7 +7,7 @@
  *
  * Environment: BENCH_OBJECTS (1000 objects requested in turn), BENCH_SECONDS per round (5),
  * BENCH_ROUNDS (3), BENCH_CONNECTIONS (16), BENCH_PG_URL, BENCH_REDIS_URL. The database and
- * Redis keys made for the run are deleted at the end. BENCH_NO_WRITE=1 leaves RESULTS.md alone.
+ * Redis keys made for the run are deleted at the end. BENCH_NO_WRITE=1 leaves bench/results/get.md alone.
  */
 import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";

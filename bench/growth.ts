@@ -7,7 +7,7 @@
  * to a different organization in turn. Each call is timed from the client, sequentially
  * (BENCH_ITERATIONS, 200, after 10 of warm-up), through the real server in its own process on
  * PostgreSQL and Redis. The load average is recorded beside each size: on this shared machine
- * only the rows of one run compare. BENCH_NO_WRITE=1 leaves bench/RESULTS.md alone.
+ * only the rows of one run compare. BENCH_NO_WRITE=1 leaves bench/results/growth.md alone.
  */
 import { sql } from "drizzle-orm";
 import { SignJWT } from "jose";

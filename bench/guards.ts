@@ -15,8 +15,8 @@
  * Environment: BENCH_PG_URL (postgres://postgres@127.0.0.1:5432/postgres; a database is
  * created and dropped), BENCH_REDIS_URL (redis://127.0.0.1:6379; keys under a fresh prefix,
  * deleted after), BENCH_REQUESTS per side and route (5000), BENCH_SECONDS per wrk round (5),
- * BENCH_ROUNDS (3), BENCH_CONNECTIONS ("8"; "" skips wrk). --write replaces the "guards"
- * section of bench/RESULTS.md.
+ * BENCH_ROUNDS (3), BENCH_CONNECTIONS ("8"; "" skips wrk). --write replaces
+ * bench/results/guards.md.
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, getPriority, loadavg, tmpdir, totalmem } from "node:os";

@@ -4,7 +4,7 @@
  * through the whole HTTP endpoint of a server in its own process (bench/_target.ts).
  * Target: the first page with its `total`, p95 <= 10 ms. Also the server's RSS after serving
  * listings over the million objects. BENCH_ITERATIONS sequential requests per case (200).
- * BENCH_NO_WRITE=1 leaves bench/RESULTS.md alone.
+ * BENCH_NO_WRITE=1 leaves bench/results/list.md alone.
  */
 import postgres from "postgres";
 import { int, load1, machine, ms, rssMiB, writeSection } from "./_load.ts";

@@ -10,7 +10,7 @@
  *
  * Options: --seconds N (per HTTP run, 5) --clients N (concurrent HTTP clients, 8)
  * --concurrency N (2) --files N (per derivative kind, 6). Prints a Markdown section and writes
- * it to bench/RESULTS.md unless BENCH_NO_WRITE is set.
+ * it to bench/results/media.md unless BENCH_NO_WRITE is set.
  */
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir, totalmem } from "node:os";
@@ -329,5 +329,5 @@ const lines = [
   "",
 ];
 process.stdout.write(`${lines.join("\n")}\n`);
-if (!process.env.BENCH_NO_WRITE) writeSection("media, latest run", lines.join("\n"));
+if (!process.env.BENCH_NO_WRITE) writeSection("media", lines.join("\n"));
 process.exit(0);

@@ -35,7 +35,7 @@
  * samples per phase, so a single stall decided it), NEIGHBOURS_CONFIGS (default
  * "embedded,apart"), NEIGHBOURS_REPEAT rounds (default 2), NEIGHBOURS_ENV (JSON: server
  * settings added to each), NEIGHBOURS_LOADS (org A's loads, default all six:
- * "search,render,upload,generate,import,webhook"), BENCH_WRITE=1 writes bench/RESULTS.md.
+ * "search,render,upload,generate,import,webhook"), BENCH_WRITE=1 writes bench/results/neighbours.md.
  */
 import { cpSync, mkdirSync, rmSync } from "node:fs";
 import { cpus, loadavg, totalmem } from "node:os";

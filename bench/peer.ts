@@ -16,7 +16,7 @@
  * operation, alternating ours and the peer's, so both see the same moments of the machine;
  * medians are reported with the server's CPU per request, the median of the rounds' ratios
  * and the load average.
- * BENCH_NO_WRITE=1 leaves bench/RESULTS.md alone; BENCH_PEER_DIR reuses a build; BENCH_PEER_OPS
+ * BENCH_NO_WRITE=1 leaves bench/results/peer.md alone; BENCH_PEER_DIR reuses a build; BENCH_PEER_OPS
  * (a comma list of words, e.g. `list,search`) runs only the operations whose name has one.
  */
 import { mkdirSync, rmSync } from "node:fs";

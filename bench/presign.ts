@@ -15,7 +15,7 @@
  * Environment: BENCH_SECONDS per round (5), BENCH_ROUNDS (3), BENCH_CONNECTIONS (16: wrk's
  * connections and the loop's concurrency), BENCH_FIXED_SECONDS (10), BENCH_PG_URL,
  * BENCH_REDIS_URL. The database and Redis keys made for the run are deleted at the end.
- * BENCH_NO_WRITE=1 leaves bench/RESULTS.md alone.
+ * BENCH_NO_WRITE=1 leaves bench/results/presign.md alone.
  */
 import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";

@@ -92,7 +92,7 @@ for (const n of runs) {
   }
 }
 
-writeSection(
+if (!process.env.BENCH_NO_WRITE) writeSection(
   "reconcile",
   `## reconcile — memory and time against the number of objects
 

@@ -7,7 +7,7 @@
  * machine. A third column times the floor of any plan that visits every match: counting the
  * matches alone. Targets: mid-frequency terms p95 <= 30 ms and <= 1.5x the direct SQL.
  * BENCH_ITERATIONS per query (100; the very common terms 50). BENCH_NO_WRITE=1 leaves
- * bench/RESULTS.md alone.
+ * bench/results/search.md alone.
  */
 import { sql } from "drizzle-orm";
 import { openDatabase } from "../db/client.ts";

@@ -49,7 +49,7 @@ const oursRate = await rate("ours (storage/presigner.ts)", seconds, (i) => ours.
 console.log(`\nours / SDK: ${(oursRate / sdkRate).toFixed(1)}x   (target >= 25x)`);
 console.log(`ours / Bun: ${(oursRate / bunRate).toFixed(2)}x`);
 
-// The section of bench/RESULTS.md, rewritten with this run's rows (BENCH_NO_WRITE=1 leaves it).
+// bench/results/sign.md, rewritten with this run's rows (BENCH_NO_WRITE=1 leaves it).
 const { loadavg } = await import("node:os");
 const { writeSection } = await import("./_load.ts");
 const sdkVersion = ((await import("@aws-sdk/s3-request-presigner/package.json", { with: { type: "json" } })) as { default: { version: string } }).default.version;

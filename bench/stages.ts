@@ -1,7 +1,7 @@
 /**
  * `npx bun bench/stages.ts [embedded|services]`: where the worker path's CPU goes, one stage
- * at a time, for one 12 MP JPEG thumbnail (the profile behind bench/RESULTS.md). Stages run
- * one after another, so each one's CPU time (this process: user + system) is its own. The
+ * at a time, for one 12 MP JPEG thumbnail (the profile in bench/notes/2026-11-24-media-processing.md).
+ * Stages run one after another, so each one's CPU time (this process: user + system) is its own. The
  * services mode uses a fresh PostgreSQL database, dropped afterwards. With S3_* set, storage
  * is that store instead of the embedded node.
  */

@@ -2,7 +2,7 @@
  * `npx bun bench/thumbs.ts`: thumbnails per second through the whole worker path (outbox ->
  * queue -> processor -> storage -> database) against a bare sharp loop doing the same
  * rendering on the same images in the same run, against ImageMagick `convert`, and video
- * posters per second. Prints a Markdown section for bench/RESULTS.md.
+ * posters per second. Prints a Markdown section and writes it to bench/results/thumbs.md.
  *
  * Options: --images N (distinct 12 MP photos, 24) --rounds N (each photo uploaded N times per
  * batch, 2) --repeat N (worker batches per backend, each between two bare batches, 3)
@@ -360,8 +360,8 @@ const lines = [
   "",
 ];
 process.stdout.write(`${lines.join("\n")}\n`);
-// The analysis under "## Thumbnails" is written by hand; each run replaces only its own section.
+// The analysis (bench/notes/) is written by hand; a run replaces only bench/results/thumbs.md.
 if (!process.env.BENCH_NO_WRITE) {
   const [, ...body] = lines;
-  writeSection("thumbs, latest run", [`## thumbs, latest run (${new Date().toISOString().slice(0, 10)}; written by \`npm run bench -- thumbs\`)`, ...body].join("\n"));
+  writeSection("thumbs", [`## thumbs, latest run (${new Date().toISOString().slice(0, 10)}; written by \`npm run bench -- thumbs\`)`, ...body].join("\n"));
 }

@@ -6,7 +6,7 @@
  * the SDK's client over an in-memory transport, of the MCP server /mcp makes for a request
  * without parameters, so it is the one sent (test/e2e/mcp-tool-list.test.ts checks HTTP sends
  * the same). Runs in a second, without a database: listing reads nothing.
- * BENCH_NO_WRITE=1 prints the section and leaves bench/RESULTS.md alone.
+ * BENCH_NO_WRITE=1 prints the section and leaves bench/results/tool-list.md alone.
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";

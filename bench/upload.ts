@@ -163,7 +163,7 @@ try {
   console.log(out.join("\n"));
   // The analysis under "## upload" is written by hand; each run replaces only its own section.
   if (!process.env.BENCH_NO_WRITE) {
-    writeSection("upload, latest run", [`## upload, latest run (${new Date().toISOString().slice(0, 10)}; written by \`npm run bench -- upload\`)`, "", ...out].join("\n"));
+    writeSection("upload", [`## upload, latest run (${new Date().toISOString().slice(0, 10)}; written by \`npm run bench -- upload\`)`, "", ...out].join("\n"));
   }
 } finally {
   await server.stop();
