@@ -4,10 +4,12 @@ import { sweepExpiredReservations } from "../domain/media/uploads.ts";
 import { pruneOutbox } from "./outbox.ts";
 import { pruneAudit } from "../domain/audit/audit.ts";
 import { pruneEvents } from "../domain/events/retention.ts";
+import { sweepOAuth } from "../domain/access/oauth-sweep.ts";
 
 /**
  * Periodic housekeeping: expired upload reservations are released, soft-deleted objects past
- * retention are queued for purge, old outbox rows, audit entries and webhook deliveries are deleted. Safe to run on every instance at once.
+ * retention are queued for purge, old outbox rows, audit entries and webhook deliveries are deleted,
+ * and so are expired OAuth codes and tokens and OAuth clients never used. Safe to run on every instance at once.
  */
 export function startMaintenance(deps: Deps, everyMs = 60_000): { stop(): Promise<void>; runOnce(): Promise<void> } {
   let running: Promise<void> | null = null;
@@ -18,6 +20,7 @@ export function startMaintenance(deps: Deps, everyMs = 60_000): { stop(): Promis
       await pruneOutbox(deps);
       await pruneAudit(deps);
       await pruneEvents(deps);
+      await sweepOAuth(deps);
     } catch (err) {
       deps.log.warn("maintenance pass failed", { error: String(err) });
     }

@@ -75,6 +75,10 @@ export async function approveGrant(deps: Deps, caller: Caller, issuer: string, r
   const { expiresAt } = await boundedExpiry(deps, caller, inDays(now, GRANT_DAYS));
   const code = randomBytes(32).toString("base64url");
   const grantId = await deps.db.transaction(async (tx) => {
+    // Held until commit, so the sweep of unused clients (oauth-sweep.ts) skips this one; if the
+    // sweep took it first, the client is gone and the person hears so instead of a failed insert.
+    const [client] = await tx.select({ id: oauthClients.id }).from(oauthClients).where(eq(oauthClients.id, req.client.id)).for("share");
+    if (!client) throw errors.badRequest(`${req.client.name} is no longer registered here (unused for too long): the application must register again`);
     const [grant] = await tx
       .insert(oauthGrants)
       .values({
