@@ -16,7 +16,7 @@ export const thumbnailSummary = z
     height: z.number().int().nullable(),
     contentType: z.string().nullable(),
     etag: z.string().nullable().describe("Changes whenever the thumbnail changes; pass it as ?v= to cache the thumbnail URL for good"),
-    path: z.string().optional().describe("In lists, when ready: a signed path on this service serving the thumbnail without a credential, for a day or more"),
+    path: z.string().optional().describe("When ready: a signed path on this service serving the thumbnail without a credential, for a day or more"),
   })
   .meta({ id: "ThumbnailSummary" });
 export type ThumbnailSummary = z.output<typeof thumbnailSummary>;

@@ -13,13 +13,30 @@ import { newSigningKey } from "./settings.ts";
 
 /* Signed render URLs: usable without a credential (an <img> src), until they expire. */
 
-/** The organization's signing key, made the first time a URL is signed. */
-export async function signingKey(deps: Deps, orgId: string): Promise<string> {
+/**
+ * An organization's key never changes once made, so each process keeps the ones it has read:
+ * signing a page of thumbnails, or one object's, costs no statement after the first.
+ */
+const knownKeys = new Map<string, string>();
+const KNOWN_KEYS_MAX = 10_000;
+
+/**
+ * The organization's signing key, made the first time a URL is signed. Always on the primary
+ * (`deps.db` of the caller's own deps, never a replica's handle): it may have to write the key.
+ */
+export async function signingKey(deps: Pick<Deps, "db">, orgId: string): Promise<string> {
+  const known = knownKeys.get(orgId);
+  if (known) return known;
   const [row] = await deps.db.select({ secret: mediaSettings.renderSecret }).from(mediaSettings).where(eq(mediaSettings.orgId, orgId));
-  if (row) return row.secret;
-  await deps.db.insert(mediaSettings).values({ orgId, renderSecret: newSigningKey() }).onConflictDoNothing();
-  const [made] = await deps.db.select({ secret: mediaSettings.renderSecret }).from(mediaSettings).where(eq(mediaSettings.orgId, orgId));
-  return made!.secret;
+  let secret = row?.secret;
+  if (!secret) {
+    await deps.db.insert(mediaSettings).values({ orgId, renderSecret: newSigningKey() }).onConflictDoNothing();
+    const [made] = await deps.db.select({ secret: mediaSettings.renderSecret }).from(mediaSettings).where(eq(mediaSettings.orgId, orgId));
+    secret = made!.secret;
+  }
+  if (knownKeys.size >= KNOWN_KEYS_MAX) knownKeys.delete(knownKeys.keys().next().value!);
+  knownKeys.set(orgId, secret);
+  return secret;
 }
 
 /** The query a signed URL carries: the parameters that differ from the defaults, then the expiry. */

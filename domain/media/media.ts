@@ -72,9 +72,14 @@ export async function viewsOf(deps: Deps, orgId: string, ids: string[], opts: { 
   });
 }
 
-/** The media_get read: loadMediaView, from a replica when one may serve it (a write's own answer reads the primary). */
-export function getMedia(deps: Deps, caller: Caller, id: string): Promise<MediaObject> {
-  return loadMediaView({ db: readDb(deps, caller.orgId) }, caller, id);
+/**
+ * The media_get read: loadMediaView, from a replica when one may serve it (a write's own answer
+ * reads the primary), with the signed thumbnail path a listing's row carries.
+ */
+export async function getMedia(deps: Deps, caller: Caller, id: string): Promise<MediaObject> {
+  const view = await loadMediaView({ db: readDb(deps, caller.orgId) }, caller, id);
+  const [signed] = await withThumbnailPaths(deps, caller.orgId, [view]);
+  return signed!;
 }
 
 /** A live object of the caller's organization as a view, in one prepared statement (404 otherwise; 403 outside a restricted key's bucket). */
@@ -121,8 +126,8 @@ function likeContaining(text: string): string {
   return `%${likeEscaped(text)}%`;
 }
 
-export async function listMedia(deps: Deps, caller: Caller, q: MediaQuery): Promise<MediaPage> {
-  deps = { ...deps, db: readDb(deps, caller.orgId) };
+export async function listMedia(primary: Deps, caller: Caller, q: MediaQuery): Promise<MediaPage> {
+  const deps = { ...primary, db: readDb(primary, caller.orgId) };
   // A tag or category is named by id, slug or name (domain/labels/refs.ts).
   const tagSlugs = await labelSlugs(deps.db, tags, caller.orgId, q.tags);
   const categorySlugs = await labelSlugs(deps.db, categories, caller.orgId, q.categories);
@@ -136,7 +141,10 @@ export async function listMedia(deps: Deps, caller: Caller, q: MediaQuery): Prom
     );
   const filtered = Boolean(q.kind || q.search || tagSlugs.length || categorySlugs.length || facts || q.folder !== undefined);
   // Outside a restricted key's bucket: 404 or 403 as everywhere (resolveBucket throws either).
-  if (!filtered && !(q.bucketId && caller.bucketId && caller.bucketId !== q.bucketId)) return unfilteredPages(deps, caller, q, listing);
+  if (!filtered && !(q.bucketId && caller.bucketId && caller.bucketId !== q.bucketId)) {
+    const unfiltered = await unfilteredPages(deps, caller, q, listing);
+    return { ...unfiltered, data: await withThumbnailPaths(primary, caller.orgId, unfiltered.data) };
+  }
 
   const where: SQL[] = [eq(mediaObjects.orgId, caller.orgId), isNull(mediaObjects.deletedAt)];
   const bucketId = q.bucketId ? (await resolveBucket(deps, caller, q.bucketId)).id : caller.bucketId;
@@ -173,7 +181,7 @@ export async function listMedia(deps: Deps, caller: Caller, q: MediaQuery): Prom
           .limit(MAX_FOLDERS)
       : null,
   ]);
-  const listed = page(await withThumbnailPaths(deps, caller.orgId, pageViewRows(rows).map(viewOfPageRow)), total, q.offset);
+  const listed = page(await withThumbnailPaths(primary, caller.orgId, pageViewRows(rows).map(viewOfPageRow)), total, q.offset);
   return folders ? { ...listed, folders: folders.map((f) => f.name) } : listed;
 }
 
@@ -213,7 +221,7 @@ async function unfilteredPages(deps: Deps, caller: Caller, q: MediaQuery, listin
     }).execute({ orgId: caller.orgId, bucketId, ...(first ? {} : { limit: q.limit, offset: q.offset }) }),
   );
   if (!row && bucketId) throw errors.notFound("Bucket");
-  return page(await withThumbnailPaths(deps, caller.orgId, row ? pageViewRows([row]).map(viewOfPageRow) : []), Number(row?.total ?? 0), q.offset);
+  return page(row ? pageViewRows([row]).map(viewOfPageRow) : [], Number(row?.total ?? 0), q.offset);
 }
 
 /**
