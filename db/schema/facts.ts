@@ -1,4 +1,5 @@
-import { boolean, doublePrecision, index, integer, pgTable, text, timestamp, uuid } from "drizzle-orm/pg-core";
+import { sql } from "drizzle-orm";
+import { bigint, boolean, doublePrecision, index, integer, pgTable, real, text, timestamp, uuid } from "drizzle-orm/pg-core";
 import { organizations } from "./identity.ts";
 import { mediaObjects } from "./media.ts";
 
@@ -26,12 +27,30 @@ export const objectFacts = pgTable(
     height: integer("height"),
     /** Seconds, audio and video. */
     duration: doublePrecision("duration"),
+    /** 64-bit difference hash of the picture (images, video posters, PDF first pages), as a signed bigint. */
+    phash: bigint("phash", { mode: "bigint" }),
+    /**
+     * The hash's four 16-bit segments, each indexed: two hashes within distance r share at
+     * least one segment within r / 4 (pigeonhole), so a similarity query probes a few index
+     * keys per segment instead of scanning (domain/media/similar.ts).
+     */
+    phash0: integer("phash0"),
+    phash1: integer("phash1"),
+    phash2: integer("phash2"),
+    phash3: integer("phash3"),
+    /** The dominant colour in CIELAB (domain/media/colors.ts), for the `color` filter. */
+    colorL: real("color_l"),
+    colorA: real("color_a"),
+    colorB: real("color_b"),
   },
   (t) => [
     index("object_facts_org_sha256_idx").on(t.orgId, t.sha256),
     index("object_facts_org_taken_idx").on(t.orgId, t.takenAt),
     index("object_facts_org_width_idx").on(t.orgId, t.width),
     index("object_facts_org_duration_idx").on(t.orgId, t.duration),
+    ...([0, 1, 2, 3] as const).map((i) => index(`object_facts_org_phash${i}_idx`).on(t.orgId, t[`phash${i}`]).where(sql`${t[`phash${i}`]} is not null`)),
+    // a* and b* bound the range scan; L* is checked inside the index.
+    index("object_facts_org_color_idx").on(t.orgId, t.colorA, t.colorB, t.colorL).where(sql`${t.colorL} is not null`),
   ],
 );
 
