@@ -5,6 +5,8 @@ import { CallToolResultSchema, LoggingMessageNotificationSchema } from "@modelco
 import { CLI, cliEnv, removeTempConfigHomes } from "../support/cli.ts";
 import { eventually } from "../support/eventually.ts";
 import { mcpClient, withServerAndOrg } from "../support/fixtures.ts";
+import { png } from "../support/media-files.ts";
+import { insertObject, newBucket } from "../support/objects.ts";
 import type { TestOrg, TestServer } from "../support/server.ts";
 
 /**
@@ -18,7 +20,21 @@ setDefaultTimeout(60_000);
 let server: TestServer;
 let org: TestOrg;
 
-withServerAndOrg({ ready: (made) => void ({ server, org } = made), cleanup: removeTempConfigHomes });
+// A file server on loopback for media_import, which must be allowed to fetch from it.
+let picture: Uint8Array;
+const files = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response(picture, { headers: { "content-type": "image/png" } }) });
+
+withServerAndOrg({
+  server: { env: { IMPORT_ALLOW_PRIVATE: "true" } },
+  ready: async (made) => {
+    ({ server, org } = made);
+    picture = new Uint8Array(await png(64, 48));
+  },
+  cleanup: () => {
+    files.stop(true);
+    removeTempConfigHomes();
+  },
+});
 
 type Log = { level: string; logger?: string; data: { tool: string; event?: string; ok?: boolean } };
 
@@ -77,6 +93,51 @@ describe("progress", () => {
     } finally {
       await client.close();
     }
+  });
+});
+
+describe("progress of long calls over HTTP", () => {
+  type Step = { progress: number; total?: number; message?: string };
+
+  /** A tools/call with a progress token: the steps that arrived before the result, and the result. */
+  async function withSteps(name: string, args: Record<string, unknown>) {
+    const client = await mcpClient(server, org.adminKey.secret, "long-calls");
+    try {
+      const steps: Step[] = [];
+      const result = await client.request({ method: "tools/call", params: { name, arguments: args } }, CallToolResultSchema, { onprogress: (p) => void steps.push(p) });
+      return { steps, result };
+    } finally {
+      await client.close();
+    }
+  }
+
+  /**
+   * What every long call promises: three steps or more, each above the last, the tool's own
+   * measure among them, and the last at its total (the end was reported, before the result).
+   */
+  function expectLongCallSteps(name: string, steps: Step[], ownTotal: number) {
+    expect({ name, steps: steps.length >= 3 ? "3 or more" : steps }).toEqual({ name, steps: "3 or more" });
+    expect(steps.every((p, i) => i === 0 || p.progress > steps[i - 1]!.progress)).toBe(true);
+    expect(steps.some((p) => p.total === ownTotal && !p.message?.startsWith(name))).toBe(true);
+    const last = steps.at(-1)!;
+    expect(last.progress).toBe(last.total!);
+  }
+
+  test("media_import with wait: at least three steps, bytes among them, ending at the file's size", async () => {
+    const bucket = await newBucket(org, "progress");
+    const { steps, result } = await withSteps("media_import", { bucketId: bucket.id, key: "long/import.png", url: `http://127.0.0.1:${files.port}/p.png`, wait: true });
+    expect(result.structuredContent).toMatchObject({ state: "stored", bytesReceived: picture.length });
+    expectLongCallSteps("media_import", steps, picture.length);
+  });
+
+  test("sets_generate with wait: at least three steps, items settled among them, ending at all of them", async () => {
+    const bucket = await newBucket(org, "progress");
+    const base = await insertObject(server, org, bucket.id, { bytes: picture, contentType: "image/png" });
+    const set = (await org.admin.post("/api/sets", { name: "progress", baseObjectId: base.id })).body;
+    expect((await org.admin.post(`/api/sets/${set.id}/items`, { aspectRatio: "1:1", width: 32, height: 32, role: "square" })).status).toBe(201);
+    const { steps, result } = await withSteps("sets_generate", { id: set.id, wait: true });
+    expect(result.structuredContent).toMatchObject({ status: "settled", items: 1 });
+    expectLongCallSteps("sets_generate", steps, 1);
   });
 });
 
