@@ -140,7 +140,7 @@ export default {
     { says: "MEDIA_CLI_TEST_FAIL_PARTS=2,5 makes the first attempt of those parts fail.", by: { file: UPLOAD, test: "a failed part is retried" } },
   ],
   notPromises: [
-    { says: "| npx media | 698 ± 19 | 709 ± 40 | | npm link | 106 ± 5 | 118 ± 7 | | compiled binary | 77 ± 4 | 86 ± 6 |", why: "start times measured by npm run bench -- cli-start (bench/RESULTS.md, cli-start: hyperfine, 20 runs, load 2.7)" },
+    { says: "| npx media | 698 ± 19 | 709 ± 40 | | npm link | 106 ± 5 | 118 ± 7 | | compiled binary | 77 ± 4 | 86 ± 6 |", why: "start times measured by npm run bench -- cli-start (bench/results/cli-start.md: hyperfine, 20 runs, load 2.7)" },
     { says: "strings and numbers: --name photos, --limit 20 (--limit=20 works too);", why: "example values of the flag syntax (the syntax itself: test/unit/cli-flags.test.ts)" },
   ],
 } satisfies PageClaims;

@@ -85,7 +85,7 @@ export default {
     },
   ],
   notPromises: [
-    { says: "(about 47 KB gzipped for the page, its script and stylesheet; the explorer's schemas are a further 17 KB, loaded when it opens).", why: "sizes printed by npm run build:console when the page was written; a measurement of the bundle, not a limit (the first load is measured by npm run bench -- console, bench/RESULTS.md)" },
+    { says: "(about 47 KB gzipped for the page, its script and stylesheet; the explorer's schemas are a further 17 KB, loaded when it opens).", why: "sizes printed by npm run build:console when the page was written; a measurement of the bundle, not a limit (the first load is measured by npm run bench -- console, bench/results/console.md)" },
     { says: ".ci/run installs it) with playwright-core:", why: "a package name, not a header or a number" },
   ],
 } satisfies PageClaims;

@@ -208,7 +208,7 @@ const claims: PageClaims = {
   notPromises: [
     {
       says: "kept upload URLs at 150-380 ms in the worst 1%",
-      why: "a measurement (bench/RESULTS.md) explaining the decision, not a bound the service keeps",
+      why: "a measurement (bench/notes/2026-11-27-neighbours-sittings.md, tenth sitting) explaining the decision, not a bound the service keeps",
     },
   ],
 };

@@ -255,7 +255,7 @@ const claims: PageClaims = {
   notPromises: [
     {
       says: "An everyday search (5-30 ms) never meets it",
-      why: "what an everyday search costs, measured (bench/RESULTS.md); the budget itself is backed above",
+      why: "what an everyday search costs, measured (bench/notes/2026-11-27-neighbours-sittings.md); the budget itself is backed above",
     },
   ],
 };

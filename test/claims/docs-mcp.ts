@@ -6,6 +6,7 @@ import { ALL_TOOLS, DEFAULT_SELECTION, selectTools, TOOLSET_NAMES, type ToolSele
 import { processorsFor } from "../../worker/processors.ts";
 import { CODE_SECONDS } from "../../domain/access/oauth-grants.ts";
 import { ACCESS_TOKEN_SECONDS, REFRESH_TOKEN_DAYS } from "../../domain/access/oauth-tokens.ts";
+import { OAUTH_SECRET_GRACE_SECONDS, UNUSED_CLIENT_HOURS } from "../../domain/access/oauth-sweep.ts";
 import type { PageClaims } from "./claim.ts";
 import { defaults, GiB, org } from "../support/claim-checks.ts";
 import { LISTING_CREDENTIALS } from "../support/mcp-listing.ts";
@@ -19,6 +20,7 @@ const LIST = "test/e2e/mcp-tool-list.test.ts";
 const IMPORT = "test/e2e/mcp-import.test.ts";
 const OAUTH = "test/e2e/oauth.test.ts";
 const CONSENT = "test/browser/oauth-consent.test.ts";
+const SWEEP = "test/e2e/oauth-sweep.test.ts";
 
 const count = (credential: Credential, selection: ToolSelection = ALL_TOOLS) => selectTools(toolsFor(registry, credential), selection).length;
 /** The tools each credential of the page's table is listed, as the bench counts them. */
@@ -38,7 +40,7 @@ const toolsetCounts = async () => {
   expect(counts).toEqual({ context: 1, buckets: 4, media: 8, upload: 5, search: 1, labels: 9, multipart: 4, collections: 15, trash: 3, usage: 3, billing: 6, keys: 9, webhooks: 11, admin: 4 });
   expect(count(admin, DEFAULT_SELECTION)).toBe(28);
 };
-const BENCH = "bytes measured by npm run bench -- tool-list (bench/RESULTS.md, mcp-tools); they move with every description, and the promise is the 40 KB budget the tests hold";
+const BENCH = "bytes measured by npm run bench -- tool-list (bench/results/tool-list.md; the first measurement in bench/notes/2026-11-24-mcp-tools.md); they move with every description, and the promise is the 40 KB budget the tests hold";
 
 export default {
   page: "docs/mcp.md",
@@ -53,6 +55,16 @@ export default {
     { says: "listed under Connected apps in the console and by oauth_grants_list, ended by oauth_grants_revoke.", by: { file: CONSENT, test: "connected apps lists the grant; revoking it ends the token at once" } },
     { says: "Its creation, each refresh and its end are in the audit log", by: { file: OAUTH, test: "each step is in the audit log" } },
     { says: "an OAuth token cannot approve another grant.", by: { file: OAUTH, test: "an OAuth token cannot approve more grants" } },
+    { says: "| POST /revoke | token revocation (RFC 7009, revocation_endpoint in the metadata): token and the client's client_id; a refresh token ends its whole grant, an access token ends alone;", by: { file: OAUTH, test: "revocation (RFC 7009): revoking a refresh token ends its grant" } },
+    { says: "a refresh token ends its whole grant, an access token ends alone;", by: { file: OAUTH, test: "revocation of an access token ends that token only; the grant refreshes on" } },
+    { says: "an unknown or already revoked token is answered 200 too, another client's token is 400 unauthorized_client |", by: { file: OAUTH, test: "revocation refusals: no token, no client_id, another client's token" } },
+    { says: "an unknown or already revoked token is answered 200 too,", by: { file: OAUTH, test: "revocation (RFC 7009): revoking a refresh token ends its grant" } },
+    { says: "With an OAuth token, me_get (and GET /api/me) answers credential.type oauth, the grant as oauthGrantId, the client's client_id as accessKeyId and the grant's end as expiresAt. An API key created with an OAuth token never outlives its grant,", by: { file: OAUTH, test: "me_get and GET /api/me name an OAuth token as oauth" } },
+    { says: "The periodic maintenance deletes codes and tokens one hour after they expire (until then, one presented is told it expired),", check: async () => expect(OAUTH_SECRET_GRACE_SECONDS).toBe(3600) },
+    { says: "The periodic maintenance deletes codes and tokens one hour after they expire", by: { file: SWEEP, test: "expired codes and tokens of every organization go; live ones, and ones just expired, stay" } },
+    { says: "and clients that got no grant within 24 hours of registering,", check: async () => expect(UNUSED_CLIENT_HOURS).toBe(24) },
+    { says: "and clients that got no grant within 24 hours of registering, of every organization, in bounded batches;", by: { file: SWEEP, test: "clients never granted anything within a day go" } },
+    { says: "several instances may sweep at once.", by: { file: SWEEP, test: "two instances sweeping at once" } },
     { says: "Access tokens (mat_…) live one hour.", check: async () => expect(ACCESS_TOKEN_SECONDS).toBe(3600) },
     { says: "Access tokens (mat_…) live one hour. Refresh tokens (mrt_…) live 30 days and rotate: each refresh answers a new pair, and a spent refresh token presented again revokes the whole grant.", by: { file: OAUTH, test: "refresh tokens rotate; presenting a spent one revokes the grant" } },
     { says: "Refresh tokens (mrt_…) live 30 days", check: async () => expect(REFRESH_TOKEN_DAYS).toBe(30) },

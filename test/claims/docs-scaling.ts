@@ -4,10 +4,10 @@ import { MEDIA_SORTS } from "../../domain/media/media.ts";
 import type { PageClaims } from "./claim.ts";
 import { defaults } from "../support/claim-checks.ts";
 
-const PEER = "measured by npm run bench -- peer under wrk on a shared 2-vCPU machine (bench/RESULTS.md, peer, 2026-11-28 06:59); CPU per request on one machine, not a bound the service holds";
-const EIGHTH = "measured with PostgreSQL's processes summed under wrk (bench/RESULTS.md, 'Eighth sitting'); a measurement, not a bound";
-const GROWTH = "measured by npm run bench -- growth (bench/RESULTS.md, growth): sequential p50 / p95 at load 6.5-8.8, a measurement on one machine";
-const SEARCH = "measured by npm run bench -- search (bench/RESULTS.md, search); a measurement on one machine";
+const PEER = "measured by npm run bench -- peer under wrk on a shared 2-vCPU machine (the run of 2026-11-28 06:59, quoted in bench/notes/2026-11-29-summary-tables.md); CPU per request on one machine, not a bound the service holds";
+const EIGHTH = "measured with PostgreSQL's processes summed under wrk (bench/notes/2026-11-28-eighth-sitting.md); a measurement, not a bound";
+const GROWTH = "measured by npm run bench -- growth (an earlier run than bench/results/growth.md): sequential p50 / p95 at load 6.5-8.8, a measurement on one machine";
+const SEARCH = "measured by npm run bench -- search (bench/results/search.md); a measurement on one machine";
 
 export default {
   page: "docs/scaling.md",
@@ -84,12 +84,12 @@ export default {
     { says: "URL calls/s or ~300 list/search calls/s.", why: `${PEER}: the table above read as calls per core` },
     {
       says: "of about 330 KB each), so budget up to ~20 MB of PostgreSQL memory per connection on a busy instance; a search connection keeps up to 24 search statements of the same size (the common shapes: one or two words, by bucket or kind), about 8 MB.",
-      why: "a memory budget for the operator: the size of a kept statement was measured in PostgreSQL (bench/RESULTS.md, Seventh sitting), and the 24 search shapes are search/postgres.ts keptShape's (one or two words or prefixes, by bucket, kind, both or neither); PostgreSQL's memory is not something the service answers",
+      why: "a memory budget for the operator: the size of a kept statement was measured in PostgreSQL (bench/notes/2026-11-28-seventh-sitting.md), and the 24 search shapes are search/postgres.ts keptShape's (one or two words or prefixes, by bucket, kind, both or neither); PostgreSQL's memory is not something the service answers",
     },
-    { says: "words must answer well under 50 ms: on PostgreSQL a word with 10,000 or more matches in one organization costs 30-55 ms of statement on two cores", why: "measured (bench/RESULTS.md, 'Profiles and fixes'): the floor of a PostgreSQL search, the reason to add Meilisearch" },
-    { says: "(10,000 rows visited on as many pages, about two thirds of it, then the facets)", why: "measured (bench/RESULTS.md, 'Profiles and fixes'): where a common term's statement spends its time" },
-    { says: "for the objects and media_search rows that pages and searches touch (about 0.5 GB each per million objects; PostgreSQL's default is 128 MB).", why: "sizing advice for PostgreSQL from the 1M-object runs (bench/RESULTS.md, search); 128 MB is PostgreSQL's own default, not this service's" },
+    { says: "words must answer well under 50 ms: on PostgreSQL a word with 10,000 or more matches in one organization costs 30-55 ms of statement on two cores", why: "measured (bench/notes/2026-11-28-search-1m-where-the-time-goes.md): the floor of a PostgreSQL search, the reason to add Meilisearch" },
+    { says: "(10,000 rows visited on as many pages, about two thirds of it, then the facets)", why: "measured (bench/notes/2026-11-28-search-1m-where-the-time-goes.md): where a common term's statement spends its time" },
+    { says: "for the objects and media_search rows that pages and searches touch (about 0.5 GB each per million objects; PostgreSQL's default is 128 MB).", why: "sizing advice for PostgreSQL from the 1M-object runs (bench/results/search.md); 128 MB is PostgreSQL's own default, not this service's" },
     { says: "a search for a common term spent 2-14 ms reading its page's 50 objects back into the buffers, against 0.7 ms warm; with 2 GB its HTTP answer came within 3 ms of the statement", why: SEARCH },
-    { says: "of API, or 100-150 searches per second on a 2-vCPU machine that also runs PostgreSQL (the peer run's rate)", why: "measured in the peer run (bench/RESULTS.md, peer): what one such machine sustained" },
+    { says: "of API, or 100-150 searches per second on a 2-vCPU machine that also runs PostgreSQL (the peer run's rate)", why: "measured in the peer run (bench/results/peer.md): what one such machine sustained" },
   ],
 } satisfies PageClaims;

@@ -36,7 +36,7 @@ export default {
   notPromises: [
     {
       says: "first probes the organization's first 500 rows; when 5% or more of them match, it scans",
-      why: "how the statement chooses between two plans (search/postgres.ts, PROBE_ROWS and PROBE_SCAN_FROM, tuned by measurement in bench/RESULTS.md, peer); the page says, and test/integration/search-exact-limit.test.ts checks, that the answers do not depend on it",
+      why: "how the statement chooses between two plans (search/postgres.ts, PROBE_ROWS and PROBE_SCAN_FROM, tuned by measurement in the peer runs, bench/notes/2026-11-28-seventh-sitting.md); the page says, and test/integration/search-exact-limit.test.ts checks, that the answers do not depend on it",
     },
   ],
 } satisfies PageClaims;

@@ -174,7 +174,7 @@ const claims: PageClaims = {
   notPromises: [
     {
       says: "97 KB with titles, annotations and output schemas",
-      why: "a measurement of the whole listing, written to bench/RESULTS.md by `npm run bench -- tool-list`; test/unit/mcp-tool-list.test.ts keeps it under 110 KB",
+      why: "a measurement of the whole listing, written to bench/results/tool-list.md by `npm run bench -- tool-list`; test/unit/mcp-tool-list.test.ts keeps it under 110 KB",
     },
     {
       says: "spends about 0.7 s in npm per command; `npm link` (about 0.1 s) or the compiled binary (`npm run build:cli`, about 0.08 s) start fast",
