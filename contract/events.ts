@@ -17,7 +17,7 @@ const objectRef = {
 export const eventData = {
   "media.created": z.object({ ...objectRef, kind: z.string(), size: bytes("Size") }).describe("An upload was confirmed (or an object stored by the service, such as a set rendition)"),
   "media.updated": z
-    .object({ ...objectRef, changes: z.array(z.enum(["content", "metadata", "tags", "categories"])).describe("What changed: new bytes at the key, metadata, tags or categories") })
+    .object({ ...objectRef, changes: z.array(z.enum(["content", "metadata", "tags", "categories", "key"])).describe("What changed: new bytes at the key, metadata, tags, categories, or the key or bucket (a move)") })
     .describe("An object's bytes were replaced at its key, or its metadata, tags or categories changed"),
   "media.deleted": z
     .object({ ...objectRef, restorableUntil: timestamp("Until when trash_restore can bring it back") })

@@ -64,3 +64,29 @@ export const thumbnail = z
   })
   .meta({ id: "Thumbnail" });
 export type Thumbnail = z.output<typeof thumbnail>;
+
+/** Most objects one bulk call names by id, or reaches through a filter. */
+export const BULK_MAX = 1000;
+
+/** What a bulk call did to one object: each object changes in a transaction of its own, wholly or not at all. */
+export const bulkOutcome = z
+  .object({
+    id: id("Media object"),
+    status: z.enum(["done", "not_found", "refused"]).describe("refused: see code and message; nothing of it changed"),
+    code: z.string().optional().describe("The error code a single call would have answered"),
+    message: z.string().optional(),
+    key: z.string().optional().describe("The key after a move"),
+  })
+  .meta({ id: "BulkOutcome" });
+export type BulkOutcome = z.output<typeof bulkOutcome>;
+
+export const bulkResult = z
+  .object({
+    results: z.array(bulkOutcome),
+    done: z.number().int(),
+    failed: z.number().int(),
+    remaining: z.number().int().describe("Objects of the filter after this call's last one: call again with cursor"),
+    cursor: z.string().nullable().describe("Pass back to continue the filter; null when nothing remains"),
+  })
+  .meta({ id: "BulkResult" });
+export type BulkResult = z.output<typeof bulkResult>;

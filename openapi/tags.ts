@@ -10,14 +10,14 @@ export const AREA_DESCRIPTIONS: Record<string, string> = {
   "oauth-grants":
     "What people allowed OAuth clients (MCP hosts) to do on their behalf: each grant's client, scopes, bucket and last use; revoking one ends its tokens at once.",
   buckets: "Buckets hold an organization's media objects. A bucket can be deleted only when it is empty.",
-  media: "Media objects: list, read, delete (soft), set metadata, stream (302 to storage), thumbnails, and renders at other sizes and formats (with signed URLs for <img> tags).",
+  media: "Media objects: list, read, move or rename, delete (soft), set metadata, stream (302 to storage), thumbnails, and renders at other sizes and formats (with signed URLs for <img> tags); bulk changes and deletes of many at once.",
   trash: "Deleted media objects while their bytes are kept: list, restore (labels, metadata, thumbnail and usage come back) or purge now.",
-  "media-settings": "How the organization's media is processed (whether renders keep photos' GPS position).",
+  "media-settings": "How the organization's media is processed (whether renders keep photos' GPS position, whether uploaded images are read by OCR).",
   presign:
     "Uploads and downloads go straight to storage through short-lived presigned URLs: presign, PUT the bytes with the returned headers, confirm. Large files go in parts (multipart).",
   imports:
     "Imports by URL: the service fetches a public http(s) file into a bucket as a job (addresses checked on every redirect, size, time and type limits, quota reserved), then confirms it like an upload.",
-  search: "Full-text search over keys, file names, tags, categories and metadata, with facets by tag, category and kind.",
+  search: "Full-text search over keys, file names, tags, categories, metadata and the text inside files (PDFs, text files, images by OCR), with facets by tag, category and kind, and where each result matched.",
   tags: "Flat labels with slugs; an object's tags are set with `objects_set_tags`.",
   categories: "A tree of categories per organization; an object's categories are set with `objects_set_categories`.",
   objects: "Replace a media object's complete list of tags or categories.",

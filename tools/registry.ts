@@ -6,6 +6,7 @@ import { categoryTools } from "./categories.ts";
 import { derivativeTools } from "./derivatives.ts";
 import { identityTools } from "./identity.ts";
 import { mediaTools } from "./media.ts";
+import { objectTools } from "./objects.ts";
 import { presignTools } from "./presign.ts";
 import { importTools } from "./imports.ts";
 import { reconcileTools } from "./reconcile.ts";
@@ -31,6 +32,7 @@ export const registry: readonly AnyTool[] = [
   ...oauthTools,
   ...bucketTools,
   ...mediaTools,
+  ...objectTools,
   ...trashTools,
   ...derivativeTools,
   ...renderTools,

@@ -57,6 +57,8 @@ export interface ObjectStorage {
   /** A Blob (a file on disk) is sent with its length, read as it goes. */
   put(key: string, body: Uint8Array | ReadableStream<Uint8Array> | Blob, opts: { contentType: string; cacheControl?: string }): Promise<{ etag: string | null }>;
   putTags(key: string, tagging: string): Promise<void>;
+  /** Copies the bytes, content type and tags at `from` to `to` inside the bucket (server-side); returns the copy's ETag. */
+  copy(from: string, to: string): Promise<{ etag: string | null }>;
   delete(key: string): Promise<void>;
   /** Deletes every object under a prefix; returns how many. */
   deletePrefix(prefix: string): Promise<number>;

@@ -88,8 +88,9 @@ describe("one registry, four surfaces", () => {
 
   test("every declared error code exists; scopes follow the convention", () => {
     // Exceptions to "GET read, POST/PUT write, DELETE delete" are deliberate and listed.
-    // Media settings are the organization's privacy choices: only admins change them.
-    const exceptions: Record<string, string> = { me_get: "any", presign_download: "read", reconcile_run: "admin", media_settings_update: "admin" };
+    // Media settings are the organization's privacy choices: only admins change them. A bulk
+    // delete is a POST only because its ids do not fit a query string.
+    const exceptions: Record<string, string> = { me_get: "any", presign_download: "read", reconcile_run: "admin", media_settings_update: "admin", objects_bulk_delete: "delete" };
     for (const tool of registry) {
       for (const code of tool.errors) expect(errorCatalogue[code]).toBeDefined();
       const byMethod = { GET: "read", POST: "write", PUT: "write", DELETE: "delete", PATCH: "write" }[tool.http.method];

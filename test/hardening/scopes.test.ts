@@ -104,6 +104,24 @@ const table: Record<string, Entry> = {
     input: (f) => ({ id: f.main.objectId, metadata: { probe: true } }),
     restricted: [refused((f) => ({ id: f.other.objectId, metadata: { probe: true } }))],
   },
+  // The second object moves to one key: the first call moves it, every later one finds it there.
+  objects_move: {
+    audit: "calls",
+    scope: "write",
+    input: (f) => ({ id: f.main.object2Id, key: "moved/probe.jpg" }),
+    restricted: [refused((f) => ({ id: f.other.objectId, key: "stolen.jpg" })), refused((f) => ({ id: f.main.object2Id, key: "out.jpg", bucketId: f.other.bucketId }))],
+  },
+  objects_bulk_update: {
+    audit: "calls",
+    scope: "write",
+    input: (f) => ({ ids: [f.main.object2Id], addTags: [f.tagId] }),
+    restricted: [
+      refused((f) => ({ filter: { bucketId: f.other.bucketId }, addTags: [f.tagId] })),
+      refused((f) => ({ ids: [f.main.object2Id], moveTo: { bucketId: f.other.bucketId } })),
+    ],
+  },
+  // Trashed objects are not found, one by one: the call works and deletes nothing.
+  objects_bulk_delete: { audit: "calls", scope: "delete", input: (f) => ({ ids: [f.main.trashedId] }), restricted: [refused((f) => ({ filter: { bucketId: f.other.bucketId } }))] },
   // The trash is bucket data like media: a restricted key sees and acts on its bucket's only.
   trash_list: { audit: "refusals", scope: "read", input: none, restricted: [refused((f) => ({ bucketId: f.other.bucketId })), allowed(none), allowed((f) => ({ bucketId: f.main.bucketId }))] },
   trash_restore: { audit: "calls", scope: "write", input: (f) => ({ id: f.main.trashedId }), restricted: [refused((f) => ({ id: f.other.trashedId }))] },
@@ -151,6 +169,13 @@ const table: Record<string, Entry> = {
     scope: "read",
     input: (f) => ({ q: f.marker }),
     restricted: [refused((f) => ({ q: f.marker, bucketId: f.other.bucketId })), allowed((f) => ({ q: f.marker })), allowed(() => ({ q: "caption" }))],
+  },
+
+  media_text_extract: {
+    audit: "calls",
+    scope: "write",
+    input: (f) => ({ id: f.main.objectId }),
+    restricted: [refused((f) => ({ id: f.other.objectId })), refused((f) => ({ bucketId: f.other.bucketId })), allowed((f) => ({ id: f.main.objectId })), allowed(() => ({}))],
   },
 
   tags_list: { audit: "refusals", scope: "read", input: none, restricted: [allowed(none)] },
@@ -289,6 +314,7 @@ const RULE_EXCEPTIONS: Record<string, string> = {
   presign_download: "a POST that only reads",
   reconcile_run: "an operator's check and repair of the whole organization's storage",
   media_settings_update: "the organization's privacy choices: admins only",
+  objects_bulk_delete: "a POST only because up to 1000 ids do not fit a query string",
 };
 
 /** Every id of the fixture's data: with its ids swapped for unknown ones, a mutation touches nothing. */

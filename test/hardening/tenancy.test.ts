@@ -43,6 +43,13 @@ const table: Record<string, Case[]> = {
   media_get: [foreign((a) => ({ id: a.main.objectId }))],
   media_delete: [foreign((a) => ({ id: a.main.objectId }))],
   media_update_metadata: [foreign((a) => ({ id: a.main.objectId, metadata: { owned: true } }))],
+  objects_move: [foreign((a) => ({ id: a.main.objectId, key: "stolen.jpg" })), foreign((a, b) => ({ id: b.main.object2Id, key: "out.jpg", bucketId: a.main.bucketId }))],
+  objects_bulk_update: [
+    foreign((a) => ({ filter: { bucketId: a.main.bucketId }, addTags: ["intruder"] })),
+    foreign((a, b) => ({ ids: [b.main.object2Id], moveTo: { bucketId: a.main.bucketId } })),
+    foreign((a, b) => ({ ids: [b.main.object2Id], addCategories: [a.categoryId] })),
+  ],
+  objects_bulk_delete: [foreign((a) => ({ filter: { bucketId: a.main.bucketId } })), own((_a, b) => ({ ids: [b.main.trashedId] }))],
   media_stream: [foreign((a) => ({ id: a.main.objectId }))],
   trash_list: [foreign((a) => ({ bucketId: a.main.bucketId })), own(() => ({}))],
   trash_restore: [foreign((a) => ({ id: a.main.trashedId })), foreign((a) => ({ id: a.other.trashedId }))],
@@ -82,6 +89,8 @@ const table: Record<string, Case[]> = {
     // Both organizations' metadata says "caption": hits and facets must be B's alone.
     own(() => ({ q: "caption" })),
   ],
+
+  media_text_extract: [foreign((a) => ({ id: a.main.objectId })), foreign((a) => ({ bucketId: a.main.bucketId })), own(() => ({}))],
 
   tags_list: [own(() => ({})), own((a) => ({ search: a.marker }))],
   tags_create: [own(() => ({ name: unique("tag") }))],
