@@ -43,5 +43,9 @@ export const signedRenderUrl = z
 export const mediaSettings = z
   .object({
     stripLocation: z.boolean().describe("Renders of photos never carry their GPS position (default true); false keeps the original's EXIF, position included"),
+    ocrOnUpload: z.boolean().describe("OCR of uploaded images into search (default false: it costs CPU)"),
+    ocrLanguages: z.array(z.string()).describe("OCR languages"),
+    ocrLanguagesInstalled: z.array(z.string()).describe("Languages with an OCR model installed"),
   })
   .meta({ id: "MediaSettings" });
+export type MediaSettings = z.output<typeof mediaSettings>;

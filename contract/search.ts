@@ -14,6 +14,19 @@ export const facets = z
   .meta({ id: "Facets" });
 export type Facets = z.output<typeof facets>;
 
+export const MATCH_FIELDS = ["name", "tags", "metadata", "text"] as const;
+
+/** Where a result matched, for a page of results (an addition: the fields above are as ever). */
+export const searchMatch = z
+  .object({
+    id: z.string().describe("Media object id (as in media)"),
+    in: z.array(z.enum(MATCH_FIELDS)).describe("Fields holding a query word: name (key), tags (tag or category names), metadata, text (inside the file)"),
+    page: z.number().int().nullable().describe("PDF page of the text match"),
+    snippet: z.string().nullable().describe("Matched words in <mark>, HTML-escaped"),
+  })
+  .meta({ id: "SearchMatch" });
+export type SearchMatch = z.output<typeof searchMatch>;
+
 export const searchResult = z
   .object({
     media: z.array(mediaObject),
@@ -28,6 +41,7 @@ export const searchResult = z
     facetsApproximate: z
       .boolean()
       .describe("True when the facets were counted over the first matches up to the exact limit rather than all of them (exactly when totalRelation is \"gte\")"),
+    matches: z.array(searchMatch).optional().describe("Per result on the page, in order: where it matched"),
   })
   .meta({ id: "SearchResult" });
 export type SearchResult = z.output<typeof searchResult>;

@@ -1,4 +1,5 @@
-import type { Facets } from "../contract/search.ts";
+import type { Facets, SearchMatch } from "../contract/search.ts";
+import { MARK_START, MARK_STOP, markedSnippet } from "../domain/search/snippet.ts";
 import { FACET_LIMIT, type SearchRequest } from "../domain/ports/search.ts";
 import type { Clause, ParsedQuery } from "../domain/search/query.ts";
 import type { MediaKind } from "../contract/media.ts";
@@ -19,6 +20,8 @@ export interface MeiliDoc {
   fileName: string;
   labels: string;
   meta: string;
+  /** The words inside the file (media_text, every page in order), as the PostgreSQL search row's body. */
+  text: string;
   tagIds: string[];
   categoryIds: string[];
   kind: MediaKind;
@@ -33,8 +36,8 @@ export interface MeiliDoc {
  */
 export function indexSettings(exactUpTo: number) {
   return {
-    // Order is attribute ranking: key words count most, then file name, labels, metadata.
-    searchableAttributes: ["keyWords", "fileName", "labels", "meta"],
+    // Order is attribute ranking: key words count most, then file name, labels, metadata, the text inside.
+    searchableAttributes: ["keyWords", "fileName", "labels", "meta", "text"],
     filterableAttributes: ["orgId", "bucketId", "kind", "tagIds", "categoryIds", "size", "createdAt"],
     sortableAttributes: ["createdAt", "size"],
     // Relevance first, then recency (spec-level rule shared with the PostgreSQL backend).
@@ -128,4 +131,25 @@ export function toFacets(
       .map(([kind, count]) => ({ kind: kind as MediaKind, count }))
       .sort((a, b) => b.count - a.count || (a.kind < b.kind ? -1 : 1)),
   };
+}
+
+/** What a search asks for besides the ids: where each hit matched, and the text and metadata around it, marked. */
+export const MATCH_REQUEST = {
+  showMatchesPosition: true,
+  attributesToHighlight: ["text", "meta"],
+  attributesToCrop: ["text", "meta"],
+  cropLength: 24,
+  highlightPreTag: MARK_START,
+  highlightPostTag: MARK_STOP,
+} as const;
+
+const FIELD_OF: Record<string, SearchMatch["in"][number]> = { keyWords: "name", fileName: "name", key: "name", labels: "tags", meta: "metadata", text: "text" };
+
+/** A hit's match, from its `_matchesPosition` and `_formatted` (Meilisearch knows no pages: page is null). */
+export function meiliMatch(hit: { id: string; _matchesPosition?: Record<string, unknown>; _formatted?: Record<string, unknown> }): SearchMatch {
+  const fields = new Set(Object.keys(hit._matchesPosition ?? {}).flatMap((k) => (FIELD_OF[k.split(".")[0]!] ? [FIELD_OF[k.split(".")[0]!]!] : [])));
+  const order = ["name", "tags", "metadata", "text"] as const;
+  const formatted = hit._formatted ?? {};
+  const raw = fields.has("text") ? formatted.text : fields.has("metadata") ? formatted.meta : undefined;
+  return { id: hit.id, in: order.filter((f) => fields.has(f)), page: null, snippet: typeof raw === "string" && raw.includes(MARK_START) ? markedSnippet(raw) : null };
 }

@@ -1,13 +1,13 @@
 import { errors } from "../domain/core/errors.ts";
-import { and, eq, inArray, isNull } from "drizzle-orm";
+import { and, asc, eq, inArray, isNull } from "drizzle-orm";
 import { type EnqueuedTaskPromise, MeilisearchApiError, Meilisearch, type Task } from "meilisearch";
 import type { Db } from "../db/client.ts";
-import { categories, mediaObjects, tags } from "../db/schema/index.ts";
+import { categories, mediaObjects, mediaText, tags } from "../db/schema/index.ts";
 import { labelsFor } from "../domain/labels/object-labels.ts";
 import { fileNameOf } from "../domain/media/kind.ts";
 import type { Logger } from "../domain/ports/log.ts";
 import type { SearchBackend, SearchHits, SearchRequest } from "../domain/ports/search.ts";
-import { indexSettings, type MeiliDoc, meiliFilter, meiliPaging, meiliQuery, toFacets, totalOf } from "./meili-translate.ts";
+import { indexSettings, MATCH_REQUEST, type MeiliDoc, meiliFilter, meiliMatch, meiliPaging, meiliQuery, toFacets, totalOf } from "./meili-translate.ts";
 
 /** Longest wait for one task (a sync batch's documents): past it the job fails and is retried. */
 const TASK_TIMEOUT_MS = 60_000;
@@ -100,6 +100,9 @@ export class MeiliSearchBackend implements SearchBackend {
         filter: meiliFilter(req),
         facets: ["tagIds", "categoryIds", "kind"],
         attributesToRetrieve: ["id"],
+        ...MATCH_REQUEST,
+        attributesToHighlight: [...MATCH_REQUEST.attributesToHighlight],
+        attributesToCrop: [...MATCH_REQUEST.attributesToCrop],
         matchingStrategy: "all",
         ...paging,
       });
@@ -129,7 +132,8 @@ export class MeiliSearchBackend implements SearchBackend {
       categories: new Map(categoryRows.map((c) => [c.id, { slug: c.slug, name: c.name }])),
     });
     // Page mode counts facets over every match (not only the first exactUpTo): exact.
-    return { ids: res.hits.slice(skip).map((h) => h.id), total, totalRelation, facets, facetsApproximate: false };
+    const page = res.hits.slice(skip);
+    return { ids: page.map((h) => h.id), total, totalRelation, facets, facetsApproximate: false, matches: page.map((h) => meiliMatch(h as never)) };
   }
 
   /** Writes the live objects among these ids and removes the rest (deleted or purged). */
@@ -141,6 +145,13 @@ export class MeiliSearchBackend implements SearchBackend {
     const docs: MeiliDoc[] = [];
     for (const [orgId, orgRows] of byOrg) {
       const labels = await labelsFor(this.db, orgId, orgRows.map((r) => r.id));
+      const texts = new Map<string, string>();
+      const textRows = await this.db
+        .select({ objectId: mediaText.objectId, text: mediaText.text })
+        .from(mediaText)
+        .where(and(eq(mediaText.orgId, orgId), inArray(mediaText.objectId, orgRows.map((r) => r.id))))
+        .orderBy(asc(mediaText.source), asc(mediaText.page));
+      for (const t of textRows) texts.set(t.objectId, texts.has(t.objectId) ? `${texts.get(t.objectId)} ${t.text}` : t.text);
       for (const r of orgRows) {
         const l = labels.get(r.id)!;
         docs.push({
@@ -152,6 +163,7 @@ export class MeiliSearchBackend implements SearchBackend {
           fileName: fileNameOf(r.key),
           labels: [...l.tags, ...l.categories].map((x) => x.name).join(" "),
           meta: Object.values(r.metadata).filter((v) => v !== null).join(" "),
+          text: texts.get(r.id) ?? "",
           tagIds: l.tags.map((t) => t.id),
           categoryIds: l.categories.map((c) => c.id),
           kind: r.kind,

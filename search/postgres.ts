@@ -1,7 +1,8 @@
 import { type SQL, sql } from "drizzle-orm";
 import { type Db, rowsOf } from "../db/client.ts";
 import type { Clause, ParsedQuery } from "../domain/search/query.ts";
-import type { Facets } from "../contract/search.ts";
+import type { Facets, SearchMatch } from "../contract/search.ts";
+import { MARK_START, MARK_STOP, markedSnippet } from "../domain/search/snippet.ts";
 import { FACET_LIMIT, type SearchBackend, type SearchHits, type SearchRequest } from "../domain/ports/search.ts";
 import { factsCondition } from "../domain/derivatives/facts.ts";
 import { executeKept } from "../domain/core/prepared.ts";
@@ -34,6 +35,55 @@ export function tsQuery(q: ParsedQuery): SQL {
     }
   };
   return sql.join(q.clauses.map(one), sql` && `);
+}
+
+/** Any positive word or phrase of the query (negations left out): what makes a field a match. */
+export function anyTsQuery(q: ParsedQuery): SQL | null {
+  const positive = q.clauses.flatMap((c) => (c.type === "not" ? [] : c.type === "or" ? c.clauses.filter((x) => x.type !== "not") : [c]));
+  return positive.length ? tsQuery({ clauses: [{ type: "or", clauses: positive }] }) : null;
+}
+
+const SEPARATORS = sql.raw(`'[/._\\-]+'`);
+/** ts_headline's options: a fragment or two of up to 24 words around the matches, marked for markedSnippet. */
+const HEADLINE = `StartSel=${MARK_START}, StopSel=${MARK_STOP}, MaxWords=24, MinWords=8, MaxFragments=2, FragmentDelimiter=" … "`;
+
+/**
+ * Where each object of a page matched: which of its fields hold a query word, and for the
+ * text inside it, the best matching page (PDFs name it) with a marked snippet; a metadata match
+ * gets a snippet of the values. One statement for the page, after the search, so the search's
+ * own cost does not change.
+ */
+export async function matchesOf(db: Db, orgId: string, query: ParsedQuery, ids: string[]): Promise<SearchMatch[]> {
+  const any = anyTsQuery(query);
+  if (!any || ids.length === 0) return [];
+  const rows = rowsOf<{ id: string; name: boolean; tags: boolean; metadata: boolean; page: number | null; source: string | null; text_snippet: string | null; meta_snippet: string | null }>(
+    await db.execute(sql`
+      with q as materialized (select ${any} as tsq)
+      select s.object_id as id,
+        to_tsvector('simple', regexp_replace(s.key, ${SEPARATORS}, ' ', 'g')) @@ q.tsq as name,
+        to_tsvector('simple', regexp_replace(s.labels, ${SEPARATORS}, ' ', 'g')) @@ q.tsq as tags,
+        to_tsvector('simple', regexp_replace(s.meta, ${SEPARATORS}, ' ', 'g')) @@ q.tsq as metadata,
+        t.page, t.source,
+        case when t.text is not null then ts_headline('simple', t.text, q.tsq, ${HEADLINE}) end as text_snippet,
+        case when t.text is null and to_tsvector('simple', regexp_replace(s.meta, ${SEPARATORS}, ' ', 'g')) @@ q.tsq
+          then ts_headline('simple', regexp_replace(s.meta, ${SEPARATORS}, ' ', 'g'), q.tsq, ${HEADLINE}) end as meta_snippet
+      from q, media_search s
+      left join lateral (
+        select x.page, x.source, x.text from media_text x, q
+         where x.object_id = s.object_id and to_tsvector('simple', x.text) @@ q.tsq
+         order by ts_rank(to_tsvector('simple', x.text), q.tsq) desc, x.page limit 1
+      ) t on true
+      where s.org_id = ${orgId} and s.object_id in (${sql.join(ids.map((id) => sql`${id}::uuid`), sql`, `)})`),
+  );
+  return rows.map((r) => {
+    const fields: SearchMatch["in"] = [];
+    if (r.name) fields.push("name");
+    if (r.tags) fields.push("tags");
+    if (r.metadata) fields.push("metadata");
+    if (r.page !== null) fields.push("text");
+    const raw = r.text_snippet ?? r.meta_snippet;
+    return { id: r.id, in: fields, page: r.source === "pdf" ? r.page : null, snippet: raw ? markedSnippet(raw) : null };
+  });
 }
 
 /**
@@ -144,7 +194,9 @@ export class PostgresSearch implements SearchBackend {
         : await run(this.db);
     const [row] = rowsOf<{ seen: number; ids: string[]; kinds: Facets["kinds"]; tags: Facets["tags"]; categories: Facets["categories"] }>(result);
     const capped = row!.seen > req.exactUpTo;
+    const matches = await matchesOf(req.replica ?? this.db, req.orgId, req.query, row!.ids);
     return {
+      matches,
       ids: row!.ids,
       total: capped ? req.exactUpTo : row!.seen,
       totalRelation: capped ? "gte" : "eq",

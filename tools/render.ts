@@ -95,11 +95,15 @@ export const renderTools = [
   defineTool({
     name: "media_settings_update",
     title: "Change the organization's media settings",
-    description: "Sets stripLocation (object info keeps GPS either way).",
+    description: "Sets the settings given (object info keeps GPS either way).",
     scope: "admin",
     reach: "organization",
     http: { method: "PUT", path: "/media-settings" },
-    input: z.object({ stripLocation: z.boolean().describe("true: renders of photos drop GPS positions; false: they keep them") }),
+    input: z.object({
+      stripLocation: z.boolean().optional().describe("true: renders of photos drop GPS positions; false: they keep them"),
+      ocrOnUpload: z.boolean().optional().describe("Read text in uploaded images (OCR)"),
+      ocrLanguages: z.array(z.string().regex(/^[a-z_]{2,16}$/)).min(1).max(8).optional().describe("Installed OCR languages"),
+    }),
     output: mediaSettings,
     handler: (input, { deps, caller }) => updateMediaSettings(deps, caller.orgId, input),
   }),

@@ -3,6 +3,7 @@ import { id, isoDateInput, pageInput } from "../contract/common.ts";
 import { MEDIA_KINDS } from "../contract/media.ts";
 import { searchResult } from "../contract/search.ts";
 import { searchMedia } from "../domain/search/search.ts";
+import { requestTextExtraction } from "../domain/search/text.ts";
 import { factFilters } from "../contract/facts.ts";
 import { defineTool } from "./define.ts";
 
@@ -32,5 +33,17 @@ export const searchTools = [
     output: searchResult,
     errors: ["not_found"],
     handler: (input, { deps, caller }) => searchMedia(deps, caller, input),
+  }),
+  defineTool({
+    name: "media_text_extract",
+    title: "Read the text inside files",
+    description: "Queues reading the text of one object, or of a bucket's (else every) PDF, text file and image (OCR) into search; resumes an unfinished run.",
+    scope: "write",
+    reach: "bucket",
+    http: { method: "POST", path: "/search/text-extract" },
+    input: z.object({ id: id("Media object").optional(), bucketId: id("Bucket").optional() }),
+    output: z.object({ scope: z.enum(["object", "bucket", "organization"]), resumed: z.boolean().describe("An unfinished run continues at its cursor") }),
+    errors: ["not_found"],
+    handler: (input, { deps, caller }) => requestTextExtraction(deps, caller, input),
   }),
 ];

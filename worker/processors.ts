@@ -9,6 +9,8 @@ import { deliverWebhook } from "../domain/events/delivery.ts";
 import { webhookSender } from "./webhook-sender.ts";
 import { runImport } from "../domain/media/imports.ts";
 import { syncSearch } from "./search-sync.ts";
+import { extractText } from "./text-extract.ts";
+import { backfillTextBatch } from "../domain/search/text.ts";
 import { urlFetcher } from "./url-fetcher.ts";
 
 interface Handler<N extends JobName> {
@@ -32,6 +34,8 @@ const handlers: Handlers = {
     abandoned: (deps, { orgId, setId }, reason) => abandonSetVariants(deps, orgId, setId, reason),
   },
   "search.sync": { run: (deps, { objectIds }) => syncSearch(deps, objectIds) },
+  "media.text": { run: (deps, { objectId }) => extractText(deps, objectId) },
+  "search.backfill": { run: async (deps, data) => void (await backfillTextBatch(deps, data)) },
   // Never throws for a receiver's failure: each attempt records itself and schedules the next.
   "webhooks.deliver": { run: (deps, data) => deliverWebhook(deps, webhookSender(deps.config.webhooks), data) },
   // Never throws for the remote side's failure (recorded on the import); ours are retried.

@@ -18,6 +18,10 @@ export interface JobPayloads {
   "webhooks.deliver": { orgId: string; deliveryId: string; attempt: number };
   /** Fetch a URL into a bucket (media_import). */
   "media.import": { orgId: string; importId: string };
+  /** Read the words inside an object (PDF, text file, OCR of an image) into media_text and its search row. */
+  "media.text": { orgId: string; objectId: string };
+  /** One batch of a resumable text backfill (domain/search/text.ts); queues the next itself. */
+  "search.backfill": { orgId: string; bucketId: string | null; ocr: boolean; kind: string };
   /** Every stored byte of a deleted bucket. */
   "buckets.purge": { orgId: string; bucketId: string };
 }
@@ -42,6 +46,9 @@ export const JOB_CLASS: Record<JobName, JobClass> = {
   "media.purge": "io",
   "buckets.purge": "io",
   "search.sync": "io",
+  // PDF parsing and OCR are decoding work: they share the thumbnails' slots and fairness.
+  "media.text": "cpu",
+  "search.backfill": "io",
 };
 
 /** A job of a kind this release does not know (queued by a newer one) runs with the cpu class's few slots. */

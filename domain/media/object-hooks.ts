@@ -3,6 +3,7 @@ import { planDerivatives, reportUnrenderable, resumeDerivatives } from "../deriv
 import { announceRemoved, announceRestored, announceStored } from "../events/object-events.ts";
 import { applyUploadTags } from "../labels/tags.ts";
 import { reindexObject } from "../search/index-rows.ts";
+import { planTextExtraction } from "../search/text.ts";
 import { countRemovedObject, countRestoredObject, countStoredObject } from "../usage/object-usage.ts";
 import type { ObjectHook, ObjectRemoved, ObjectRestored, ObjectStored } from "./lifecycle.ts";
 
@@ -17,6 +18,7 @@ export const onObjectStored: readonly ObjectHook<ObjectStored>[] = [
   autoCapacityAfterStore,
   applyUploadTags,
   planDerivatives,
+  planTextExtraction,
   reindexObject,
   announceStored,
   reportUnrenderable,

@@ -1,5 +1,5 @@
 import type { MediaKind } from "../../contract/media.ts";
-import type { Facets } from "../../contract/search.ts";
+import type { Facets, SearchMatch } from "../../contract/search.ts";
 import type { Db } from "../../db/client.ts";
 import type { ParsedQuery } from "../search/query.ts";
 
@@ -58,6 +58,8 @@ export interface SearchHits {
   totalRelation: "eq" | "gte";
   facets: Facets;
   facetsApproximate: boolean;
+  /** Where each object of the page matched, by id; absent when the backend cannot say. */
+  matches?: SearchMatch[];
 }
 
 /**

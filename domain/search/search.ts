@@ -86,9 +86,12 @@ export async function searchMedia(deps: Deps, caller: Caller, input: SearchInput
   };
   // The one statement whose cost the caller steers holds one of the organization's search slots.
   const hits = deps.concurrency ? await deps.concurrency.search.run(caller.orgId, () => deps.search.search(request)) : await deps.search.search(request);
+  // Deleted since the index answered (an external backend syncs later): left out.
+  const media = await viewsOf(deps, caller.orgId, hits.ids, { live: true });
+  const matchOf = new Map((hits.matches ?? []).map((m) => [m.id, m]));
   return {
-    // Deleted since the index answered (an external backend syncs later): left out.
-    media: await viewsOf(deps, caller.orgId, hits.ids, { live: true }),
+    media,
+    ...(hits.matches ? { matches: media.map((m) => matchOf.get(m.id) ?? { id: m.id, in: [], page: null, snippet: null }) } : {}),
     total: hits.total,
     totalRelation: hits.totalRelation,
     facets: hits.facets,

@@ -93,6 +93,7 @@ const doc = (id: string): MeiliDoc => ({
   bucketId: "b",
   key: "a.jpg",
   keyWords: "a jpg",
+  text: "",
   fileName: "a.jpg",
   labels: "",
   meta: "",
@@ -167,7 +168,14 @@ describe("Meilisearch task protocol (stub server)", () => {
       { status: 200, body: { hits: [{ id: "a" }, { id: "b" }], totalHits: 2, totalPages: 1, page: 1, hitsPerPage: 20, processingTimeMs: 1, query: "sunset", facetDistribution: {} } },
     ];
     const hits = await backend().search(request());
-    expect(hits).toEqual({ ids: ["a", "b"], total: 2, totalRelation: "eq", facets: { tags: [], categories: [], kinds: [] }, facetsApproximate: false });
+    expect(hits).toEqual({
+      ids: ["a", "b"],
+      total: 2,
+      totalRelation: "eq",
+      facets: { tags: [], categories: [], kinds: [] },
+      facetsApproximate: false,
+      matches: ["a", "b"].map((id) => ({ id, in: [], page: null, snippet: null })),
+    });
     expect(calls()).toEqual(["POST /indexes/t_media/search", "POST /indexes", "PATCH /indexes/t_media/settings", "POST /indexes/t_media/search"]);
   });
 

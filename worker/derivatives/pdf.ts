@@ -24,11 +24,11 @@ export interface RawPage {
 }
 
 // pdf.js and its canvas load on first use (about 120 ms): a server that never sees a PDF never pays it.
-const pdfjs = () => import("pdfjs-dist/legacy/build/pdf.mjs");
+export const pdfjs = () => import("pdfjs-dist/legacy/build/pdf.mjs");
 const canvas = () => import("@napi-rs/canvas");
 
 /** The fonts, character maps and decoders pdf.js reads at run time, from its own package. */
-function assets(): { standardFontDataUrl: string; cMapUrl: string; wasmUrl: string } {
+export function assets(): { standardFontDataUrl: string; cMapUrl: string; wasmUrl: string } {
   const root = dirname(fileURLToPath(import.meta.resolve("pdfjs-dist/package.json")));
   return { standardFontDataUrl: `${root}/standard_fonts/`, cMapUrl: `${root}/cmaps/`, wasmUrl: `${root}/wasm/` };
 }
