@@ -3,7 +3,7 @@
  * Redis prefix, server processes of their own (bench/_target.ts) whose RSS can be read,
  * wrk runs, the fixed-rate client, and the writer of a scenario's results file (bench/results/).
  */
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, totalmem } from "node:os";
 import { join } from "node:path";
 import Redis from "ioredis";
@@ -265,4 +265,47 @@ export function cpuSeconds(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/**
+ * CPU seconds used so far by each PostgreSQL backend serving `database` on this machine (Linux),
+ * found by its process title ("postgres: [cluster: ]user database host activity"). Backends of
+ * other databases (other work sharing the server) are not counted, and neither are PostgreSQL's
+ * shared background processes.
+ */
+export function pgBackendCpu(database: string): Map<number, number> {
+  const title = new RegExp(`^postgres: (?:\\S+: )?\\S+ ${database.replace(/[^\w]/g, "\\$&")} `);
+  const out = new Map<number, number>();
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (title.test(readFileSync(`/proc/${entry}/cmdline`, "utf8"))) out.set(Number(entry), cpuSeconds(Number(entry)));
+    } catch {
+      // The process ended between the listing and the read.
+    }
+  }
+  return out;
+}
+
+/** CPU seconds the backends of `database` used since `before` (a `pgBackendCpu` reading); new backends count whole. */
+export function pgBackendCpuSince(before: Map<number, number>, database: string): number {
+  let sum = 0;
+  for (const [pid, now] of pgBackendCpu(database)) sum += now - (before.get(pid) ?? 0);
+  return sum;
+}
+
+/**
+ * `n` busy processes standing for other work on the machine (`npm run bench -- peer --loaded`).
+ * Each runs at nice 0 in a session of its own, as another agent's test run would: with
+ * autogroups the scheduler shares the cores between sessions, so each is one more competitor,
+ * and both sides of a comparison (neither niced) meet the same ones.
+ */
+export function startCpuBurner(n: number): { stop(): Promise<void> } {
+  const procs = Array.from({ length: n }, () => Bun.spawn([...OWN_SESSION, process.execPath, "-e", "for (;;) {}"], { stdout: "ignore", stderr: "inherit" }));
+  const stop = async () => {
+    for (const p of procs) p.kill("SIGKILL");
+    await Promise.all(procs.map((p) => p.exited));
+  };
+  if (n > 0) stopOnExit(stop);
+  return { stop };
 }

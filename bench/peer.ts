@@ -14,16 +14,21 @@
  *
  * wrk (1 thread, BENCH_CONNECTIONS 32) runs BENCH_ROUNDS (5) rounds of BENCH_SECONDS (5) per
  * operation, alternating ours and the peer's, so both see the same moments of the machine;
- * medians are reported with the server's CPU per request, the median of the rounds' ratios
- * and the load average.
+ * medians are reported with the CPU per request of each side's server and of the PostgreSQL
+ * backends serving its database (from /proc: the comparison is of the work each side gives the
+ * machine, wherever it runs), the median of the rounds' ratios and the load average.
+ * `--loaded` (BENCH_LOAD=n; `--loaded=n`): n busy processes (one per core by default, bench/_load.ts
+ * startCpuBurner) run from the first round to the last, the same for both sides, so the ratios
+ * are those of a machine busy with other work; the section says so.
  * BENCH_NO_WRITE=1 leaves bench/results/peer.md alone; BENCH_PEER_DIR reuses a build; BENCH_PEER_OPS
  * (a comma list of words, e.g. `list,search`) runs only the operations whose name has one.
  */
 import { mkdirSync, rmSync } from "node:fs";
+import { cpus } from "node:os";
 import { join } from "node:path";
 import { SignJWT } from "jose";
 import postgres from "postgres";
-import { int, type LoadResult, load1, median, medianOf, ms, PG_URL, requireWrk, rssMiB, runWrk, sampleRss, writeSection } from "./_load.ts";
+import { cpuSeconds, int, type LoadResult, load1, median, medianOf, ms, PG_URL, pgBackendCpu, pgBackendCpuSince, requireWrk, rssMiB, runWrk, sampleRss, startCpuBurner, writeSection } from "./_load.ts";
 import { buildPeer, PEER_GIT } from "./_peer-build.ts";
 import { seededServer } from "./_seeded-server.ts";
 
@@ -36,6 +41,12 @@ const UPLOADS = Number(process.env.BENCH_UPLOADS ?? 24);
 const PARALLEL = 8;
 const PEER_SECRET = "peer-bench-jwt-secret-at-least-32-chars";
 const MiB = 1024 * 1024;
+const loadedArg = process.argv.slice(2).find((a) => a === "--loaded" || a.startsWith("--loaded="));
+const BURNERS = Number(process.env.BENCH_LOAD ?? (loadedArg ? (loadedArg.split("=")[1] ?? cpus().length) : 0));
+if (!Number.isInteger(BURNERS) || BURNERS < 0) {
+  console.error(`BENCH_LOAD / --loaded=<n>: a whole number of busy processes, not ${process.env.BENCH_LOAD ?? loadedArg}`);
+  process.exit(2);
+}
 
 requireWrk();
 const admin = postgres(PG_URL, { max: 1, onnotice: () => {} });
@@ -45,6 +56,7 @@ const loadStart = load1();
 const build = buildPeer();
 const ours = await seededServer("peer", OBJECTS);
 let peerProc: ReturnType<typeof Bun.spawn> | null = null;
+let burner: { stop(): Promise<void> } | null = null;
 const peerData = join(import.meta.dir, ".work", `peer-data-${Date.now()}`);
 
 async function waitFor(url: string, seconds: number) {
@@ -196,21 +208,33 @@ end`;
       await c.unsafe("analyze").finally(() => c.end());
     }
   };
+  const oursDb = new URL(ours.url).pathname.slice(1);
+  /** A wrk run with the CPU per request of the side's PostgreSQL backends beside its server's. */
+  const measured = async (who: "ours" | "peer", script: string, tag: string) => {
+    const db = who === "ours" ? oursDb : peerDb;
+    const pg0 = pgBackendCpu(db);
+    const res = who === "ours" ? await runWrk(ours.app.url, script, CONNECTIONS, SECONDS, tag, ours.app.pid) : await runWrk(peer, script, CONNECTIONS, SECONDS, tag, peerProc!.pid);
+    return { ...res, pgCpuMs: (pgBackendCpuSince(pg0, db) * 1000) / res.requests };
+  };
+  type Round = LoadResult & { pgCpuMs: number };
+  const cpuCells = (o: { cpuMs?: number; pgCpuMs: number }, p: { cpuMs?: number; pgCpuMs: number }) => {
+    const oursAll = (o.cpuMs ?? 0) + o.pgCpuMs;
+    const peerAll = (p.cpuMs ?? 0) + p.pgCpuMs;
+    return `${ms(o.cpuMs ?? 0)} + ${ms(o.pgCpuMs)} = ${ms(oursAll)} | ${ms(p.cpuMs ?? 0)} + ${ms(p.pgCpuMs)} = ${ms(peerAll)} | ${(oursAll / peerAll).toFixed(2)}`;
+  };
+  burner = startCpuBurner(BURNERS);
   const rows: string[] = [];
   for (const op of ops) {
-    const runs: { ours: LoadResult[]; peer: LoadResult[]; load: number[] } = { ours: [], peer: [], load: [] };
+    const runs: { ours: Round[]; peer: Round[]; load: number[] } = { ours: [], peer: [], load: [] };
     for (let r = 0; r < ROUNDS; r++) {
       await analyzeBoth();
       runs.load.push(load1());
       // Alternating which goes first, so neither always gets the quieter half.
       const order = r % 2 === 0 ? (["ours", "peer"] as const) : (["peer", "ours"] as const);
       for (const who of order) {
-        const res =
-          who === "ours"
-            ? await runWrk(ours.app.url, op.ours, CONNECTIONS, SECONDS, `peer-o-${r}`, ours.app.pid)
-            : await runWrk(peer, op.peer, CONNECTIONS, SECONDS, `peer-p-${r}`, peerProc.pid);
+        const res = await measured(who, who === "ours" ? op.ours : op.peer, `peer-${who[0]}-${r}`);
         runs[who].push(res);
-        process.stderr.write(`${op.name} round ${r + 1} ${who}: ${int(res.rps)} req/s, p50 ${ms(res.p50)} p99 ${ms(res.p99)} ms, ${ms(res.cpuMs ?? 0)} ms CPU\n`);
+        process.stderr.write(`${op.name} round ${r + 1} ${who}: ${int(res.rps)} req/s, p50 ${ms(res.p50)} p99 ${ms(res.p99)} ms, CPU ${ms(res.cpuMs ?? 0)} ms + PostgreSQL ${ms(res.pgCpuMs)} ms\n`);
       }
     }
     // Paired: each round's ratio is of two runs a few seconds apart; the median of those.
@@ -218,7 +242,7 @@ end`;
     const o = medianOf(runs.ours);
     const p = medianOf(runs.peer);
     rows.push(
-      `| ${op.name} | ${int(o.rps)} (${ms(o.cpuMs ?? 0)} ms), p99 ${ms(o.p99)} | ${int(p.rps)} (${ms(p.cpuMs ?? 0)} ms), p99 ${ms(p.p99)} | **${median(ratios).toFixed(2)}** (${ratios.map((r) => r.toFixed(2)).join(", ")}) | ${((p.cpuMs ?? 0) / (o.cpuMs ?? 1)).toFixed(2)} | ${op.note} | ${Math.min(...runs.load)}-${Math.max(...runs.load)} |`,
+      `| ${op.name} | ${int(o.rps)}, p99 ${ms(o.p99)} | ${int(p.rps)}, p99 ${ms(p.p99)} | **${median(ratios).toFixed(2)}** (${ratios.map((r) => r.toFixed(2)).join(", ")}) | ${cpuCells(o, p)} | ${op.note} | ${Math.min(...runs.load)}-${Math.max(...runs.load)} |`,
     );
   }
 
@@ -235,35 +259,50 @@ end`;
     );
     return (count * UPLOAD_MIB) / ((performance.now() - t) / 1000);
   };
-  const up: { ours: number[]; peer: number[]; load: number[] } = { ours: [], peer: [], load: [] };
+  const up: { ours: number[]; peer: number[]; load: number[]; cpu: { ours: { cpuMs: number; pgCpuMs: number }[]; peer: { cpuMs: number; pgCpuMs: number }[] } } = { ours: [], peer: [], load: [], cpu: { ours: [], peer: [] } };
+  /** MiB/s of `count` uploads, and the CPU per upload of the side's server and PostgreSQL backends. */
+  const timedPool = async (who: "ours" | "peer", one: (i: number) => Promise<unknown>) => {
+    const pid = who === "ours" ? ours.app.pid : peerProc!.pid;
+    const db = who === "ours" ? oursDb : peerDb;
+    const [cpu0, pg0] = [cpuSeconds(pid), pgBackendCpu(db)];
+    const rate = await pool(UPLOADS, one);
+    up.cpu[who].push({ cpuMs: ((cpuSeconds(pid) - cpu0) * 1000) / UPLOADS, pgCpuMs: (pgBackendCpuSince(pg0, db) * 1000) / UPLOADS });
+    return rate;
+  };
   const uploadRounds = !only || only.some((w) => "uploads".includes(w)) ? ROUNDS : 0;
   for (let r = 0; r < uploadRounds; r++) {
     up.load.push(load1());
-    up.ours.push(await pool(UPLOADS, (i) => uploadOurs(`up/${run}-${r}-${i}.bin`, bytes)));
-    up.peer.push(await pool(UPLOADS, (i) => peerCall("POST", `/object/bench/up/${r}-${i}.bin`, bytes, "application/octet-stream")));
+    up.ours.push(await timedPool("ours", (i) => uploadOurs(`up/${run}-${r}-${i}.bin`, bytes)));
+    up.peer.push(await timedPool("peer", (i) => peerCall("POST", `/object/bench/up/${r}-${i}.bin`, bytes, "application/octet-stream")));
     process.stderr.write(`uploads round ${r + 1}: ours ${up.ours.at(-1)!.toFixed(1)} MiB/s, peer ${up.peer.at(-1)!.toFixed(1)} MiB/s\n`);
   }
   const upRatios = up.ours.map((o, i) => o / up.peer[i]!);
   if (uploadRounds > 0) rows.push(
-    `| ${UPLOAD_MIB} MiB uploads, ${PARALLEL} in parallel (MiB/s) | ${median(up.ours).toFixed(1)} | ${median(up.peer).toFixed(1)} | **${median(upRatios).toFixed(2)}** (${upRatios.map((r) => r.toFixed(2)).join(", ")}) | — | ours: presign, PUT to the S3 node, confirm (3 requests); the peer: one POST to its file backend | ${Math.min(...up.load)}-${Math.max(...up.load)} |`,
+    `| ${UPLOAD_MIB} MiB uploads, ${PARALLEL} in parallel (MiB/s; CPU per upload) | ${median(up.ours).toFixed(1)} | ${median(up.peer).toFixed(1)} | **${median(upRatios).toFixed(2)}** (${upRatios.map((r) => r.toFixed(2)).join(", ")}) | ${cpuCells(medianOf(up.cpu.ours), medianOf(up.cpu.peer))} | ours: presign, PUT to the S3 node, confirm (3 requests); the peer: one POST to its file backend | ${Math.min(...up.load)}-${Math.max(...up.load)} |`,
   );
+  await burner.stop();
   const memOurs = rssOurs.stop();
   const memPeer = rssPeer.stop();
 
   const section = [
-    "## peer — against Supabase Storage, same run",
+    `## peer — against Supabase Storage, same run${BURNERS > 0 ? `, loaded (${BURNERS} busy processes)` : ""}`,
     "",
     `\`npm run bench -- peer\`, ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC. Supabase Storage ${build.commit} (${PEER_GIT}), built from`,
     "source in a temporary directory with Node 24 from npm and pg-boss from npm instead of its git fork, file backend,",
     `its own database on the same PostgreSQL, service key. Ours: \`npm start\`'s server on PostgreSQL + Redis with the`,
     "embedded S3 node, a dashboard JWT, rate limit raised. Both on 50,000 objects (\"mid\" in 500). wrk, 1 thread,",
     `${CONNECTIONS} connections, ${ROUNDS} rounds of ${SECONDS} s per operation alternating ours and the peer's; medians of`,
-    "the rounds, with the server's CPU per request in brackets. The ratio is the median of each round's ratio (two runs",
-    "seconds apart). The last column is the 1-minute load average during that operation's rounds: the machine is shared",
-    "with other agents' test runs, so only the ratios of one row compare, and CPU per request is the steadier measure.",
+    "the rounds. The ratio is the median of each round's ratio (two runs seconds apart). CPU per request: the server's",
+    "process plus the PostgreSQL backends serving its database, in ms (ours needs Redis too, not counted: it is shared).",
+    "The last column is the 1-minute load average during that operation's rounds: the machine is shared with other",
+    "agents' test runs, so only the ratios of one row compare, and CPU per request is the steadier measure.",
     "",
-    "| operation | ours req/s (CPU/req), p99 ms | peer req/s (CPU/req), p99 ms | ours/peer, median of the rounds' (each round) | peer CPU / ours per request | what differs | load |",
-    "|---|---|---|---|---:|---|---|",
+    BURNERS > 0
+      ? `**Loaded** (\`--loaded\`): ${BURNERS} busy process${BURNERS === 1 ? "" : "es"}, each at nice 0 in a session of its own, ran through every round of both sides.`
+      : "Not loaded: the machine as it was (`--loaded` adds busy processes the bench starts and stops itself).",
+    "",
+    "| operation | ours req/s, p99 ms | peer req/s, p99 ms | ours/peer, median of the rounds' (each round) | CPU per request, ours: process + PostgreSQL | the peer's: process + PostgreSQL | ours / peer CPU | what differs | load |",
+    "|---|---|---|---|---|---|---:|---|---|",
     ...rows,
     "",
     `Memory (RSS): ours ${oursIdle.toFixed(0)} MiB idle, ${memOurs.peak.toFixed(0)} MiB peak; peer ${peerIdle.toFixed(0)} MiB idle, ${memPeer.peak.toFixed(0)} MiB peak.`,
@@ -272,6 +311,7 @@ end`;
   process.stdout.write(`${section}\n`);
   if (!process.env.BENCH_NO_WRITE) writeSection("peer", section);
 } finally {
+  await burner?.stop();
   if (peerProc) {
     peerProc.kill("SIGTERM");
     await Promise.race([peerProc.exited, Bun.sleep(10_000)]);
