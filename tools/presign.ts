@@ -13,9 +13,7 @@ const size = z
   .int()
   .min(0)
   .max(5 * 1024 ** 4)
-  .describe(
-"Upper bound in bytes, reserved against the quota; confirm records the true size",
-  );
+  .describe("Upper bound in bytes, reserved against the quota");
 /** What both ways of starting an upload take. */
 const uploadStart = z.object({ ...target, contentType: contentType.optional(), size: size.optional(), tags: uploadTags.optional() });
 const uploadId = z.string().min(1).max(1024).describe("From presign_create_multipart");

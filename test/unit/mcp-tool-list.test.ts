@@ -3,6 +3,7 @@ import { Ajv2020 } from "ajv/dist/2020.js";
 import type { Credential } from "../../tools/access.ts";
 import { toolsFor } from "../../tools/access.ts";
 import { describeTools } from "../../mcp/server.ts";
+import { inputJsonSchema } from "../../tools/json-schema.ts";
 import { registry } from "../../tools/registry.ts";
 import { ALL_TOOLS, DEFAULT_SELECTION, DEFAULT_TOOLSETS, parseSelection, selectTools, TOOLSET_NAMES, toolsetOf, type ToolSelection } from "../../tools/toolsets.ts";
 import { inputFields, jsonBytes, LISTING_CREDENTIALS, MODEL_VIEW_BUDGET, modelView } from "../support/mcp-listing.ts";
@@ -54,6 +55,26 @@ describe("tools/list descriptions", () => {
     const missing = tools.flatMap((t) => inputFields(t.inputSchema).filter((f) => !f.description?.trim()).map((f) => `${t.name}.${f.path}`));
     expect(missing).toEqual([]);
     expect(tools.flatMap((t) => inputFields(t.inputSchema)).length).toBeGreaterThan(200);
+  });
+
+  test("limits that only guard the server, and floors a field's meaning has, are left to validation; the rest stay", () => {
+    type S = Record<string, any>;
+    const input = (name: string) => tools.find((t) => t.name === name)!.inputSchema as S;
+    const full = (name: string) => inputJsonSchema(registry.find((t) => t.name === name)!) as S;
+    const upload = input("presign_upload").properties;
+    // Strings of 128 characters or more, "not empty", a content type's header pattern: the full schema keeps them.
+    expect(upload.key).toEqual({ type: "string", description: expect.any(String) });
+    expect(full("presign_upload").properties.key).toMatchObject({ minLength: 1, maxLength: expect.any(Number) });
+    expect(upload.contentType).toEqual({ type: "string", description: expect.any(String) });
+    expect(full("presign_upload").properties.contentType).toMatchObject({ minLength: 3, maxLength: 255, pattern: expect.any(String) });
+    expect(upload.tags.items).toEqual({ type: "string", pattern: expect.any(String) });
+    // A floor without a ceiling goes; one with a ceiling stays, as do short caps an agent may meet.
+    expect(input("media_list").properties.minWidth).not.toHaveProperty("minimum");
+    expect(input("presign_upload_part").properties.partNumber).toMatchObject({ minimum: 1, maximum: 10000 });
+    expect(input("api_keys_create").properties.name).toMatchObject({ maxLength: 100 });
+    // An array's items and a nullable's branches do not repeat the field's description.
+    expect(input("objects_set_categories").properties.categoryIds.items).toEqual({ type: "string", format: "uuid" });
+    expect(input("categories_move").properties.parentId.anyOf).toEqual([{ type: "string", format: "uuid" }, { type: "null" }]);
   });
 
   test("no input schema carries $schema or additionalProperties: false (unknown arguments are still refused by name)", () => {
