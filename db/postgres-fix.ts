@@ -40,7 +40,7 @@ const replacements: [string, string][] = [
  * when the Bind leaves. With this change such a statement goes in one write and one round
  * trip (Parse, Describe, Bind, Execute, Sync), as node-postgres and JDBC send it, and it no
  * longer stops the connection's pipeline. Statements kept prepared still describe once per
- * connection. Measured in bench/RESULTS.md (peer: list, search).
+ * connection. Measured in bench/notes/2026-11-27-fifth-sitting.md.
  */
 export let postgresOneRoundTrip = false;
 

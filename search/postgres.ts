@@ -98,9 +98,9 @@ export async function matchesOf(db: Db, orgId: string, query: ParsedQuery, ids: 
  * wrong (a term common among the first rows only) costs a scan of the organization.
  */
 // 500 rather than 2,000: the probe was a quarter of a search's execution for a term in 500 of
-// 50,000 objects (bench/RESULTS.md, peer). At 500 rows a term in 2% of objects is expected 10
-// times (the line at 25 is 4.8 standard deviations above) and one in 10% 50 times (3.7 below);
-// a guess wrong near 5% costs time, never the answer.
+// 50,000 objects (bench/notes/2026-11-28-seventh-sitting.md). At 500 rows a term in 2% of
+// objects is expected 10 times (the line at 25 is 4.8 standard deviations above) and one in
+// 10% 50 times (3.7 below); a guess wrong near 5% costs time, never the answer.
 const PROBE_ROWS = 500;
 /** 5% of the probe: the scan then reads at most 20x the limit to fill it. */
 const PROBE_SCAN_FROM = 25;
@@ -117,10 +117,11 @@ const uuidArray = (ids: string[]) => sql`array[${sql.join(ids.map((id) => sql`${
  * Common shapes of the statement are kept prepared on the connection (keptShape), others are
  * sent unnamed; PostgreSQL plans both per call. `q` is materialized all the same, in case it
  * switches a kept statement to a generic plan: there an inlined `q` re-parsed the query text
- * for every matching row (the match scan 15 -> 35 ms for 10,000 matches; bench/RESULTS.md,
- * search). Ranking is `ts_rank` (term frequency with the A/B/C weights of key, labels and
- * metadata) rather than `ts_rank_cd` (cover density): on texts this short they order alike, and
- * cover density cost a quarter of the statement.
+ * for every matching row (the match scan 15 -> 35 ms for 10,000 matches;
+ * bench/notes/2026-11-22-profiles-and-fixes.md, search). Ranking is `ts_rank` (term frequency
+ * with the A/B/C weights of key, labels and metadata) rather than `ts_rank_cd` (cover
+ * density): on texts this short they order alike, and cover density cost a quarter of the
+ * statement.
  */
 export class PostgresSearch implements SearchBackend {
   readonly name = "postgres" as const;
@@ -211,8 +212,9 @@ export class PostgresSearch implements SearchBackend {
  * the query's clauses and filters; the values travel as parameters, the constants are written
  * in). Kept, PostgreSQL parses it once per connection instead of on every call: its CPU per
  * search of a term in 500 of 50,000 objects went from 4.7 to 4.2 ms and from 5.5 to 4.9 ms in
- * two alternating pairs of runs (bench/RESULTS.md, peer). It still plans it per call: a
- * generic plan forced for the search pool saved about 0.1 ms more, not worth a setting.
+ * two alternating pairs of runs (bench/notes/2026-11-28-eighth-sitting.md). It still plans it
+ * per call: a generic plan forced for the search pool saved about 0.1 ms more, not worth a
+ * setting.
  * Only common shapes are kept, since every distinct text is a statement each pooled
  * connection keeps (about 330 KB in PostgreSQL): one or two words or prefixes, filtered by
  * bucket, kind, both or neither, at most 24 texts (about 8 MB per connection).

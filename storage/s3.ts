@@ -249,7 +249,7 @@ export class S3Storage implements ObjectStorage {
 
   // GET and PUT of whole objects are the worker's hot path (one of each per thumbnail): they
   // are signed by our presigner and sent with fetch, which costs half the CPU of the SDK's
-  // middleware stack per request (bench/RESULTS.md). Streams of unknown length still go
+  // middleware stack per request (bench/notes/2026-11-22-thumbnails.md). Streams of unknown length still go
   // through the SDK, which knows how to upload them.
 
   async get(key: string): Promise<{ body: ReadableStream<Uint8Array>; info: StoredObjectInfo } | null> {

@@ -88,14 +88,14 @@ interface Waiting {
  * otherwise with every entry that arrived meanwhile in the next write. Under load, one
  * statement and one commit (one WAL flush, waited on by one pooled connection) carry dozens
  * of rows; one row per call made the audit insert half of the upload URL's database
- * statements and commits (bench/RESULTS.md, peer).
+ * statements and commits (bench/notes/2026-11-28-sixth-sitting.md).
  *
  * Entries written with `flush: false` go in batches of their own, committed without waiting
  * for the WAL flush: for calls whose own writes are committed that way (an upload URL's
  * reservation), the entry is as durable as what it records, and the answer waits for no
  * flush. The flush is the one wait such a call shared with every organization's writes: on a
  * disk whose flushes stall now and then, upload URLs waited 150-380 ms for their entry while
- * reads answered in 10 (bench/RESULTS.md, neighbours).
+ * reads answered in 10 (bench/notes/2026-11-27-neighbours-sittings.md, tenth sitting).
  */
 export class AuditWriter {
   private readonly flushed: Lane;

@@ -329,7 +329,7 @@ const renditionView = (i: ItemRow): SetRendition => ({
  * organization is locked for the count (a transaction-scoped advisory lock) so concurrent calls
  * cannot all pass. The pixel rate spreads the hour's generations out: asked for back to back,
  * they kept the worker's picture process busy for minutes, and another organization's p99 went
- * to 5-12x its quiet value; at one such set a minute, 2-3x (bench/RESULTS.md, neighbours).
+ * to 5-12x its quiet value; at one such set a minute, 2-3x (bench/notes/2026-11-27-neighbours-sittings.md).
  */
 async function checkGenerationRate(tx: Db, orgId: string, pixels: number): Promise<void> {
   await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`sets.generate:${orgId}`}))`);

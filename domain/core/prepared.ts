@@ -4,7 +4,7 @@ import type { Db } from "../../db/client.ts";
 
 /**
  * Drizzle builds a query's SQL text anew on every call, and on the hottest reads that
- * building was the largest part of the route's own CPU (bench/RESULTS.md, get: a quarter of
+ * building was the largest part of the route's own CPU (bench/notes/2026-11-22-profiles-and-fixes.md, get: a quarter of
  * the server's samples were in drizzle-orm). A prepared query is built once per database
  * handle and name; transactions are handles of their own, so they build it again (and let
  * it go with them).
@@ -36,7 +36,7 @@ interface RawPrepared {
  * handle and name like the builder's prepared queries: its values are `sql.placeholder`s.
  * It is also prepared on the server under `name`: `db.execute` sends its text unnamed, so
  * PostgreSQL parses and plans it on every call, and for the upload URL's one-statement
- * reservation that planning was two thirds of the statement's time (bench/RESULTS.md, peer).
+ * reservation that planning was two thirds of the statement's time (bench/notes/2026-11-27-fifth-sitting.md).
  * A statement whose best plan depends on its values does not belong here: PostgreSQL may keep
  * a generic plan that guessed them. Drizzle has no public call for this, so it goes through
  * the session method its `.prepare(name)` uses, on both drivers.

@@ -69,7 +69,7 @@ export async function planDerivatives(e: ObjectStored): Promise<void> {
  * transaction: its thumbnail row says unsupported (planDerivatives) and derivative.failed is
  * told here, after media.created, as the job would have told it. The job would only have
  * written the same row again, so none is queued: it was about a fifth of the server's CPU per
- * confirm of such a file (bench/RESULTS.md, confirm notes). New bytes at an existing object's
+ * confirm of such a file (bench/notes/2026-11-27-confirm.md). New bytes at an existing object's
  * key still get the job: it deletes the earlier version's derivatives after its commit.
  */
 export async function reportUnrenderable(e: ObjectStored): Promise<void> {
@@ -220,7 +220,7 @@ async function stillCurrent(tx: Db, object: typeof mediaObjects.$inferSelect): P
  * meanwhile records nothing: its bytes are returned for deletion instead.
  *
  * One statement: it runs once per thumbnail, and on the embedded database every round trip
- * costs CPU the thumbnails need (bench/RESULTS.md). The object row is locked first, so a
+ * costs CPU the thumbnails need (bench/notes/2026-11-22-thumbnails.md). The object row is locked first, so a
  * confirm of a newer version waits for it or wins, never interleaves.
  */
 export async function recordRendered(deps: Deps, object: typeof mediaObjects.$inferSelect, variants: RenderedVariant[], info: Record<string, unknown>): Promise<Recorded> {

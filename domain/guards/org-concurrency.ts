@@ -20,7 +20,7 @@ interface Bucket {
  * took once it ends, so one long search can overdraw the bucket; the organization's next one then
  * waits (or is refused) until the refill has covered the debt. The cap bounds how many searches
  * run at once, not how much of the machine they take back to back: three at a time, one after
- * another, kept both of a 2-core host's cores busy in PostgreSQL (bench/RESULTS.md, neighbours).
+ * another, kept both of a 2-core host's cores busy in PostgreSQL (bench/notes/2026-11-27-neighbours-sittings.md).
  * The same idea as GitHub's secondary rate limit on CPU time per minute.
  *
  * Work over the cap or the budget waits up to `waitMs` for a slot, in arrival order (a short

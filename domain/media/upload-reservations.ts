@@ -151,9 +151,10 @@ const MAX_BATCH = 200;
  * organization's reservations run one after another whatever the caller does. Here they do
  * so in batches: the first request of an organization goes at once; those that arrive while
  * its statement is under way go together in the next, one statement and one commit for all of
- * them. (bench/RESULTS.md, peer: upload URLs were limited by PostgreSQL's CPU per statement on
- * two cores shared with it.) A batch the allocation refuses as a whole is retried one request at
- * a time, in arrival order, so each gets the answer it would have got alone.
+ * them. (bench/notes/2026-11-29-summary-tables.md, signed upload URL: upload URLs were
+ * limited by PostgreSQL's CPU per statement on two cores shared with it.) A batch the
+ * allocation refuses as a whole is retried one request at a time, in arrival order, so each
+ * gets the answer it would have got alone.
  */
 export function reserveSingleShot(db: Db, orgId: string, request: SingleShotRequest): Promise<KeySeen | null> {
   return new Promise((resolve, reject) => {

@@ -10,7 +10,7 @@ import { toMediaView } from "./view.ts";
  *
  * A listing's or a search's page is up to 200 views. Read through Drizzle's select, mapping
  * the rows (a type check per field per row) cost twice what PostgreSQL spent answering
- * (bench/RESULTS.md, list). Here the page is a CTE `page` of media_objects rows, whose
+ * (bench/notes/2026-11-27-fifth-sitting.md). Here the page is a CTE `page` of media_objects rows, whose
  * `labels` column holds their tags and categories as the view shows them: aggregating them
  * from both label tables, an index probe per object each, was over half of the statement
  * (2.7 against 1.1 ms for a page of 100). Its thumbnails are joined. The columns are few and
@@ -22,7 +22,7 @@ import { toMediaView } from "./view.ts";
  * The statement answers one row: `views`, the page's rows as one JSON array. postgres.js
  * decodes a row column by column in JavaScript (a string, then a parser, per field), and for
  * a page of 100 views with four JSON columns each that decoding was a fifth of the list's CPU
- * in our process (bench/RESULTS.md, list); one array is one native JSON.parse.
+ * in our process (bench/notes/2026-11-28-sixth-sitting.md); one array is one native JSON.parse.
  *
  * `page` selects the columns of a MediaViewRow under their names in the table (a Drizzle
  * select of them does); `orderBy` is the page's order, written over `v`, a view row.

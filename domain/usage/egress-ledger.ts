@@ -22,7 +22,7 @@ const RETRY_MS = 5_000;
  * one statement at most `intervalMs` after the first of them, or as soon as `batchSize` are
  * waiting. Appending one row per URL was most of
  * PostgreSQL's work on that route: with it the route ran at 1.09x Supabase Storage's
- * throughput, batched at 2.3x (bench/RESULTS.md, peer).
+ * throughput, batched at 2.3x (bench/notes/2026-11-29-summary-tables.md).
  *
  * The price, documented in docs/billing.md: a process that dies without its shutdown loses the
  * egress of its last `intervalMs`, and another instance's reads see an event up to `intervalMs`

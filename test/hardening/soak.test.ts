@@ -6,7 +6,7 @@ import { newOrg, startServer, type TestOrg, type TestServer } from "../support/s
  * A short soak: the load of `npm run bench -- soak` for SOAK_TEST_SECONDS
  * (default 15) at a steady rate. No answer may be an error, and usage must be exact: storage
  * used equals the sum of the sizes confirmed, egress the sizes of the downloads issued, API
- * calls the requests made. Memory and latency are the bench's business (bench/RESULTS.md).
+ * calls the requests made. Memory and latency are the bench's business (bench/results/soak.md).
  */
 const SECONDS = Number(process.env.SOAK_TEST_SECONDS ?? 15);
 const RATE = Number(process.env.SOAK_TEST_RATE ?? 20);

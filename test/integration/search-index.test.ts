@@ -10,7 +10,7 @@ import { upload } from "../support/upload.ts";
  * Full text is always searched within one organization, and one GIN index over
  * (org_id, vector) answers both conditions: the organization's matches of a term are read
  * from the index alone, never every organization's postings combined with a bitmap of the
- * organization's rows (bench/RESULTS.md, fifth sitting). Both backends build it.
+ * organization's rows (bench/notes/2026-11-27-fifth-sitting.md). Both backends build it.
  */
 let server: TestServer;
 let org: TestOrg;

@@ -12,7 +12,7 @@ export interface Priority {
    * SCHED_IDLE (`chrt --idle`): the child gets a core only when nothing of normal priority
    * wants it. Niceness alone still gives a niced decoder about a tenth of a busy core, and
    * with several libvips threads that was enough to multiply another organization's p99
-   * (bench/RESULTS.md, neighbours notes); in the idle class it was about halved again.
+   * (bench/notes/2026-11-27-neighbours-sittings.md); in the idle class it was about halved again.
    */
   idle: boolean;
 }
@@ -40,7 +40,7 @@ export function nicedCommand(priority: Priority, args: string[]): string[] {
  * idle class only rank threads within a session. A picture child in the service's session
  * therefore yielded to the API's event loop but took its session's full share against
  * PostgreSQL's and Redis' sessions, and another organization's requests waited 50-150 ms for a
- * core there (bench/RESULTS.md, neighbours notes). Its own session at autogroup niceness 19 (or
+ * core there (bench/notes/2026-11-27-neighbours-sittings.md). Its own session at autogroup niceness 19 (or
  * its own niceness outside the idle class) makes it yield to them as well.
  *
  * Does nothing unless this process leads its own session (nicedCommand's `setsid`): otherwise the
