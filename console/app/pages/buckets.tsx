@@ -58,8 +58,8 @@ export function BucketsPage() {
                   <Link to={`/buckets/${b.id}`}>{b.name}</Link>
                   <div class="muted mono small-text">{b.id}</div>
                 </td>
-                <td>{b.objects === undefined ? "–" : b.objects.toLocaleString()}</td>
-                <td>{date(b.createdAt)}</td>
+                <td data-label="Objects">{b.objects === undefined ? "–" : b.objects.toLocaleString()}</td>
+                <td data-label="Created">{date(b.createdAt)}</td>
                 <td class="row-actions">
                   {can("buckets_delete") && (
                     <ConfirmButton

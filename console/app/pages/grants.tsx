@@ -38,17 +38,17 @@ export function GrantsPage() {
                   {g.clientName}
                   <div class="muted mono small-text">{g.resource}</div>
                 </td>
-                <td>
+                <td data-label="Scopes">
                   {g.scopes.map((s) => (
                     <Chip key={s}>{s}</Chip>
                   ))}
                 </td>
-                <td>{bucketName(g.bucketId)}</td>
-                <td>
+                <td data-label="Bucket">{bucketName(g.bucketId)}</td>
+                <td data-label="Approved">
                   {date(g.createdAt)}
                   {g.refreshedAt && <div class="muted small-text">refreshed {date(g.refreshedAt)}</div>}
                 </td>
-                <td>{g.revokedAt ? <Chip tone="warn">revoked</Chip> : g.active ? <Chip tone="info">active</Chip> : <Chip tone="warn">expired</Chip>}</td>
+                <td data-label="State">{g.revokedAt ? <Chip tone="warn">revoked</Chip> : g.active ? <Chip tone="info">active</Chip> : <Chip tone="warn">expired</Chip>}</td>
                 <td class="row-actions">
                   {g.active && can("oauth_grants_revoke") && (
                     <ConfirmButton

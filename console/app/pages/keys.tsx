@@ -91,13 +91,13 @@ export function KeysPage() {
                   {k.id === me.value?.credential.apiKeyId && <> <Chip tone="info">this session</Chip></>}
                   <div class="muted mono small-text">{k.accessKeyId}</div>
                 </td>
-                <td>
+                <td data-label="Scopes">
                   {k.scopes.map((s) => (
                     <Chip key={s}>{s}</Chip>
                   ))}
                 </td>
-                <td>{bucketName(k.bucketId)}</td>
-                <td>
+                <td data-label="Bucket">{bucketName(k.bucketId)}</td>
+                <td data-label="Expires">
                   {k.expired ? <Chip tone="warn">expired</Chip> : date(k.expiresAt)}
                   {k.rotatedAt && <div class="muted small-text">rotated {date(k.rotatedAt)}</div>}
                 </td>

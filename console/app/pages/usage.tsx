@@ -317,9 +317,9 @@ function Billing({ onChanged }: { onChanged: () => void }) {
               {invoices.data.data.map((i) => (
                 <tr key={i.id}>
                   <td>{i.hostedInvoiceUrl ? <a href={i.hostedInvoiceUrl} rel="noopener noreferrer" target="_blank">{i.number ?? i.id}</a> : i.number ?? i.id}</td>
-                  <td>{date(i.createdAt)}</td>
-                  <td>{cents(i.amountDueCents)}</td>
-                  <td>{i.status ?? "–"}</td>
+                  <td data-label="Date">{date(i.createdAt)}</td>
+                  <td data-label="Amount">{cents(i.amountDueCents)}</td>
+                  <td data-label="Status">{i.status ?? "–"}</td>
                 </tr>
               ))}
             </tbody>
