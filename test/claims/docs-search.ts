@@ -6,6 +6,12 @@ import { newBucket } from "../support/objects.ts";
 import { upload } from "../support/upload.ts";
 
 const MEILI = "test/unit/meili-translate.test.ts";
+const TEXT = "test/integration/text-search.test.ts";
+
+const textLimits = async () => {
+  const { TEXT_LIMITS } = await import("../../domain/search/text.ts");
+  expect(TEXT_LIMITS).toEqual({ pages: 200, chars: 200_000, plainBytes: 1024 * 1024 });
+};
 
 export default {
   page: "docs/search.md",
@@ -32,6 +38,30 @@ export default {
     },
     { says: "| file-fact filters (sha256, duplicatesOf, takenFrom, ...) | yes | 400: not indexed |", by: { file: "test/claims/docs-worker.ts", test: "backend answers 400 for them, as its documents do not carry the facts yet)." } },
     { says: "| file-fact filters (sha256, duplicatesOf, takenFrom, ...) | yes |", by: { file: "test/integration/render.test.ts", test: "the same filters narrow a full-text search (PostgreSQL backend)" } },
+    { says: "each page's text with pdf.js (getTextContent), in page order, up to 200 pages and", check: textLimits },
+    { says: "200,000 characters per file.", check: textLimits },
+    { says: "the first 1 MiB, as UTF-8 (or UTF-16 with a byte order mark),", check: textLimits },
+    { says: "invalid bytes replaced and control characters dropped, up to 200,000 characters.", check: textLimits },
+    { says: "list ocrLanguagesInstalled, and a language without its model is refused with 400.", by: { file: TEXT, test: "a language without an installed model is refused" } },
+    {
+      says: "OCR reads a greyscale rendition at most 2,000 px on its long edge",
+      check: async () => {
+        const sharp = (await import("sharp")).default;
+        const { ocrRendition } = await import("../../worker/derivatives/ocr.ts");
+        const big = await sharp({ create: { width: 4000, height: 1000, channels: 3, background: "#c33" } }).png().toBuffer();
+        const meta = await sharp(await ocrRendition(big)).metadata();
+        expect([meta.width, meta.height, meta.channels]).toEqual([2000, 500, 1]);
+      },
+    },
+    {
+      says: "edges read as stray letters stay out of the index.",
+      check: async () => {
+        const { confidentText } = await import("../../worker/derivatives/ocr.ts");
+        const words = [{ text: "kept", confidence: 60 }, { text: "dropped", confidence: 59.9 }, { text: "::", confidence: 95 }];
+        expect(confidentText([{ paragraphs: [{ lines: [{ words }] }] }])).toBe("kept");
+      },
+    },
+    { says: "same; words recognized with a confidence under 60 (of 100) are dropped, so textures and", check: async () => expect((await import("../../domain/search/text.ts")).OCR_LIMITS.minConfidence).toBe(60) },
   ],
   notPromises: [
     {

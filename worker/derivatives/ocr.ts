@@ -69,6 +69,8 @@ export async function ocrRendition(bytes: Uint8Array): Promise<Buffer> {
     .rotate()
     .resize({ width: OCR_LIMITS.edge, height: OCR_LIMITS.edge, fit: "inside", withoutEnlargement: true })
     .greyscale()
+    // One channel in the PNG too: sharp keeps three unless told, a third of the bytes to encode and decode.
+    .toColourspace("b-w")
     .png({ compressionLevel: 1 })
     .toBuffer();
 }
