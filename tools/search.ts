@@ -13,7 +13,7 @@ export const searchTools = [
   defineTool({
     name: "search",
     title: "Search media",
-    description: "Full-text search of keys, file names, labels and metadata, best first; facets count tags, categories, kinds of all matches. q: all words; \"phrase\"; -word; sun*; a OR b.",
+    description: "Full-text search of keys, file names, labels, metadata and text in files, best first; facets count tags, categories, kinds of all matches. q: all words; \"phrase\"; -word; sun*; a OR b.",
     scope: "read",
     reach: "bucket",
     http: { method: "GET", path: "/search" },
@@ -37,7 +37,7 @@ export const searchTools = [
   defineTool({
     name: "media_text_extract",
     title: "Read the text inside files",
-    description: "Queues reading the text of one object, or of a bucket's (else every) PDF, text file and image (OCR) into search; resumes an unfinished run.",
+    description: "Queues reading the text in one object, or in a bucket's (else all) PDFs, text files and images (OCR), into search.",
     scope: "write",
     reach: "bucket",
     http: { method: "POST", path: "/search/text-extract" },
