@@ -9,6 +9,7 @@ import { ConsentPage } from "./pages/consent.tsx";
 import { GrantsPage } from "./pages/grants.tsx";
 import { KeysPage } from "./pages/keys.tsx";
 import { MediaPage } from "./pages/media.tsx";
+import { TrashPage } from "./pages/trash.tsx";
 import { SearchPage } from "./pages/search.tsx";
 import { SetPage, SetsPage } from "./pages/sets.tsx";
 import { SignInPage } from "./pages/sign-in.tsx";
@@ -31,6 +32,7 @@ interface Route {
 const ROUTES: Route[] = [
   { pattern: /^\/buckets$/, page: BucketsPage, section: "buckets" },
   { pattern: /^\/buckets\/([\w-]+)$/, page: MediaPage, section: "buckets" },
+  { pattern: /^\/trash$/, page: TrashPage, section: "trash" },
   { pattern: /^\/search$/, page: SearchPage, section: "search" },
   { pattern: /^\/categories$/, page: CategoriesPage, section: "categories" },
   { pattern: /^\/sets$/, page: SetsPage, section: "sets" },
@@ -47,6 +49,7 @@ const ROUTES: Route[] = [
 
 const NAV: { section: string; to: string; label: string; tool: string | null }[] = [
   { section: "buckets", to: "/buckets", label: "Buckets", tool: "buckets_list" },
+  { section: "trash", to: "/trash", label: "Trash", tool: "trash_list" },
   { section: "search", to: "/search", label: "Search", tool: "search" },
   { section: "categories", to: "/categories", label: "Categories", tool: "categories_list" },
   { section: "sets", to: "/sets", label: "Sets", tool: "sets_list" },

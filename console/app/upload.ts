@@ -16,9 +16,27 @@ const PARTS_AT_ONCE = 4;
 const FILES_AT_ONCE = 3;
 const PART_ATTEMPTS = 3;
 
-export type UploadState = "queued" | "uploading" | "confirming" | "done" | "failed" | "canceled";
+export type UploadState = "queued" | "uploading" | "confirming" | "conflict" | "done" | "failed" | "canceled" | "skipped";
+
+/** What to do with a file whose key is taken: the person's answer, for this file or for all. */
+export type Conflict = "replace" | "keep-both" | "skip";
+
+/** An answer given with "apply to all": later conflicts of the session take it without asking. */
+export const conflictForAll = signal<Conflict | null>(null);
 
 class Canceled extends Error {}
+/** Storage refused the PUT's write condition: another writer changed the key since the URL was signed. */
+class Taken extends Error {}
+/** The file is skipped: nothing was written. */
+class Skipped extends Error {}
+
+/** "photo.png" -> "photo (2).png": the name "keep both" tries, counting up. */
+export function numbered(key: string, n: number): string {
+  const slash = key.lastIndexOf("/") + 1;
+  const dot = key.lastIndexOf(".");
+  const cut = dot > slash ? dot : key.length;
+  return `${key.slice(0, cut)} (${n})${key.slice(cut)}`;
+}
 
 export class Upload {
   readonly id = randomId();
@@ -29,7 +47,12 @@ export class Upload {
   readonly error = signal<string | null>(null);
   readonly partsDone = signal(0);
   readonly failedParts = signal<number[]>([]);
+  /** The key the file goes to: "keep both" changes it to a free one. */
+  readonly target = signal("");
   result: MediaObject | null = null;
+  /** Set once the person chose "replace": the upload may write over what the key holds. */
+  private replace = false;
+  private decide: ((c: Conflict) => void) | null = null;
   private uploadId: string | null = null;
   private readonly etags = new Map<number, string>();
   private readonly partLoaded = new Map<number, number>();
@@ -44,6 +67,7 @@ export class Upload {
     private readonly onDone: (upload: Upload) => void,
   ) {
     this.multipart = file.size > MULTIPART_THRESHOLD;
+    this.target.value = key;
     this.partCount = this.multipart ? Math.ceil(file.size / PART_SIZE) : 1;
   }
 
@@ -58,14 +82,27 @@ export class Upload {
     this.error.value = null;
     this.failedParts.value = [];
     try {
-      if (this.multipart) await this.sendParts();
-      else await this.sendWhole();
+      for (;;) {
+        try {
+          if (this.multipart) await this.sendParts();
+          else await this.sendWhole();
+          break;
+        } catch (err) {
+          // Someone wrote the key between our look and our PUT: ask again, as for any taken key.
+          if (!(err instanceof Taken)) throw err;
+          await this.resolveConflict();
+        }
+      }
       this.state.value = "confirming";
-      this.result = await call<MediaObject>("presign_confirm", { bucketId: this.bucketId, key: this.key });
+      this.result = await call<MediaObject>("presign_confirm", { bucketId: this.bucketId, key: this.target.value });
       this.loaded.value = this.file.size;
       this.state.value = "done";
       this.onDone(this);
     } catch (err) {
+      if (err instanceof Skipped) {
+        if (!this.canceled) this.state.value = "skipped";
+        return;
+      }
       if (this.canceled || err instanceof Canceled) return;
       this.state.value = "failed";
       this.error.value = describeError(err);
@@ -75,15 +112,59 @@ export class Upload {
   private base() {
     const tags = this.tags.length > 0 ? { tags: this.tags } : {};
     const contentType = this.contentType ? { contentType: this.contentType } : {};
-    return { bucketId: this.bucketId, key: this.key, size: this.file.size, ...contentType, ...tags };
+    return { bucketId: this.bucketId, key: this.target.value, size: this.file.size, ...contentType, ...tags };
+  }
+
+  /** The person's answer (or the one given for all), acted on: replace, a free numbered key, or skip. */
+  private async resolveConflict(): Promise<void> {
+    const answer = conflictForAll.value ?? (await this.ask());
+    this.state.value = "uploading";
+    if (answer === "skip") throw new Skipped();
+    if (answer === "replace") {
+      this.replace = true;
+      return;
+    }
+    this.replace = false;
+    for (let n = 2; ; n++) {
+      const key = numbered(this.key, n);
+      if (!(await this.taken(key))) {
+        this.target.value = key;
+        return;
+      }
+    }
+  }
+
+  private ask(): Promise<Conflict> {
+    this.state.value = "conflict";
+    return new Promise((resolve) => (this.decide = resolve));
+  }
+
+  /** The answer to "this name exists": `all` applies it to every later conflict too. */
+  choose(answer: Conflict, all = false): void {
+    if (all) conflictForAll.value = answer;
+    const d = this.decide;
+    this.decide = null;
+    d?.(answer);
+  }
+
+  /** Is a live object at this key? (A multipart upload has no write condition to tell.) */
+  private async taken(key: string): Promise<boolean> {
+    const slash = key.lastIndexOf("/") + 1;
+    const found = await call<{ data: { key: string }[] }>("media_list", { bucketId: this.bucketId, folder: key.slice(0, slash), search: key.slice(slash), limit: 100 });
+    return found.data.some((o) => o.key === key);
   }
 
   private async sendWhole() {
     const signed = await call<{ url: string; headers: Record<string, string> }>("presign_upload", this.base());
+    // The URL is signed with a write condition on what the key holds now: If-Match means it
+    // holds an object, which only "replace" may write over.
+    const existing = Object.keys(signed.headers).some((h) => h.toLowerCase() === "if-match");
+    if (existing && !this.replace) throw new Taken();
     await this.put(signed.url, signed.headers, this.file, (n) => (this.loaded.value = n));
   }
 
   private async sendParts() {
+    if (!this.uploadId && !this.replace && (await this.taken(this.target.value))) throw new Taken();
     if (!this.uploadId) {
       const started = await call<{ uploadId: string }>("presign_create_multipart", this.base());
       this.uploadId = started.uploadId;
@@ -108,7 +189,7 @@ export class Upload {
       throw new Error(`Part ${failed.join(", ")} of ${this.partCount} failed: ${describeError(lastError)}. Retry sends only the missing parts.`);
     }
     const parts = [...this.etags].sort((a, b) => a[0] - b[0]).map(([partNumber, etag]) => ({ partNumber, etag }));
-    await call("presign_complete_upload", { bucketId: this.bucketId, key: this.key, uploadId: this.uploadId, parts });
+    await call("presign_complete_upload", { bucketId: this.bucketId, key: this.target.value, uploadId: this.uploadId, parts });
   }
 
   private async sendPart(n: number) {
@@ -118,7 +199,7 @@ export class Upload {
       try {
         const signed = await call<{ url: string; headers: Record<string, string> }>("presign_upload_part", {
           bucketId: this.bucketId,
-          key: this.key,
+          key: this.target.value,
           uploadId: this.uploadId,
           partNumber: n,
         });
@@ -155,6 +236,7 @@ export class Upload {
       xhr.onload = () => {
         this.requests.delete(xhr);
         if (xhr.status >= 200 && xhr.status < 300) resolve(xhr.getResponseHeader("etag"));
+        else if (xhr.status === 412) reject(new Taken());
         else reject(new Error(`storage answered ${xhr.status}${storageMessage(xhr.responseText)}`));
       };
       xhr.onerror = () => {
@@ -170,14 +252,15 @@ export class Upload {
   }
 
   cancel(): void {
-    if (this.state.value === "done" || this.state.value === "canceled") return;
+    if (this.state.value === "done" || this.state.value === "canceled" || this.state.value === "skipped") return;
     this.canceled = true;
+    this.choose("skip");
     for (const xhr of this.requests) xhr.abort();
     this.state.value = "canceled";
     const waiting = queue.indexOf(this);
     if (waiting >= 0) queue.splice(waiting, 1);
     if (this.uploadId) {
-      void call("presign_abort_multipart", { bucketId: this.bucketId, key: this.key, uploadId: this.uploadId }).catch(() => {});
+      void call("presign_abort_multipart", { bucketId: this.bucketId, key: this.target.value, uploadId: this.uploadId }).catch(() => {});
     }
   }
 
@@ -221,15 +304,18 @@ export function keyFor(file: File, prefix: string): string {
   return clean ? `${clean}/${rel}` : rel;
 }
 
-export function startUploads(files: File[], bucketId: string, opts: { prefix: string; tags: string[]; onDone: (u: Upload) => void }): Upload[] {
-  const started = files.map((f) => new Upload(f, bucketId, keyFor(f, opts.prefix), opts.tags, opts.onDone));
+/** `folder`: the open folder ("a/b/" or ""), under which the prefix and the file's own path go. */
+export function startUploads(files: File[], bucketId: string, opts: { folder?: string; prefix: string; tags: string[]; onDone: (u: Upload) => void }): Upload[] {
+  // "Apply to all" holds for the files chosen together, not for the next ones.
+  conflictForAll.value = null;
+  const started = files.map((f) => new Upload(f, bucketId, `${opts.folder ?? ""}${keyFor(f, opts.prefix)}`, opts.tags, opts.onDone));
   uploads.value = [...started, ...uploads.value];
   for (const u of started) enqueue(u);
   return started;
 }
 
 export function clearFinished(): void {
-  uploads.value = uploads.value.filter((u) => u.state.value !== "done" && u.state.value !== "canceled");
+  uploads.value = uploads.value.filter((u) => u.state.value !== "done" && u.state.value !== "canceled" && u.state.value !== "skipped");
 }
 
 export function parseTags(text: string): string[] {

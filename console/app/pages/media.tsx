@@ -3,10 +3,14 @@ import { call, can } from "../api.ts";
 import { plural } from "../format.ts";
 import { location, setQuery } from "../router.ts";
 import { Upload } from "../upload.ts";
+import { BulkBar, type BulkFilter } from "../ui/bulk.tsx";
 import { flattenCategories, DetailPanel } from "../ui/detail.tsx";
+import { Breadcrumbs, FolderList } from "../ui/folders.tsx";
 import { Pager, VirtualGrid } from "../ui/grid.tsx";
 import { ErrorNote, Field, Link, PageHead, useLoad } from "../ui/kit.tsx";
-import type { Label } from "../ui/media.tsx";
+import type { Label, MediaObject } from "../ui/media.tsx";
+import { Selection } from "../ui/selection.ts";
+import { offerUndo, UndoToast } from "../ui/undo.tsx";
 import { DropZone, UploadPanel } from "../ui/uploads.tsx";
 
 export const KINDS = ["image", "video", "audio", "pdf", "3d", "other"];
@@ -23,19 +27,68 @@ export function MediaPage({ params }: { params: string[] }) {
     order: q.get("order") ?? "desc",
   };
   const selected = q.get("object");
+  // The open folder (a key prefix ending in "/"). A filter searches the whole bucket instead.
+  const folder = q.get("folder") ?? "";
+  const flat = Boolean(filters.kind || filters.tags || filters.categories || filters.search);
   const bucket = useLoad(() => call<{ id: string; name: string }>("buckets_get", { id: bucketId }), [bucketId]);
   const tags = useLoad(() => call<{ data: Label[] }>("tags_list", { limit: 200 }).then((r) => r.data), []);
   const categories = useLoad(() => call<{ data: { id: string; name: string; slug: string; children: any[] }[] }>("categories_list").then((r) => flattenCategories(r.data)), []);
 
-  const key = JSON.stringify(filters);
-  const pager = useMemo(() => {
-    const input: Record<string, unknown> = { bucketId, sort: filters.sort, order: filters.order };
-    if (filters.kind) input.kind = filters.kind;
-    if (filters.tags) input.tags = filters.tags;
-    if (filters.categories) input.categories = filters.categories;
-    if (filters.search) input.search = filters.search;
-    return new Pager("media_list", input);
+  const key = JSON.stringify([filters, folder]);
+  const { pager, listing, bulkFilter, selection } = useMemo(() => {
+    const chosen: Record<string, string> = {};
+    if (filters.kind) chosen.kind = filters.kind;
+    if (filters.tags) chosen.tags = filters.tags;
+    if (filters.categories) chosen.categories = filters.categories;
+    if (filters.search) chosen.search = filters.search;
+    const listing: Record<string, unknown> = { bucketId, sort: filters.sort, order: filters.order, ...chosen, ...(flat ? {} : { folder }) };
+    // "All of the filter" in a bulk call: the same filters; a folder's listing is named by its ids.
+    const bulkFilter: BulkFilter | null = flat ? { bucketId, ...chosen } : null;
+    return { pager: new Pager("media_list", listing), listing, bulkFilter, selection: new Selection() };
   }, [bucketId, key]);
+  const [selecting, setSelecting] = useState(false);
+  const [focusRequest, setFocusRequest] = useState<{ index: number; seq: number } | null>(null);
+  const openedIndex = useRef(0);
+  selection.ids.value; // re-render when the selection changes
+  selection.all.value;
+  const openFolder = (prefix: string) => setQuery({ folder: prefix || null, object: null });
+  const closeDetail = () => {
+    const id = selected;
+    setQuery({ object: null });
+    // Back to the tile it was opened from (never <body>).
+    requestAnimationFrame(() => {
+      const tile = document.querySelector<HTMLElement>(`.grid-sizer [data-id="${id}"]`) ?? document.querySelector<HTMLElement>(`.grid-sizer [data-index="${openedIndex.current}"]`);
+      if (tile) tile.focus();
+      else document.querySelector<HTMLElement>("h1")?.focus();
+    });
+  };
+  useEffect(() => {
+    if (!selected) return;
+    const onKey = (e: KeyboardEvent) => {
+      // A dialog open over the panel takes its own Escape.
+      if (e.key !== "Escape" || e.defaultPrevented || document.querySelector("dialog[open]")) return;
+      e.preventDefault();
+      closeDetail();
+    };
+    window.addEventListener("keydown", onKey);
+    return () => window.removeEventListener("keydown", onKey);
+  }, [selected]);
+  const onTile = (o: MediaObject, index: number, e: MouseEvent | KeyboardEvent) => {
+    if (e.shiftKey) return selection.range(index, (i) => pager.get(i)?.id);
+    if (e.ctrlKey || e.metaKey || selecting) return selection.toggle(o.id, index);
+    selection.clear();
+    selection.anchor = index;
+    openedIndex.current = index;
+    setQuery({ object: o.id });
+  };
+  const afterDelete = (ids: string[]) => {
+    pager.invalidate();
+    // Focus moves to the tile that takes the deleted one's place.
+    setFocusRequest({ index: openedIndex.current, seq: Date.now() });
+    offerUndo(ids.length === 1 ? "Moved to the trash." : `${plural(ids.length, "object")} moved to the trash.`, async () => {
+      for (const id of ids) await call("trash_restore", { id });
+    });
+  };
 
   // New objects and thumbnails as they arrive: while any object on screen waits for its
   // thumbnail, the pages on screen are fetched again every few seconds.
@@ -53,6 +106,7 @@ export function MediaPage({ params }: { params: string[] }) {
   useEffect(() => setSearch(filters.search), [filters.search]);
   const onUploaded = (_u: Upload) => pager.invalidate();
   const total = pager.total.value;
+  const folders = flat ? [] : (pager.folders.value ?? []);
   const canUpload = can("presign_upload");
 
   return (
@@ -67,6 +121,11 @@ export function MediaPage({ params }: { params: string[] }) {
           }
         />
         <ErrorNote error={bucket.error} />
+        {flat ? (
+          <p class="hint folder-note">Filtered: objects from every folder of the bucket.</p>
+        ) : (
+          <Breadcrumbs bucket={bucket.data?.name ?? "Bucket"} folder={folder} onOpen={openFolder} />
+        )}
         <form
           class="filters"
           role="search"
@@ -125,19 +184,45 @@ export function MediaPage({ params }: { params: string[] }) {
           </Field>
           <button type="submit">Filter</button>
         </form>
-        {canUpload && <UploadPanel bucketId={bucketId} onUploaded={onUploaded} />}
+        {canUpload && <UploadPanel bucketId={bucketId} folder={flat ? "" : folder} onUploaded={onUploaded} />}
         <ErrorNote error={pager.error.value} />
-        <DropZone bucketId={bucketId} onUploaded={onUploaded} enabled={canUpload}>
-          {total === 0 ? (
+        {(total ?? 0) > 0 && (
+          <div class="select-bar">
+            <button type="button" class="small" aria-pressed={selecting} onClick={() => (setSelecting(!selecting), selecting && selection.clear())}>
+              {selecting ? "Done selecting" : "Select"}
+            </button>
+            <button type="button" class="small" onClick={() => selection.selectAll()} disabled={selection.all.value}>
+              Select all {plural(total ?? 0, "object")}
+            </button>
+            <span class="hint">Shift-click selects a range, Ctrl- or Cmd-click one more.</span>
+          </div>
+        )}
+        <BulkBar
+          selection={selection}
+          total={total ?? 0}
+          filter={bulkFilter}
+          listing={listing}
+          onChanged={() => pager.invalidate()}
+          onDeleted={() => {
+            pager.invalidate();
+            setFocusRequest({ index: selection.anchor ?? 0, seq: Date.now() });
+          }}
+        />
+        <DropZone bucketId={bucketId} folder={flat ? "" : folder} onUploaded={onUploaded} enabled={canUpload}>
+          <FolderList folder={folder} names={folders} onOpen={openFolder} />
+          {total === 0 && folders.length > 0 ? null : total === 0 ? (
             <div class="empty">
               {Object.values(filters).some((v, i) => i < 4 && v) ? "No object matches these filters." : canUpload ? "This bucket is empty. Drop files here or choose them above." : "This bucket is empty."}
             </div>
           ) : (
             <VirtualGrid
               pager={pager}
-              label={`Objects in ${bucket.data?.name ?? "the bucket"}`}
+              label={`Objects in ${folder && !flat ? folder : bucket.data?.name ?? "the bucket"}`}
               selectedId={selected}
-              onOpen={(o) => setQuery({ object: o.id })}
+              onOpen={onTile}
+              checked={(id) => selection.has(id)}
+              onSelectAll={() => selection.selectAll()}
+              focusRequest={focusRequest}
             />
           )}
         </DropZone>
@@ -145,14 +230,15 @@ export function MediaPage({ params }: { params: string[] }) {
       {selected && (
         <DetailPanel
           id={selected}
-          onClose={() => setQuery({ object: null })}
+          onClose={closeDetail}
           onChanged={(o) => pager.replace(o)}
-          onDeleted={() => {
+          onDeleted={(id) => {
             setQuery({ object: null });
-            pager.invalidate();
+            afterDelete([id]);
           }}
         />
       )}
+      <UndoToast onUndone={() => pager.invalidate()} />
     </div>
   );
 }

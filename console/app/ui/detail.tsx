@@ -126,7 +126,7 @@ function Links({ object, onDeleted }: { object: MediaObject; onDeleted: (id: str
             detail={<p>It disappears from lists and search at once and stops counting towards storage. Its bytes are purged after 7 days.</p>}
             onConfirm={async () => {
               await call("media_delete", { id: object.id });
-              notify(`${object.fileName} deleted`);
+              // The page offers Undo (a restore from the trash) in its place of a plain note.
               onDeleted(object.id);
             }}
           />

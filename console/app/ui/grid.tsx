@@ -15,6 +15,8 @@ export class Pager {
   readonly total = signal<number | null>(null);
   readonly version = signal(0);
   readonly error = signal<unknown>(null);
+  /** A folder listing's subfolders (null for a flat listing). */
+  readonly folders = signal<string[] | null>(null);
   private readonly pages = new Map<number, MediaObject[]>();
   private readonly stale = new Set<number>();
   private readonly loading = new Set<number>();
@@ -63,9 +65,10 @@ export class Pager {
     const generation = this.generation;
     this.loading.add(p);
     try {
-      const page = await call<{ data: MediaObject[]; total: number }>(this.tool, { ...this.input, limit: PAGE, offset: p * PAGE });
+      const page = await call<{ data: MediaObject[]; total: number; folders?: string[] }>(this.tool, { ...this.input, limit: PAGE, offset: p * PAGE });
       if (generation !== this.generation) return;
       this.pages.set(p, page.data);
+      this.folders.value = page.folders ?? null;
       this.stale.delete(p);
       this.total.value = page.total;
       this.error.value = null;
@@ -104,7 +107,19 @@ const OVERSCAN_ROWS = 2;
  * objects cost what 30 do. Arrow keys, Home/End and Page Up/Down move between tiles; Enter
  * opens one.
  */
-export function VirtualGrid(props: { pager: Pager; selectedId: string | null; onOpen: (object: MediaObject) => void; label: string }) {
+export function VirtualGrid(props: {
+  pager: Pager;
+  selectedId: string | null;
+  /** A click or Enter on a tile, with the event (Shift and Ctrl/Cmd pick instead of opening). */
+  onOpen: (object: MediaObject, index: number, e: MouseEvent | KeyboardEvent) => void;
+  label: string;
+  /** Is this object picked for a bulk action? */
+  checked?: (id: string) => boolean;
+  /** Ctrl/Cmd-A: every object of the filter, not only those on screen. */
+  onSelectAll?: () => void;
+  /** Focus goes to this tile (after a delete: the one that took the deleted one's place). */
+  focusRequest?: { index: number; seq: number } | null;
+}) {
   const { pager } = props;
   const scroller = useRef<HTMLDivElement>(null);
   const [size, setSize] = useState({ width: 0, height: 0 });
@@ -158,10 +173,16 @@ export function VirtualGrid(props: { pager: Pager; selectedId: string | null; on
   // Tiles are memoized: the callbacks they get must not change from frame to frame.
   const latest = useRef({ onKeyDown: (_e: KeyboardEvent, _i: number) => {}, onOpen: props.onOpen, setFocusIndex });
   const keyDown = useCallback((e: KeyboardEvent, i: number) => latest.current.onKeyDown(e, i), []);
-  const open = useCallback((o: MediaObject, i: number) => {
+  const open = useCallback((o: MediaObject, i: number, e: MouseEvent | KeyboardEvent) => {
     latest.current.setFocusIndex(i);
-    latest.current.onOpen(o);
+    latest.current.onOpen(o, i, e);
   }, []);
+
+  useEffect(() => {
+    const r = props.focusRequest;
+    if (!r || total === 0) return;
+    moveTo(Math.min(r.index, total - 1));
+  }, [props.focusRequest?.seq, total === 0]);
 
   const onScroll = () => {
     const el = scroller.current!;
@@ -193,6 +214,11 @@ export function VirtualGrid(props: { pager: Pager; selectedId: string | null; on
       Home: 0,
       End: total - 1,
     };
+    if ((e.ctrlKey || e.metaKey) && e.key.toLowerCase() === "a" && props.onSelectAll) {
+      e.preventDefault();
+      props.onSelectAll();
+      return;
+    }
     const target = moves[e.key];
     if (target === undefined) return;
     e.preventDefault();
@@ -213,6 +239,7 @@ export function VirtualGrid(props: { pager: Pager; selectedId: string | null; on
         y={Math.floor(i / cols) * rowHeight}
         size={tile}
         selected={o !== undefined && props.selectedId === o.id}
+        checked={o !== undefined && (props.checked?.(o.id) ?? false)}
         focused={i === focusIndex}
         onOpen={open}
         onKey={keyDown}
@@ -237,28 +264,36 @@ interface TileProps {
   y: number;
   size: number;
   selected: boolean;
+  checked: boolean;
   focused: boolean;
-  onOpen: (o: MediaObject, index: number) => void;
+  onOpen: (o: MediaObject, index: number, e: MouseEvent | KeyboardEvent) => void;
   onKey: (e: KeyboardEvent, index: number) => void;
 }
 
 /** One grid cell; memoized, so a scroll renders only the rows that come into view. */
-const Tile = memo(function Tile({ index: i, object: o, total, x, y, size, selected, focused, onOpen, onKey }: TileProps) {
+const Tile = memo(function Tile({ index: i, object: o, total, x, y, size, selected, checked, focused, onOpen, onKey }: TileProps) {
   const style = { transform: `translate(${x}px, ${y}px)`, width: `${size}px`, height: `${size + LABEL}px` };
   return (
     <div role="listitem" class="tile-slot" style={style} aria-setsize={total} aria-posinset={i + 1}>
       {o ? (
         <button
           type="button"
-          class={`tile${selected ? " selected" : ""}`}
+          class={`tile${selected ? " selected" : ""}${checked ? " checked" : ""}`}
           data-index={i}
           data-id={o.id}
+          data-checked={checked ? "true" : undefined}
           tabIndex={focused ? 0 : -1}
           aria-pressed={selected}
-          aria-label={`${o.fileName}, ${o.kind}`}
-          onClick={() => onOpen(o, i)}
+          aria-label={`${o.fileName}, ${o.kind}${checked ? ", selected" : ""}`}
+          title={o.key}
+          onClick={(e) => onOpen(o, i, e)}
           onKeyDown={(e) => onKey(e, i)}
         >
+          {checked && (
+            <span class="tile-check" aria-hidden="true">
+              ✓
+            </span>
+          )}
           <span class="tile-pic" style={{ height: `${size}px` }}>
             <Thumb object={o} />
           </span>

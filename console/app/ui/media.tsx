@@ -18,7 +18,8 @@ export interface MediaObject {
   etag: string | null;
   metadata: Record<string, string | number | boolean | null>;
   info: Record<string, unknown>;
-  thumbnail: { state: string; width: number | null; height: number | null; contentType: string | null; etag: string | null } | null;
+  /** `path`: in lists, a signed URL that needs no credential (never spends the rate limit). */
+  thumbnail: { state: string; width: number | null; height: number | null; contentType: string | null; etag: string | null; path?: string } | null;
   tags: Label[];
   categories: Label[];
   createdAt: string;
@@ -45,8 +46,19 @@ export function KindIcon({ kind, size = 40 }: { kind: string; size?: number }) {
   );
 }
 
-/** A tile's picture: the thumbnail when it is ready, a placeholder while it is made, else the kind's icon. */
+/**
+ * A tile's picture: the thumbnail when it is ready, a placeholder while it is made, else the
+ * kind's icon. A listed object's thumbnail has a signed path: the browser loads (and caches)
+ * it itself, outside the credential's rate limit. An object read on its own has none, and is
+ * fetched with the bearer (thumbs.ts).
+ */
 export function Thumb({ object, eager = false }: { object: MediaObject; eager?: boolean }) {
+  const t = object.thumbnail;
+  if (t?.state === "ready" && t.path) return <img class="thumb-img" src={t.path} alt="" decoding="async" loading={eager ? "eager" : "lazy"} draggable={false} />;
+  return <FetchedThumb object={object} eager={eager} />;
+}
+
+function FetchedThumb({ object, eager }: { object: MediaObject; eager: boolean }) {
   const t = object.thumbnail;
   const etag = t?.state === "ready" ? t.etag : null;
   const [url, setUrl] = useState<string | null | undefined>(etag ? cachedThumbnail(object.id, etag) : null);

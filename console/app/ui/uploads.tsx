@@ -2,21 +2,24 @@ import { signal } from "@preact/signals";
 import type { ComponentChildren } from "preact";
 import { useState } from "preact/hooks";
 import { bytes } from "../format.ts";
-import { clearFinished, parseTags, startUploads, type Upload, uploads } from "../upload.ts";
+import { clearFinished, type Conflict, parseTags, startUploads, type Upload, uploads } from "../upload.ts";
 import { Field } from "./kit.tsx";
 
 const prefix = signal("");
 const tagText = signal("");
 
-function start(files: File[], bucketId: string, onUploaded: (u: Upload) => void) {
+function start(files: File[], bucketId: string, folder: string, onUploaded: (u: Upload) => void) {
   if (files.length === 0) return;
-  startUploads(files, bucketId, { prefix: prefix.value, tags: parseTags(tagText.value), onDone: onUploaded });
+  startUploads(files, bucketId, { folder, prefix: prefix.value, tags: parseTags(tagText.value), onDone: onUploaded });
 }
 
-/** The picker, the options every upload takes (folder, tags) and the list of uploads with progress. */
-export function UploadPanel({ bucketId, onUploaded }: { bucketId: string; onUploaded: (u: Upload) => void }) {
+/**
+ * The picker, the options every upload takes (subfolder, tags) and the list of uploads with
+ * progress. Files go into the open `folder` (a key prefix: uploading into a new one makes it).
+ */
+export function UploadPanel({ bucketId, folder = "", onUploaded }: { bucketId: string; folder?: string; onUploaded: (u: Upload) => void }) {
   const mine = uploads.value.filter((u) => u.bucketId === bucketId);
-  const finished = mine.filter((u) => u.state.value === "done" || u.state.value === "canceled").length;
+  const finished = mine.filter((u) => u.state.value === "done" || u.state.value === "canceled" || u.state.value === "skipped").length;
   return (
     <section class="card upload-panel" aria-label="Upload">
       <div class="upload-controls">
@@ -29,7 +32,7 @@ export function UploadPanel({ bucketId, onUploaded }: { bucketId: string; onUplo
             data-testid="file-input"
             onChange={(e) => {
               const input = e.target as HTMLInputElement;
-              start([...(input.files ?? [])], bucketId, onUploaded);
+              start([...(input.files ?? [])], bucketId, folder, onUploaded);
               input.value = "";
             }}
           />
@@ -37,8 +40,8 @@ export function UploadPanel({ bucketId, onUploaded }: { bucketId: string; onUplo
         <Field label="Tags for these uploads (comma-separated, at most 10)" hideLabel>
           <input value={tagText.value} onInput={(e) => (tagText.value = (e.target as HTMLInputElement).value)} placeholder="Tags for uploads: summer, beach" size={28} />
         </Field>
-        <Field label="Folder (key prefix)" hideLabel>
-          <input value={prefix.value} onInput={(e) => (prefix.value = (e.target as HTMLInputElement).value)} placeholder="Folder (key prefix)" size={18} />
+        <Field label={folder ? `Subfolder of ${folder} (key prefix)` : "Folder (key prefix)"} hideLabel>
+          <input value={prefix.value} onInput={(e) => (prefix.value = (e.target as HTMLInputElement).value)} placeholder={folder ? "Subfolder (key prefix)" : "Folder (key prefix)"} size={18} />
         </Field>
         <span class="hint drop-hint">or drop files on the grid</span>
       </div>
@@ -64,9 +67,11 @@ const STATE_TEXT: Record<string, string> = {
   queued: "Waiting",
   uploading: "Uploading",
   confirming: "Confirming",
+  conflict: "Name exists",
   done: "Done",
   failed: "Failed",
   canceled: "Canceled",
+  skipped: "Skipped",
 };
 
 function UploadRow({ upload: u }: { upload: Upload }) {
@@ -75,8 +80,8 @@ function UploadRow({ upload: u }: { upload: Upload }) {
   return (
     <li class={`upload upload-${state}`} data-key={u.key}>
       <div class="upload-line">
-        <span class="upload-name" title={u.key}>
-          {u.key}
+        <span class="upload-name" title={u.target.value}>
+          {u.target.value}
         </span>
         <span class="muted">
           {bytes(u.file.size)}
@@ -86,7 +91,7 @@ function UploadRow({ upload: u }: { upload: Upload }) {
           {STATE_TEXT[state]}
           {state === "uploading" ? ` ${pct}%` : ""}
         </span>
-        {(state === "queued" || state === "uploading" || state === "failed") && (
+        {(state === "queued" || state === "uploading" || state === "failed" || state === "conflict") && (
           <button type="button" class="small" onClick={() => u.cancel()} aria-label={`Cancel upload of ${u.key}`}>
             Cancel
           </button>
@@ -97,6 +102,7 @@ function UploadRow({ upload: u }: { upload: Upload }) {
           </button>
         )}
       </div>
+      {state === "conflict" && <ConflictChoice upload={u} />}
       <progress max={100} value={state === "done" ? 100 : pct} aria-label={`${u.key} progress`} />
       {u.error.value && (
         <p class="error-note" role="alert">
@@ -107,8 +113,35 @@ function UploadRow({ upload: u }: { upload: Upload }) {
   );
 }
 
-/** Files dropped anywhere on the grid are uploaded to this bucket. */
-export function DropZone(props: { bucketId: string; onUploaded: (u: Upload) => void; enabled: boolean; children: ComponentChildren }) {
+/** "This name exists": replace it, keep both (the file gets a free numbered name) or skip the file; for this file or all. */
+function ConflictChoice({ upload: u }: { upload: Upload }) {
+  const [all, setAll] = useState(false);
+  const answer = (c: Conflict) => u.choose(c, all);
+  return (
+    <div class="upload-conflict" role="group" aria-label={`${u.target.value} already exists`}>
+      <p>
+        <strong>{u.target.value}</strong> already exists in this bucket.
+      </p>
+      <div class="upload-conflict-actions">
+        <button type="button" class="small danger" onClick={() => answer("replace")}>
+          Replace
+        </button>
+        <button type="button" class="small primary" onClick={() => answer("keep-both")}>
+          Keep both
+        </button>
+        <button type="button" class="small" onClick={() => answer("skip")}>
+          Skip
+        </button>
+        <label class="check">
+          <input type="checkbox" checked={all} onChange={(e) => setAll((e.target as HTMLInputElement).checked)} /> Apply to all
+        </label>
+      </div>
+    </div>
+  );
+}
+
+/** Files dropped anywhere on the grid are uploaded to this bucket, into the open folder. */
+export function DropZone(props: { bucketId: string; folder?: string; onUploaded: (u: Upload) => void; enabled: boolean; children: ComponentChildren }) {
   const [over, setOver] = useState(0);
   if (!props.enabled) return <div class="drop-zone">{props.children}</div>;
   const hasFiles = (e: DragEvent) => [...(e.dataTransfer?.types ?? [])].includes("Files");
@@ -126,7 +159,7 @@ export function DropZone(props: { bucketId: string; onUploaded: (u: Upload) => v
         if (!hasFiles(e)) return;
         e.preventDefault();
         setOver(0);
-        start([...(e.dataTransfer?.files ?? [])], props.bucketId, props.onUploaded);
+        start([...(e.dataTransfer?.files ?? [])], props.bucketId, props.folder ?? "", props.onUploaded);
       }}
     >
       {props.children}
