@@ -229,7 +229,8 @@ export async function uploadFiles(args: Record<string, unknown>, call: LocalCall
     call.ctx,
     call.client,
     new ResumeStore(call.ctx.env),
-    { bucketId, contentType: null, tags: input.tags ?? null, ...UPLOAD_DEFAULTS, resume: true, byteProgress: true },
+    // As before the CLI gained --force: the bridge's upload_files replaces what a key holds.
+    { bucketId, contentType: null, tags: input.tags ?? null, ...UPLOAD_DEFAULTS, resume: true, byteProgress: true, force: true },
     notifyingSink(total, call.progress),
   );
   const uploaded: unknown[] = [];

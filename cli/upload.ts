@@ -45,6 +45,8 @@ export interface UploadOptions {
   resume: boolean;
   /** Count bytes during each request (for a bar) instead of per finished request. */
   byteProgress: boolean;
+  /** Replace an object already at the key; without it such a file is refused (the API's overwrite: false). */
+  force: boolean;
 }
 
 export interface UploadResult {
@@ -208,9 +210,34 @@ export class Uploader {
     return { ...(contentType ? { contentType } : {}), ...(this.opts.tags ? { tags: this.opts.tags } : {}) };
   }
 
+  /**
+   * Without --force the server refuses a key a live object holds (overwrite: false), when the
+   * upload starts and again as a multipart upload completes; the signed write condition of a
+   * single PUT makes it fail if another writer stores bytes at the key in between.
+   */
+  private guard() {
+    return this.opts.force ? {} : { overwrite: false };
+  }
+
+  /** The API's refusal of a taken key, said in the CLI's terms; other errors pass through. */
+  private async guarded<T>(file: LocalFile, call: () => Promise<T>): Promise<T> {
+    try {
+      return await call();
+    } catch (err) {
+      if (!isTakenKey(err)) throw err;
+      throw new ApiError(409, "conflict", `${file.key} already exists in the bucket (object ${err.details.objectId}): use --force to replace it`, err.details);
+    }
+  }
+
   private async single(file: LocalFile, contentType: string | null) {
     await this.limiter.run(() =>
-      this.put(() => this.client.call(tool("presign_upload"), { ...this.target(file), ...this.optional(contentType), size: file.size }), file, 0, file.size, file.key),
+      this.put(
+        () => this.guarded(file, () => this.client.call(tool("presign_upload"), { ...this.target(file), ...this.optional(contentType), size: file.size, ...this.guard() })),
+        file,
+        0,
+        file.size,
+        file.key,
+      ),
     );
     const object = await this.client.call<MediaObject>(tool("presign_confirm"), this.target(file));
     return { object, parts: undefined as number | undefined, uploaded: 0, reused: 0 };
@@ -229,7 +256,9 @@ export class Uploader {
     for (let round = 0; ; round++) {
       const resumed = state !== null;
       if (!state) {
-        const created = await this.client.call<{ uploadId: string }>(tool("presign_create_multipart"), { ...this.target(file), ...this.optional(contentType), size: file.size });
+        const created = await this.guarded(file, () =>
+          this.client.call<{ uploadId: string }>(tool("presign_create_multipart"), { ...this.target(file), ...this.optional(contentType), size: file.size, ...this.guard() }),
+        );
         state = {
           version: 1,
           ...id,
@@ -258,7 +287,7 @@ export class Uploader {
           const parts = Object.entries(state.parts)
             .map(([n, etag]) => ({ partNumber: Number(n), etag }))
             .sort((a, b) => a.partNumber - b.partNumber);
-          await this.client.call(tool("presign_complete_upload"), { ...this.target(file), uploadId: state.uploadId, parts });
+          await this.guarded(file, () => this.client.call(tool("presign_complete_upload"), { ...this.target(file), uploadId: state!.uploadId, parts, ...this.guard() }));
           state.completed = true;
           this.store.save(state);
         }
@@ -268,7 +297,8 @@ export class Uploader {
       } catch (err) {
         // Gone (404), closed by an abort, a confirm or the sweeper (409 conflict), or its parts
         // no longer match (400): the saved state cannot be continued.
-        const stale = err instanceof ApiError && (err.status === 404 || err.code === "conflict" || err.code === "bad_request");
+        // A taken key is not: the parts stay, for the same command with --force.
+        const stale = err instanceof ApiError && !isTakenKey(err) && (err.status === 404 || err.code === "conflict" || err.code === "bad_request");
         if (!(resumed && round === 0 && stale)) throw err;
         this.progress.note(`the saved upload of ${file.key} cannot be continued (${err.message}); starting over`);
         this.progress.skip(-reusedBytes);
@@ -325,6 +355,11 @@ interface MediaObject {
   kind: string;
 }
 
+/** A 409 naming the object that holds the key (a closed multipart upload's 409 names the upload instead). */
+function isTakenKey(err: unknown): err is ApiError & { details: { objectId: string } } {
+  return err instanceof ApiError && err.code === "conflict" && typeof (err.details as { objectId?: unknown } | undefined)?.objectId === "string";
+}
+
 function partRange(n: number, partSize: number, size: number): [number, number] {
   const start = (n - 1) * partSize;
   return [start, Math.min(size, start + partSize)];
@@ -345,6 +380,7 @@ const flags: FlagSpec[] = [
   { name: "retries", type: "integer", default: UPLOAD_DEFAULTS.retries, description: "Attempts per part or file before giving up (with backoff)" },
   { name: "resume", type: "boolean", default: true, description: "Continue an interrupted multipart upload of the same file (--no-resume starts over)" },
   { name: "progress", type: "boolean", description: "Show a progress bar (default: when stderr is a terminal)" },
+  { name: "force", type: "boolean", description: "Replace objects already at the keys (default: such files are refused)" },
 ];
 
 export const uploadCommand: Command = {
@@ -372,6 +408,7 @@ export const uploadCommand: Command = {
       retries?: number;
       resume?: boolean;
       progress?: boolean;
+      force?: boolean;
     };
     const partSize = v.partSize ?? UPLOAD_DEFAULTS.partSize;
     if (partSize < MIN_PART || partSize > MAX_PART) throw new UsageError(`--part-size must be between 5MiB and 5GiB (got ${humanBytes(partSize)})`, "upload");
@@ -395,7 +432,7 @@ export const uploadCommand: Command = {
       ctx,
       client,
       store,
-      { bucketId, contentType: v.contentType ?? null, tags: v.tags ?? null, threshold, partSize, concurrency, retries, resume: v.resume ?? true, byteProgress: showBar },
+      { bucketId, contentType: v.contentType ?? null, tags: v.tags ?? null, threshold, partSize, concurrency, retries, resume: v.resume ?? true, byteProgress: showBar, force: v.force ?? false },
       progress,
     );
 

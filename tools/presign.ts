@@ -14,8 +14,10 @@ const size = z
   .min(0)
   .max(5 * 1024 ** 4)
   .describe("Upper bound in bytes, reserved against the quota");
+/** Default true; false: conflict (409) when an object holds the key, checked at the start and at complete-upload. */
+const overwrite = z.boolean().optional().describe("false: conflict if an object holds the key");
 /** What both ways of starting an upload take. */
-const uploadStart = z.object({ ...target, contentType: contentType.optional(), size: size.optional(), tags: uploadTags.optional() });
+const uploadStart = z.object({ ...target, contentType: contentType.optional(), size: size.optional(), tags: uploadTags.optional(), overwrite });
 const uploadId = z.string().min(1).max(1024).describe("From presign_create_multipart");
 
 export const presignTools = [
@@ -31,7 +33,7 @@ export const presignTools = [
     annotations: { destructiveHint: true },
     input: uploadStart,
     output: presignedUpload,
-    errors: ["not_found", "quota_exceeded"],
+    errors: ["not_found", "conflict", "quota_exceeded"],
     // The reservation is committed without the flush (reserveSingleShot in domain/media/uploads.ts).
     unflushed: true,
     handler: (input, { deps, caller }) => presignUpload(deps, caller, input),
@@ -46,7 +48,7 @@ export const presignTools = [
     http: { method: "POST", path: "/presign/create-multipart" },
     input: uploadStart,
     output: multipartUpload,
-    errors: ["not_found", "quota_exceeded"],
+    errors: ["not_found", "conflict", "quota_exceeded"],
     handler: (input, { deps, caller }) => createMultipartUpload(deps, caller, input),
   }),
   defineTool({
@@ -85,6 +87,7 @@ export const presignTools = [
         .max(10000)
         .optional()
         .describe("The parts to assemble; omit for all uploaded so far, in order"),
+      overwrite,
     }),
     output: completedUpload,
     errors: ["not_found", "bad_request", "conflict", "quota_exceeded"],

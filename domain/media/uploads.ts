@@ -53,10 +53,12 @@ export interface UploadTarget {
 export async function presignUpload(
   deps: Deps,
   caller: Caller,
-  input: UploadTarget & { contentType?: string | undefined; size?: number | undefined; tags?: string[] | undefined },
+  input: UploadTarget & { contentType?: string | undefined; size?: number | undefined; tags?: string[] | undefined; overwrite?: boolean | undefined },
 ): Promise<PresignedUpload> {
   // Outside a restricted key's bucket: 404 or 403 as everywhere (resolveBucket throws either).
   if (caller.bucketId && caller.bucketId !== input.bucketId) await resolveBucket(deps, caller, input.bucketId);
+  // Checked before anything is reserved, so the usual refusal holds nothing.
+  if (input.overwrite === false) await refuseTakenKey(deps, input.bucketId, input.key);
   const contentType = input.contentType ?? contentTypeFor(input.key);
   const tags = input.tags ?? [];
   const expiresIn = deps.config.uploadUrlExpiresIn;
@@ -69,6 +71,9 @@ export async function presignUpload(
     await resolveBucket(deps, caller, input.bucketId); // 404 for a bucket the organization lacks
     throw await uploadRefusal(deps.db, caller.orgId, { declared: input.size ?? 0, counted: counts, slack: unsizedMax });
   }
+  // An object confirmed at the key between the check and the reservation would be signed
+  // If-Match: refused too (its reservation is released by the sweeper, as for any unused URL).
+  if (input.overwrite === false && seen.etag !== null) await refuseTakenKey(deps, input.bucketId, input.key);
   const bucket = { id: input.bucketId, name: seen.bucketName };
   const path = objectPath(bucket.id, input.key);
   const signed = deps.storage.presignPut(path, {
@@ -89,6 +94,19 @@ export async function presignUpload(
     expiresAt: new Date(now.getTime() + expiresIn * 1000).toISOString(),
     headers: signed.headers,
   };
+}
+
+/**
+ * `overwrite: false` on an upload: 409 conflict when a live object holds the key. Bytes of a
+ * deleted object still in the trash do not count (an upload may take its key, as always).
+ */
+async function refuseTakenKey(deps: Deps, bucketId: string, key: string): Promise<void> {
+  const [live] = await deps.db
+    .select({ id: mediaObjects.id })
+    .from(mediaObjects)
+    .where(and(eq(mediaObjects.bucketId, bucketId), eq(mediaObjects.key, key), isNull(mediaObjects.deletedAt)))
+    .limit(1);
+  if (live) throw errors.conflict("An object already holds this key (overwrite: false was sent)", { objectId: live.id });
 }
 
 /** Longest wait for storage when the catalogue cannot tell what a key holds; then the catalogue's view is signed. */
@@ -112,9 +130,10 @@ async function writeCondition(deps: Deps, path: string, seen: KeySeen): Promise<
 export async function createMultipartUpload(
   deps: Deps,
   caller: Caller,
-  input: UploadTarget & { contentType?: string | undefined; size?: number | undefined; tags?: string[] | undefined },
+  input: UploadTarget & { contentType?: string | undefined; size?: number | undefined; tags?: string[] | undefined; overwrite?: boolean | undefined },
 ): Promise<MultipartUpload> {
   const bucket = await resolveBucket(deps, caller, input.bucketId);
+  if (input.overwrite === false) await refuseTakenKey(deps, bucket.id, input.key);
   const contentType = input.contentType ?? contentTypeFor(input.key);
   const tags = input.tags ?? [];
   const now = deps.clock.now();
@@ -238,9 +257,11 @@ export async function presignUploadPart(
 export async function completeUpload(
   deps: Deps,
   caller: Caller,
-  input: UploadTarget & { uploadId: string; tags?: string[] | undefined; parts?: { partNumber: number; etag: string }[] | undefined },
+  input: UploadTarget & { uploadId: string; tags?: string[] | undefined; parts?: { partNumber: number; etag: string }[] | undefined; overwrite?: boolean | undefined },
 ): Promise<CompletedUpload> {
   const { bucket, reservation } = await findMultipart(deps, caller, input);
+  // Checked again as the parts become the object: the upload stays open, to be completed later with overwrite.
+  if (input.overwrite === false) await refuseTakenKey(deps, bucket.id, input.key);
   const path = objectPath(bucket.id, input.key);
   let uploaded: { partNumber: number; etag: string; size: number }[];
   try {
