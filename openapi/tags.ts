@@ -9,8 +9,8 @@ export const AREA_DESCRIPTIONS: Record<string, string> = {
     "Credentials for services that sign their requests (HTTP Message Signatures, HMAC-SHA256) instead of sending a bearer secret: for calls between services, where a request must not be replayable or altered on the way.",
   "oauth-grants":
     "What people allowed OAuth clients (MCP hosts) to do on their behalf: each grant's client, scopes, bucket and last use; revoking one ends its tokens at once.",
-  buckets: "Buckets hold an organization's media objects. A bucket can be deleted only when it is empty.",
-  media: "Media objects: list, read, move or rename, delete (soft), set metadata, stream (302 to storage), thumbnails, and renders at other sizes and formats (with signed URLs for <img> tags); bulk changes and deletes of many at once.",
+  buckets: "Buckets hold an organization's media objects. A bucket can be deleted only when it is empty. A bucket's groups of near-identical pictures (duplicates).",
+  media: "Media objects: list, read, move or rename, delete (soft), set metadata, stream (302 to storage), thumbnails, similar pictures, and renders at other sizes and formats (with signed URLs for <img> tags); bulk changes and deletes of many at once.",
   trash: "Deleted media objects while their bytes are kept: list, restore (labels, metadata, thumbnail and usage come back) or purge now.",
   "media-settings": "How the organization's media is processed (whether renders keep photos' GPS position, whether uploaded images are read by OCR).",
   presign:

@@ -28,6 +28,10 @@ export interface MeiliDoc {
   size: number;
   /** Milliseconds since the epoch: numeric, so it can be filtered and ranked. */
   createdAt: number;
+  /** The dominant colour in CIELAB, for the `color` filter; absent when the worker found none. */
+  colorL?: number;
+  colorA?: number;
+  colorB?: number;
 }
 
 /**
@@ -38,7 +42,7 @@ export function indexSettings(exactUpTo: number) {
   return {
     // Order is attribute ranking: key words count most, then file name, labels, metadata, the text inside.
     searchableAttributes: ["keyWords", "fileName", "labels", "meta", "text"],
-    filterableAttributes: ["orgId", "bucketId", "kind", "tagIds", "categoryIds", "size", "createdAt"],
+    filterableAttributes: ["orgId", "bucketId", "kind", "tagIds", "categoryIds", "size", "createdAt", "colorL", "colorA", "colorB"],
     sortableAttributes: ["createdAt", "size"],
     // Relevance first, then recency (spec-level rule shared with the PostgreSQL backend).
     rankingRules: ["words", "typo", "proximity", "attribute", "sort", "exactness", "createdAt:desc"],
@@ -95,6 +99,12 @@ export function meiliFilter(req: SearchRequest): string {
   if (req.sizeMax !== null) parts.push(`size <= ${req.sizeMax}`);
   if (req.dateFrom) parts.push(`createdAt >= ${req.dateFrom.getTime()}`);
   if (req.dateBefore) parts.push(`createdAt < ${req.dateBefore.getTime()}`);
+  const color = req.facts?.color;
+  if (color) {
+    // A filter compares numbers one at a time: the cube around the colour, not the delta E sphere inside it.
+    const t = color.tolerance;
+    for (const [field, v] of [["colorL", color.l], ["colorA", color.a], ["colorB", color.b]] as const) parts.push(`${field} ${v - t} TO ${v + t}`);
+  }
   return parts.join(" AND ");
 }
 

@@ -2,7 +2,7 @@ import { errors } from "../domain/core/errors.ts";
 import { and, asc, eq, inArray, isNull } from "drizzle-orm";
 import { type EnqueuedTaskPromise, MeilisearchApiError, Meilisearch, type Task } from "meilisearch";
 import type { Db } from "../db/client.ts";
-import { categories, mediaObjects, mediaText, tags } from "../db/schema/index.ts";
+import { categories, mediaObjects, mediaText, objectFacts, tags } from "../db/schema/index.ts";
 import { labelsFor } from "../domain/labels/object-labels.ts";
 import { fileNameOf } from "../domain/media/kind.ts";
 import type { Logger } from "../domain/ports/log.ts";
@@ -92,8 +92,10 @@ export class MeiliSearchBackend implements SearchBackend {
   }
 
   async search(req: SearchRequest): Promise<SearchHits> {
-    // Its documents do not carry the worker's facts (yet): say so rather than ignore the filter.
-    if (req.facts) throw errors.badRequest("Filters on file facts (hash, duplicates, taken-at, size, duration) need the PostgreSQL search backend; GET /api/media has them with any backend");
+    // Its documents carry the dominant colour only of the worker's facts: say so rather than ignore the filter.
+    if (req.facts && Object.entries(req.facts).some(([k, v]) => k !== "color" && v !== undefined)) {
+      throw errors.badRequest("Filters on file facts (hash, duplicates, taken-at, size, duration) need the PostgreSQL search backend; GET /api/media has them with any backend");
+    }
     const { skip, ...paging } = meiliPaging(req.limit, req.offset);
     const run = () =>
       this.index.search(meiliQuery(req.query), {
@@ -152,6 +154,7 @@ export class MeiliSearchBackend implements SearchBackend {
         .where(and(eq(mediaText.orgId, orgId), inArray(mediaText.objectId, orgRows.map((r) => r.id))))
         .orderBy(asc(mediaText.source), asc(mediaText.page));
       for (const t of textRows) texts.set(t.objectId, texts.has(t.objectId) ? `${texts.get(t.objectId)} ${t.text}` : t.text);
+      const colors = await colorsOf(this.db, orgId, orgRows);
       for (const r of orgRows) {
         const l = labels.get(r.id)!;
         docs.push({
@@ -169,6 +172,7 @@ export class MeiliSearchBackend implements SearchBackend {
           kind: r.kind,
           size: r.size,
           createdAt: r.createdAt.getTime(),
+          ...colors.get(r.id),
         });
       }
     }
@@ -220,4 +224,14 @@ export class MeiliSearchBackend implements SearchBackend {
       throw err;
     }
   }
+}
+
+/** The dominant colour (CIELAB) of each object's current version, where the worker found one. */
+async function colorsOf(db: Db, orgId: string, rows: { id: string; etag: string | null }[]): Promise<Map<string, Pick<MeiliDoc, "colorL" | "colorA" | "colorB">>> {
+  const etags = new Map(rows.map((r) => [r.id, r.etag]));
+  const found = await db
+    .select({ id: objectFacts.objectId, etag: objectFacts.sourceEtag, l: objectFacts.colorL, a: objectFacts.colorA, b: objectFacts.colorB })
+    .from(objectFacts)
+    .where(and(eq(objectFacts.orgId, orgId), inArray(objectFacts.objectId, rows.map((r) => r.id))));
+  return new Map(found.filter((f) => f.l !== null && f.etag === etags.get(f.id)).map((f) => [f.id, { colorL: f.l!, colorA: f.a!, colorB: f.b! }]));
 }

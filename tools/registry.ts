@@ -12,6 +12,7 @@ import { importTools } from "./imports.ts";
 import { reconcileTools } from "./reconcile.ts";
 import { renderTools } from "./render.ts";
 import { searchTools } from "./search.ts";
+import { similarTools } from "./similar.ts";
 import { serviceCredentialTools } from "./service-credentials.ts";
 import { setTools } from "./sets.ts";
 import { storyboardTools } from "./storyboards.ts";
@@ -39,6 +40,7 @@ export const registry: readonly AnyTool[] = [
   ...presignTools,
   ...importTools,
   ...searchTools,
+  ...similarTools,
   ...tagTools,
   ...categoryTools,
   ...setTools,

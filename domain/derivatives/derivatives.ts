@@ -11,6 +11,7 @@ import type { ObjectRestored, ObjectStored } from "../media/lifecycle.ts";
 import { enqueueJob } from "../core/jobs.ts";
 import { derivativePrefix } from "../media/storage-keys.ts";
 import { emitEvent, eventCtes } from "../events/emit.ts";
+import { pictureFacts } from "../media/picture-facts.ts";
 
 /** The variant GET /api/media/{id}/thumbnail serves: a WebP whose long edge is at most THUMBNAIL_EDGE. */
 export const THUMBNAIL = "thumbnail" as const;
@@ -225,6 +226,7 @@ async function stillCurrent(tx: Db, object: typeof mediaObjects.$inferSelect): P
  */
 export async function recordRendered(deps: Deps, object: typeof mediaObjects.$inferSelect, variants: RenderedVariant[], info: Record<string, unknown>): Promise<Recorded> {
   const f = indexedFacts(info);
+  const pic = pictureFacts(object.kind, info);
   const keys = variants.map((v) => derivativeKey({ ...v, bucketId: object.bucketId, objectId: object.id }));
   const made = sql.join(variants.map((v) => sql`${v.variant}`), sql`, `);
   const rows = sql.join(
@@ -260,12 +262,16 @@ export async function recordRendered(deps: Deps, object: typeof mediaObjects.$in
       returning 1
     ),
     facts as (
-      insert into object_facts (object_id, org_id, source_etag, sha256, taken_at, width, height, duration)
-      select t.id, ${object.orgId}::uuid, ${object.etag}::text, ${f.sha256}::text, ${f.takenAt}::timestamptz, ${f.width}::int, ${f.height}::int, ${f.duration}::float8
+      insert into object_facts (object_id, org_id, source_etag, sha256, taken_at, width, height, duration, phash, phash0, phash1, phash2, phash3, color_l, color_a, color_b)
+      select t.id, ${object.orgId}::uuid, ${object.etag}::text, ${f.sha256}::text, ${f.takenAt}::timestamptz, ${f.width}::int, ${f.height}::int, ${f.duration}::float8,
+        ${pic.phash}::bigint, ${pic.segments[0]}::int, ${pic.segments[1]}::int, ${pic.segments[2]}::int, ${pic.segments[3]}::int,
+        ${pic.lab?.l ?? null}::real, ${pic.lab?.a ?? null}::real, ${pic.lab?.b ?? null}::real
       from target t
       on conflict (object_id) do update set
         source_etag = excluded.source_etag, sha256 = excluded.sha256, taken_at = excluded.taken_at,
-        width = excluded.width, height = excluded.height, duration = excluded.duration
+        width = excluded.width, height = excluded.height, duration = excluded.duration,
+        phash = excluded.phash, phash0 = excluded.phash0, phash1 = excluded.phash1, phash2 = excluded.phash2, phash3 = excluded.phash3,
+        color_l = excluded.color_l, color_a = excluded.color_a, color_b = excluded.color_b
       returning 1
     ),
     ${eventCtes(
@@ -281,6 +287,8 @@ export async function recordRendered(deps: Deps, object: typeof mediaObjects.$in
     const inUse = new Set(previous);
     return { recorded: false, unreferencedKeys: keys.filter((k) => !inUse.has(k)) };
   }
+  // An external search index carries the dominant colour: its document is written again.
+  if (deps.search.external && pic.lab) await enqueueJob(deps.db, "search.sync", { orgId: object.orgId, objectIds: [object.id] });
   deps.jobs.kick();
   const kept = new Set(keys);
   return { recorded: true, unreferencedKeys: previous.filter((k) => !kept.has(k)) };

@@ -5,6 +5,7 @@ import type { Deps } from "../core/deps.ts";
 import { errors } from "../core/errors.ts";
 import { resolveLiveObject } from "../media/object-refs.ts";
 import type { ResolvedFactFilters } from "../ports/search.ts";
+import { DEFAULT_COLOR_TOLERANCE, labOf } from "../media/colors.ts";
 
 export type { ResolvedFactFilters } from "../ports/search.ts";
 
@@ -21,9 +22,13 @@ export interface FactFilters {
   /** Seconds. */
   minDuration?: number | undefined;
   maxDuration?: number | undefined;
+  /** A colour name or `#rrggbb`: the picture's dominant colour is near it. */
+  color?: string | undefined;
+  /** Delta E (CIELAB) from `color`. */
+  colorTolerance?: number | undefined;
 }
 
-const FACT_FILTERS = ["sha256", "duplicatesOf", "takenAfter", "takenBefore", "minWidth", "minHeight", "minDuration", "maxDuration"] as const satisfies readonly (keyof FactFilters)[];
+const FACT_FILTERS = ["sha256", "duplicatesOf", "takenAfter", "takenBefore", "minWidth", "minHeight", "minDuration", "maxDuration", "color"] as const satisfies readonly (keyof FactFilters)[];
 
 export const hasFactFilters = (f: FactFilters) => FACT_FILTERS.some((k) => f[k] !== undefined);
 
@@ -39,6 +44,9 @@ function instant(value: string, end: boolean): Date {
  * to its hash; null when no filter is set.
  */
 export async function resolveFactFilters(deps: Deps, caller: Caller, f: FactFilters): Promise<ResolvedFactFilters | null> {
+  if (f.colorTolerance !== undefined && f.color === undefined) {
+    throw errors.validation([{ path: "colorTolerance", message: "colorTolerance needs color" }]);
+  }
   if (!hasFactFilters(f)) return null;
   if (f.minDuration !== undefined && f.maxDuration !== undefined && f.minDuration > f.maxDuration) {
     throw errors.validation([{ path: "maxDuration", message: "maxDuration must not be below minDuration" }]);
@@ -51,6 +59,7 @@ export async function resolveFactFilters(deps: Deps, caller: Caller, f: FactFilt
     minHeight: f.minHeight,
     minDuration: f.minDuration,
     maxDuration: f.maxDuration,
+    color: colorFilter(caller.orgId, f),
   };
   if (f.duplicatesOf) {
     const original = await resolveLiveObject(deps.db, caller, f.duplicatesOf);
@@ -64,6 +73,13 @@ export async function resolveFactFilters(deps: Deps, caller: Caller, f: FactFilt
     out.excludeObjectId = original.id;
   }
   return out;
+}
+
+function colorFilter(orgId: string, f: FactFilters): ResolvedFactFilters["color"] {
+  if (f.color === undefined) return undefined;
+  const lab = labOf(f.color);
+  if (!lab) throw errors.validation([{ path: "color", message: "a colour name or #rrggbb" }]);
+  return { orgId, ...lab, tolerance: f.colorTolerance ?? DEFAULT_COLOR_TOLERANCE };
 }
 
 /**
@@ -82,6 +98,13 @@ export function factsCondition(r: ResolvedFactFilters, objectId: SQL, etag: SQL)
   if (r.minHeight !== undefined) parts.push(sql`f.height >= ${r.minHeight}`);
   if (r.minDuration !== undefined) parts.push(sql`f.duration >= ${r.minDuration}`);
   if (r.maxDuration !== undefined) parts.push(sql`f.duration <= ${r.maxDuration}`);
+  if (r.color) {
+    // The box bounds an index range (org, a*, b*, L*); the sphere inside it is the delta E.
+    const { orgId, l, a, b, tolerance: t } = r.color;
+    parts.push(sql`f.org_id = ${orgId}::uuid and f.color_l is not null`);
+    parts.push(sql`f.color_a between ${a - t}::real and ${a + t}::real and f.color_b between ${b - t}::real and ${b + t}::real and f.color_l between ${l - t}::real and ${l + t}::real`);
+    parts.push(sql`(f.color_l - ${l}::real) ^ 2 + (f.color_a - ${a}::real) ^ 2 + (f.color_b - ${b}::real) ^ 2 <= ${t * t}::real`);
+  }
   return sql`exists (select 1 from object_facts f where ${sql.join(parts, sql` and `)})`;
 }
 

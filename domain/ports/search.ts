@@ -15,6 +15,8 @@ export interface ResolvedFactFilters {
   minHeight?: number | undefined;
   minDuration?: number | undefined;
   maxDuration?: number | undefined;
+  /** The dominant colour within `tolerance` (delta E) of this one, in CIELAB. */
+  color?: { orgId: string; l: number; a: number; b: number; tolerance: number } | undefined;
 }
 
 /** A search as the backends receive it: already confined to one organization (and bucket). */

@@ -97,6 +97,13 @@ const table: Record<string, Entry> = {
 
   media_list: { audit: "refusals", scope: "read", input: none, restricted: [refused((f) => ({ bucketId: f.other.bucketId })), allowed(none), allowed((f) => ({ bucketId: f.main.bucketId }))] },
   media_get: { audit: "refusals", scope: "read", input: (f) => ({ id: f.main.objectId }), restricted: [refused((f) => ({ id: f.other.objectId })), allowed((f) => ({ id: f.main.objectId }))] },
+  media_similar: {
+    audit: "refusals",
+    scope: "read",
+    input: (f) => ({ id: f.main.objectId }),
+    restricted: [refused((f) => ({ id: f.other.objectId })), refused((f) => ({ id: f.main.objectId, bucketId: f.other.bucketId })), allowed((f) => ({ id: f.main.objectId }))],
+  },
+  media_duplicates: { audit: "refusals", scope: "read", input: (f) => ({ bucketId: f.main.bucketId }), restricted: [refused((f) => ({ bucketId: f.other.bucketId })), allowed((f) => ({ bucketId: f.main.bucketId }))] },
   media_delete: { audit: "calls", scope: "delete", input: (f) => ({ id: f.main.objectId }), restricted: [refused((f) => ({ id: f.other.objectId }))] },
   media_update_metadata: {
     audit: "calls",

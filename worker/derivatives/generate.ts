@@ -13,11 +13,13 @@ import {
   THUMBNAIL,
   unsupportedKind,
 } from "../../domain/derivatives/derivatives.ts";
+import { hasPicture } from "../../domain/media/picture-facts.ts";
 import type { MediaRow } from "../../domain/media/view.ts";
 import { isLastAttempt, type JobRun } from "../../domain/ports/queue.ts";
 import { objectPath } from "../../domain/media/storage-keys.ts";
 import { MediaError, Unsupported } from "./errors.ts";
 import type { RenderContext, Rendered } from "./kinds.ts";
+import { phashOf } from "./phash.ts";
 import { placeholderOf } from "./placeholder.ts";
 import { nicedHost } from "./render-pool.ts";
 import { RENDERERS } from "./renderers.ts";
@@ -77,7 +79,9 @@ async function store(deps: Deps, object: MediaRow, rendered: Rendered, sha256: s
   const made = [{ variant: THUMBNAIL, ...rendered.thumbnail }];
   const variants = made.map((v) => ({ variant: v.variant, bytes: v.bytes, contentType: v.contentType, width: v.width, height: v.height, etag: hashOf(v.bytes) }));
   await Promise.all(variants.map((v) => deps.storage.put(derivativeKey({ ...v, bucketId: object.bucketId, objectId: object.id }), v.bytes, { contentType: v.contentType })));
-  const info = { ...rendered.info, sha256, placeholder: await placeholderOf(rendered.thumbnail.bytes) };
+  const info: Record<string, unknown> = { ...rendered.info, sha256, placeholder: await placeholderOf(rendered.thumbnail.bytes) };
+  // Pictures (not waveforms) get the hash that finds near-duplicates (media_similar).
+  if (hasPicture(object.kind)) info.phash = await phashOf(rendered.thumbnail.bytes);
   const recorded = await recordRendered(deps, object, variants, info);
   if (!recorded.recorded) deps.log.debug("object changed while its thumbnail was made; result dropped", { objectId: object.id });
   await cleanUp(deps, recorded);

@@ -1,0 +1,196 @@
+import { type SQL, sql } from "drizzle-orm";
+import { rowsOf } from "../../db/client.ts";
+import type { DuplicateGroup, SimilarObject } from "../../contract/similar.ts";
+import type { Caller } from "../access/caller.ts";
+import { resolveBucket } from "../buckets/buckets.ts";
+import type { Deps } from "../core/deps.ts";
+import { type Page, page } from "../core/pagination.ts";
+import { readDb } from "../core/reads.ts";
+import { viewsOf } from "./media.ts";
+import { resolveLiveObject } from "./object-refs.ts";
+import { hashColumns, segmentNeighbours } from "./picture-facts.ts";
+
+/**
+ * Near-identical pictures by their 64-bit difference hash (worker/derivatives/phash.ts): two
+ * pictures are as similar as few bits differ (Hamming distance).
+ *
+ * The index is multi-index hashing over four 16-bit segments, each a btree column of
+ * object_facts: if two hashes differ in at most r bits, one of their four segments differs in
+ * at most floor(r / 4) (pigeonhole). So a query probes, per segment, every value within that
+ * distance of its own (1 value for r <= 3, 17 for r <= 7, 137 for r <= 10), and checks the
+ * true distance of the few rows found. Every radius is answered exactly; the cost grows with
+ * it (bench/notes/2026-11-29-similar.md).
+ */
+
+const SEGMENTS = 4;
+
+/** Rows whose hash shares a segment within reach of `hex`'s: a superset of those within `radius`. */
+function candidates(hex: string, radius: number): SQL {
+  const h = hashColumns(hex)!;
+  const sub = Math.floor(radius / SEGMENTS);
+  // The values are integers made here: written into the statement, so each probe is an index condition.
+  const probes = h.segments.map((v, i) => sql.raw(`f.phash${i} in (${segmentNeighbours(v, sub).join(",")})`));
+  return sql`(${sql.join(probes, sql` or `)})`;
+}
+
+const distanceTo = (phash: bigint) => sql`bit_count((f.phash # ${phash.toString()}::bigint)::bit(64))`;
+
+/** The hash of an object's current version, or null when it has none (not a picture, or not processed yet). */
+async function hashOf(deps: Deps, objectId: string, etag: string | null): Promise<string | null> {
+  const [row] = rowsOf<{ phash: string | null }>(
+    await deps.db.execute(sql`select f.phash::text as phash from object_facts f where f.object_id = ${objectId} and f.source_etag is not distinct from ${etag}::text`),
+  );
+  if (!row?.phash) return null;
+  return BigInt.asUintN(64, BigInt(row.phash)).toString(16).padStart(16, "0");
+}
+
+export interface SimilarQuery {
+  id: string;
+  bucketId?: string | undefined;
+  maxDistance: number;
+  limit: number;
+  offset: number;
+}
+
+/**
+ * The live objects whose picture is within `maxDistance` bits of this object's, nearest first
+ * (then by id), in the caller's organization and the buckets it may see. An object with no
+ * hash (not a picture, or still being processed) has none.
+ */
+export async function findSimilar(deps: Deps, caller: Caller, q: SimilarQuery): Promise<Page<SimilarObject>> {
+  deps = { ...deps, db: readDb(deps, caller.orgId) };
+  const object = await resolveLiveObject(deps.db, caller, q.id);
+  const bucketId = q.bucketId ? (await resolveBucket(deps, caller, q.bucketId)).id : caller.bucketId;
+  const hex = await hashOf(deps, object.id, object.etag);
+  if (!hex) return page([], 0, q.offset);
+  const phash = hashColumns(hex)!.phash;
+  const rows = rowsOf<{ id: string; distance: number; total: number | string }>(
+    await deps.db.execute(sql`
+      select f.object_id as id, ${distanceTo(phash)} as distance, count(*) over () as total
+      from object_facts f join media_objects o on o.id = f.object_id
+      where f.org_id = ${caller.orgId} and ${candidates(hex, q.maxDistance)}
+        and ${distanceTo(phash)} <= ${q.maxDistance}
+        and f.object_id <> ${object.id}
+        and o.org_id = ${caller.orgId} and o.deleted_at is null and f.source_etag is not distinct from o.etag
+        ${bucketId ? sql`and o.bucket_id = ${bucketId}` : sql``}
+      order by distance, f.object_id
+      limit ${q.limit} offset ${q.offset}`),
+  );
+  const views = new Map((await viewsOf(deps, caller.orgId, rows.map((r) => r.id), { live: true })).map((v) => [v.id, v]));
+  const data = rows.flatMap((r) => {
+    const view = views.get(r.id);
+    return view ? [{ distance: Number(r.distance), object: view }] : [];
+  });
+  // Past the last row the window gave no count: the total is what came before.
+  const total = rows.length ? Number(rows[0]!.total) : q.offset > 0 ? (await countSimilar(deps, caller.orgId, object.id, hex, q.maxDistance, bucketId)) : 0;
+  return page(data, total, q.offset);
+}
+
+async function countSimilar(deps: Deps, orgId: string, objectId: string, hex: string, radius: number, bucketId: string | null): Promise<number> {
+  const phash = hashColumns(hex)!.phash;
+  const [row] = rowsOf<{ n: number | string }>(
+    await deps.db.execute(sql`
+      select count(*) as n from object_facts f join media_objects o on o.id = f.object_id
+      where f.org_id = ${orgId} and ${candidates(hex, radius)} and ${distanceTo(phash)} <= ${radius}
+        and f.object_id <> ${objectId} and o.org_id = ${orgId} and o.deleted_at is null and f.source_etag is not distinct from o.etag
+        ${bucketId ? sql`and o.bucket_id = ${bucketId}` : sql``}`),
+  );
+  return Number(row?.n ?? 0);
+}
+
+export interface DuplicatesQuery {
+  bucketId: string;
+  maxDistance: number;
+  limit: number;
+  offset: number;
+}
+
+/** Rows read per statement while a report loads a bucket's hashes. */
+const READ_BATCH = 20_000;
+
+interface Hashed {
+  id: string;
+  key: string;
+  size: number;
+  hi: number;
+  lo: number;
+}
+
+function popcount32(x: number): number {
+  x -= (x >>> 1) & 0x55555555;
+  x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
+  return (((x + (x >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24;
+}
+
+/**
+ * A bucket's groups of near-identical pictures (every member within `maxDistance` of another
+ * member), the groups that would free the most bytes first. The report reads the bucket's
+ * hashes once, in keyed batches, and groups them in memory with the same segment probes as
+ * findSimilar, so its cost is one pass over the bucket whatever the radius.
+ */
+export async function findDuplicates(deps: Deps, caller: Caller, q: DuplicatesQuery): Promise<Page<DuplicateGroup>> {
+  deps = { ...deps, db: readDb(deps, caller.orgId) };
+  const bucket = await resolveBucket(deps, caller, q.bucketId);
+  const items: Hashed[] = [];
+  for (let after = "00000000-0000-0000-0000-000000000000"; ; ) {
+    const batch = rowsOf<{ id: string; key: string; size: number | string; phash: string }>(
+      await deps.db.execute(sql`
+        select o.id, o.key, o.size, f.phash::text as phash
+        from media_objects o join object_facts f on f.object_id = o.id
+        where o.org_id = ${caller.orgId} and o.bucket_id = ${bucket.id} and o.deleted_at is null
+          and f.phash is not null and f.source_etag is not distinct from o.etag and o.id > ${after}::uuid
+        order by o.id limit ${READ_BATCH}`),
+    );
+    for (const r of batch) {
+      const u = BigInt.asUintN(64, BigInt(r.phash));
+      items.push({ id: r.id, key: r.key, size: Number(r.size), hi: Number(u >> 32n), lo: Number(u & 0xffffffffn) });
+    }
+    if (batch.length < READ_BATCH) break;
+    after = batch[batch.length - 1]!.id;
+  }
+  const groups = groupNear(items, q.maxDistance)
+    .map((members) => {
+      const objects = members.map((m) => ({ id: m.id, key: m.key, size: m.size })).sort((a, b) => b.size - a.size || a.key.localeCompare(b.key));
+      const total = objects.reduce((n, o) => n + o.size, 0);
+      return { objects, bytes: total, reclaimable: total - objects[0]!.size };
+    })
+    .sort((a, b) => b.reclaimable - a.reclaimable || a.objects[0]!.id.localeCompare(b.objects[0]!.id));
+  return page(groups.slice(q.offset, q.offset + q.limit), groups.length, q.offset);
+}
+
+/** Connected groups (two or more) of items within `radius` bits of each other, found by segment probes. */
+export function groupNear(items: Hashed[], radius: number): Hashed[][] {
+  const parent = items.map((_, i) => i);
+  const root = (i: number): number => {
+    while (parent[i] !== i) i = parent[i] = parent[parent[i]!]!;
+    return i;
+  };
+  const segment = (it: Hashed, s: number) => (s < 2 ? (it.hi >>> (16 * (1 - s))) & 0xffff : (it.lo >>> (16 * (3 - s))) & 0xffff);
+  const sub = Math.floor(radius / SEGMENTS);
+  for (let s = 0; s < SEGMENTS; s++) {
+    const bySegment = new Map<number, number[]>();
+    items.forEach((it, i) => {
+      const v = segment(it, s);
+      const list = bySegment.get(v);
+      if (list) list.push(i);
+      else bySegment.set(v, [i]);
+    });
+    items.forEach((it, i) => {
+      for (const v of segmentNeighbours(segment(it, s), sub)) {
+        for (const j of bySegment.get(v) ?? []) {
+          if (j <= i || root(i) === root(j)) continue;
+          const other = items[j]!;
+          if (popcount32(it.hi ^ other.hi) + popcount32(it.lo ^ other.lo) <= radius) parent[root(j)] = root(i);
+        }
+      }
+    });
+  }
+  const byRoot = new Map<number, Hashed[]>();
+  items.forEach((it, i) => {
+    const r = root(i);
+    const group = byRoot.get(r);
+    if (group) group.push(it);
+    else byRoot.set(r, [it]);
+  });
+  return [...byRoot.values()].filter((g) => g.length > 1);
+}
