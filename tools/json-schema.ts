@@ -47,7 +47,8 @@ export const outputJsonSchema = (tool: AnyTool, target: Target = "draft-2020-12"
  * - no ±2^53-1 bounds (Zod's "safe integer" default; every JSON parser has them anyway);
  * - no `propertyNames: {type: string}` (JSON keys are strings) and no empty `additionalProperties`
  *   schema (the default); `type: [a, "null"]` is written `anyOf` (some clients reject type arrays);
- * - "(UUID)" and "(ISO-8601 UTC)" dropped from descriptions where `format` says so;
+ * - "(UUID)" and "(ISO-8601 UTC)" dropped from descriptions where `format` says so; an input id
+ *   field says "(UUID)" in its description instead of carrying the format (shorter);
  * - no `additionalProperties: false` (unknown arguments are still refused, by name);
  * - inputs: every field keeps its description (the model fills the field from it); `limit` and
  *   `offset` of the list convention keep a few words but not its bounds and defaults, which the
@@ -66,8 +67,24 @@ export function mcpJsonSchema(tool: AnyTool, io: "input" | "output"): JsonSchema
   const raw = z.toJSONSchema(io === "input" ? strictInput(tool) : tool.output, { target: "draft-2020-12", io, unrepresentable: "any" }) as JsonSchema;
   delete raw.$schema;
   const out = compact(raw, io) as JsonSchema;
+  if (io === "input") uuidInWords(out);
   cache.set(key, out);
   return out;
+}
+
+/**
+ * An input field that is an id says "Bucket id (UUID)" instead of carrying `format: uuid`
+ * beside "Bucket id": the model reads the same, in ten bytes fewer on each of some 80 fields.
+ * Array items and nullable branches keep their `format` (their description is the field's).
+ */
+function uuidInWords(schema: JsonSchema): void {
+  for (const field of Object.values(schema.properties ?? {})) {
+    if (field.format === "uuid" && typeof field.description === "string" && / id$/.test(field.description)) {
+      delete field.format;
+      field.description = `${field.description} (UUID)`;
+    }
+    if (field.properties) uuidInWords(field);
+  }
 }
 
 /** Definitions smaller than this are written out wherever they occur: a pointer would cost as much. */

@@ -57,7 +57,7 @@ describe("tools/list descriptions", () => {
     expect(tools.flatMap((t) => inputFields(t.inputSchema)).length).toBeGreaterThan(200);
   });
 
-  test("limits that only guard the server, and floors a field's meaning has, are left to validation; the rest stay", () => {
+  test("limits that only guard the server, and floors a field's meaning has, are left to validation; the rest stay; ids say UUID in words", () => {
     type S = Record<string, any>;
     const input = (name: string) => tools.find((t) => t.name === name)!.inputSchema as S;
     const full = (name: string) => inputJsonSchema(registry.find((t) => t.name === name)!) as S;
@@ -72,6 +72,9 @@ describe("tools/list descriptions", () => {
     expect(input("media_list").properties.minWidth).not.toHaveProperty("minimum");
     expect(input("presign_upload_part").properties.partNumber).toMatchObject({ minimum: 1, maximum: 10000 });
     expect(input("api_keys_create").properties.name).toMatchObject({ maxLength: 100 });
+    // An id field says "(UUID)" in words instead of carrying the format beside them.
+    expect(input("buckets_get").properties.id).toEqual({ type: "string", description: "Bucket id (UUID)" });
+    expect(full("buckets_get").properties.id).toMatchObject({ format: "uuid" });
     // An array's items and a nullable's branches do not repeat the field's description.
     expect(input("objects_set_categories").properties.categoryIds.items).toEqual({ type: "string", format: "uuid" });
     expect(input("categories_move").properties.parentId.anyOf).toEqual([{ type: "string", format: "uuid" }, { type: "null" }]);
