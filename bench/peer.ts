@@ -284,8 +284,9 @@ end`;
   const memOurs = rssOurs.stop();
   const memPeer = rssPeer.stop();
 
+  const busy = `${BURNERS} busy process${BURNERS === 1 ? "" : "es"}`;
   const section = [
-    `## peer — against Supabase Storage, same run${BURNERS > 0 ? `, loaded (${BURNERS} busy processes)` : ""}`,
+    `## peer — against Supabase Storage, same run${BURNERS > 0 ? `, loaded (${busy})` : ""}`,
     "",
     `\`npm run bench -- peer\`, ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC. Supabase Storage ${build.commit} (${PEER_GIT}), built from`,
     "source in a temporary directory with Node 24 from npm and pg-boss from npm instead of its git fork, file backend,",
@@ -298,7 +299,7 @@ end`;
     "agents' test runs, so only the ratios of one row compare, and CPU per request is the steadier measure.",
     "",
     BURNERS > 0
-      ? `**Loaded** (\`--loaded\`): ${BURNERS} busy process${BURNERS === 1 ? "" : "es"}, each at nice 0 in a session of its own, ran through every round of both sides.`
+      ? `**Loaded** (\`--loaded\`): ${busy} at nice 0, each in a session of its own, ran through every round of both sides.`
       : "Not loaded: the machine as it was (`--loaded` adds busy processes the bench starts and stops itself).",
     "",
     "| operation | ours req/s, p99 ms | peer req/s, p99 ms | ours/peer, median of the rounds' (each round) | CPU per request, ours: process + PostgreSQL | the peer's: process + PostgreSQL | ours / peer CPU | what differs | load |",
