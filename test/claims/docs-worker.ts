@@ -43,7 +43,7 @@ async function inScratch<T>(fn: (dir: string) => Promise<T>): Promise<T> {
 const thumbnailReady = (api: Api, id: string) =>
   eventually(async () => ((await api.get(`/api/media/${id}`)).body.thumbnail?.state === "ready" ? true : undefined), { timeoutMs: 60_000, what: `the thumbnail of ${id}` });
 
-const MEASURED_NEIGHBOURS = "measured by npm run bench -- neighbours (bench/RESULTS.md, neighbours notes); a measurement on one machine, not a bound the service holds";
+const MEASURED_NEIGHBOURS = "measured by npm run bench -- neighbours (bench/notes/2026-11-27-neighbours-sittings.md); a measurement on one machine, not a bound the service holds";
 
 export default {
   page: "docs/worker.md",
@@ -364,11 +364,11 @@ export default {
     },
     {
       says: "in slices of 15 ms",
-      why: "how the decoder yields to other work, chosen by measurement (bench/RESULTS.md, 'Posters, PDF pages and waveforms without ffmpeg or poppler': 15 ms slices, and the per-frame calls that cost four times the decoding); nothing a client can observe",
+      why: "how the decoder yields to other work, chosen by measurement (bench/notes/2026-11-24-media-processing.md, 'Posters, PDF pages and waveforms without ffmpeg or poppler': 15 ms slices, and the per-frame calls that cost four times the decoding); nothing a client can observe",
     },
-    { says: "itself draws only the 320 px thumbnail (drawing the page at 1280 px on every upload cost a PDF thumbnail about three times as much: bench/RESULTS.md, \"media\").", why: "a measurement (bench/RESULTS.md, media: why the worker stopped drawing the page at 1280 px); the 320 px thumbnail itself is claimed above" },
+    { says: "itself draws only the 320 px thumbnail (drawing the page at 1280 px on every upload cost a PDF thumbnail about three times as much: bench/notes/2026-11-24-media-processing.md).", why: "a measurement (bench/notes/2026-11-24-media-processing.md: why the worker stopped drawing the page at 1280 px); the 320 px thumbnail itself is claimed above" },
     { says: "uncached renders the API process's own CPU fell from 47 s to 8 s over the phase", why: MEASURED_NEIGHBOURS },
     { says: "PostgreSQL and Redis at four times the default weight did not help (2.4-5.0x, against 1.8-2.9x as sessions in the same run)", why: `${MEASURED_NEIGHBOURS}, ninth sitting` },
-    { says: "Images and PDFs up to 32 MiB are read into memory (cheaper than a temporary file: bench/RESULTS.md)", why: "where the worker keeps the bytes while it reads them, chosen by measurement (bench/RESULTS.md); a client gets the same thumbnail either way (test/unit/render.test.ts 'takes the file on disk as well as bytes in memory')" },
+    { says: "Images and PDFs up to 32 MiB are read into memory (cheaper than a temporary file: bench/notes/2026-11-22-thumbnails.md)", why: "where the worker keeps the bytes while it reads them, chosen by measurement (bench/notes/2026-11-22-thumbnails.md); a client gets the same thumbnail either way (test/unit/render.test.ts 'takes the file on disk as well as bytes in memory')" },
   ],
 } satisfies PageClaims;
