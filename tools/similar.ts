@@ -23,10 +23,10 @@ export const similarTools = [
     description: "Groups of near-identical pictures in a bucket, those freeing the most bytes first.",
     scope: "read",
     reach: "bucket",
-    http: { method: "GET", path: "/buckets/{bucketId}/duplicates" },
-    input: z.object({ bucketId: id("Bucket"), maxDistance: pictureDistance(4), ...pageInput }),
+    http: { method: "GET", path: "/buckets/{id}/duplicates" },
+    input: z.object({ id: id("Bucket"), maxDistance: pictureDistance(4), ...pageInput }),
     output: duplicateGroupList,
     errors: ["not_found"],
-    handler: (input, { deps, caller }) => findDuplicates(deps, caller, input),
+    handler: ({ id, ...rest }, { deps, caller }) => findDuplicates(deps, caller, { bucketId: id, ...rest }),
   }),
 ];

@@ -103,7 +103,7 @@ const table: Record<string, Entry> = {
     input: (f) => ({ id: f.main.objectId }),
     restricted: [refused((f) => ({ id: f.other.objectId })), refused((f) => ({ id: f.main.objectId, bucketId: f.other.bucketId })), allowed((f) => ({ id: f.main.objectId }))],
   },
-  media_duplicates: { audit: "refusals", scope: "read", input: (f) => ({ bucketId: f.main.bucketId }), restricted: [refused((f) => ({ bucketId: f.other.bucketId })), allowed((f) => ({ bucketId: f.main.bucketId }))] },
+  media_duplicates: { audit: "refusals", scope: "read", input: (f) => ({ id: f.main.bucketId }), restricted: [refused((f) => ({ id: f.other.bucketId })), allowed((f) => ({ id: f.main.bucketId }))] },
   media_delete: { audit: "calls", scope: "delete", input: (f) => ({ id: f.main.objectId }), restricted: [refused((f) => ({ id: f.other.objectId }))] },
   media_update_metadata: {
     audit: "calls",

@@ -42,7 +42,7 @@ const table: Record<string, Case[]> = {
   media_list: [foreign((a) => ({ bucketId: a.main.bucketId })), own(() => ({})), own((a) => ({ search: a.marker }))],
   media_get: [foreign((a) => ({ id: a.main.objectId }))],
   media_similar: [foreign((a) => ({ id: a.main.objectId })), foreign((a, b) => ({ id: b.main.objectId, bucketId: a.main.bucketId })), own((_, b) => ({ id: b.main.objectId, maxDistance: 10 }))],
-  media_duplicates: [foreign((a) => ({ bucketId: a.main.bucketId })), own((_, b) => ({ bucketId: b.main.bucketId, maxDistance: 10 }))],
+  media_duplicates: [foreign((a) => ({ id: a.main.bucketId })), own((_, b) => ({ id: b.main.bucketId, maxDistance: 10 }))],
   media_delete: [foreign((a) => ({ id: a.main.objectId }))],
   media_update_metadata: [foreign((a) => ({ id: a.main.objectId, metadata: { owned: true } }))],
   objects_move: [foreign((a) => ({ id: a.main.objectId, key: "stolen.jpg" })), foreign((a, b) => ({ id: b.main.object2Id, key: "out.jpg", bucketId: a.main.bucketId }))],
