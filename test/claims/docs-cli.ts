@@ -89,6 +89,14 @@ export default {
         expect(part).toBeGreaterThan(16 * MiB);
       },
     },
+    {
+      says: "A file whose key an object already holds is refused, naming the object and --force, and the command exits 1.",
+      by: { file: "test/e2e/cli-upload-overwrite.test.ts", test: "a file onto a taken key is refused (exit 1, naming --force) and the object is unchanged; --force replaces it" },
+    },
+    {
+      says: "so another writer storing the key in between makes it fail rather than be replaced.",
+      by: { file: "test/e2e/cli-upload-overwrite.test.ts", test: "the API's write condition: a URL presigned with overwrite false fails at the PUT when another writer stored the key first" },
+    },
     { says: "at least 5MiB;", by: { file: UPLOAD, test: "usage errors: --key with several files, a part size under 5 MiB, a missing file" } },
     { says: "files this large or larger go multipart", by: { file: UPLOAD, test: "a 12 MiB file goes multipart in 5 MiB parts; the download has the same SHA-256" } },
     { says: "Sizes accept 16MiB, 16M (binary), 16MB (decimal) or plain bytes.", by: { file: "test/unit/cli-flags.test.ts", test: "sizes: binary and decimal units" } },

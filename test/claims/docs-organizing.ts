@@ -2,6 +2,7 @@ import { expect } from "bun:test";
 import { eq } from "drizzle-orm";
 import { mediaObjects, mediaSetItems, storyboardClips } from "../../db/schema/index.ts";
 import { MAX_RENDITION_BYTES } from "../../domain/collections/sets.ts";
+import { findTool } from "../../tools/registry.ts";
 import type { PageClaims } from "./claim.ts";
 import { insertObject, newBucket, softDeleteObject } from "../support/objects.ts";
 import { newOrg, type TestOrg, type TestServer } from "../support/server.ts";
@@ -11,6 +12,8 @@ const LIMITS = "test/integration/set-limits.test.ts";
 const TAGS = "test/integration/tags.test.ts";
 const CATEGORIES = "test/integration/categories.test.ts";
 const BOARDS = "test/integration/storyboards.test.ts";
+const MOVE = "test/e2e/objects-move.test.ts";
+const BULK = "test/e2e/objects-bulk.test.ts";
 const item = { aspectRatio: "1:1", width: 100, height: 100, role: "square" };
 
 /** An organization with a bucket and one live object in it. */
@@ -96,6 +99,49 @@ export default {
         }
       },
     },
+    {
+      says: "Should the service stop between the steps, the object is where it was, or already where it goes, never half of each; bytes left behind are recorded nowhere and reconcile deletes them.",
+      by: { file: MOVE, test: "when the catalogue refuses the change after the copy, the object stays where it was and the copy is taken back" },
+    },
+    {
+      says: "A key another object holds answers 409 conflict (details.objectId names it), unless overwrite: true: the object there goes to the trash, as media_delete would send it, and since that deletes an object, overwrite also needs the delete scope (403 without it).",
+      by: { file: MOVE, test: "a taken key is 409 unless overwrite; overwrite puts the replaced object in the trash and needs delete" },
+    },
+    {
+      says: "A key an upload has been presigned for and not confirmed is 409 too, until the upload is confirmed or its URL expires.",
+      check: async (server) => {
+        const { org, bucketId, objectId } = await orgWithObject(server);
+        expect((await org.admin.post("/api/presign/upload", { bucketId, key: "pending.bin" })).status).toBe(200);
+        const r = await org.admin.post(`/api/media/${objectId}/move`, { key: "pending.bin" });
+        expect([r.status, r.body.error.code]).toEqual([409, "conflict"]);
+      },
+    },
+    {
+      says: "A bucket-restricted key moves within its bucket only: another bucket is 403, like every bucket outside its reach; another organization's bucket or object is 404.",
+      by: { file: MOVE, test: "reach and scopes: a read key is refused, a one-bucket key cannot move out, another organization's ids are 404" },
+    },
+    {
+      says: "They select either ids (up to 1000) or a filter",
+      check: async (server) => {
+        const { org } = await orgWithObject(server);
+        const ids = (n: number) => Array.from({ length: n }, () => crypto.randomUUID());
+        expect((await org.admin.post("/api/media/bulk-delete", { ids: ids(1000) })).body).toMatchObject({ done: 0, failed: 1000 });
+        expect((await org.admin.post("/api/media/bulk-delete", { ids: ids(1001) })).status).toBe(400);
+      },
+    },
+    {
+      says: "limit objects a call (1..1000, default 100)",
+      check: async (server) => {
+        const { org } = await orgWithObject(server);
+        for (const limit of [0, 1001]) expect((await org.admin.post("/api/media/bulk-delete", { filter: {}, limit })).status).toBe(400);
+        expect(findTool("objects_bulk_delete")!.input.parse({ filter: {} }).limit).toBe(100);
+      },
+    },
+    {
+      says: "the answer's cursor, sent back, goes on where it stopped, and remaining says how many are left",
+      by: { file: BULK, test: "a filter is walked with a cursor to its end, even as the change moves its objects out of it" },
+    },
+    { says: "An unknown category is 404 before anything changes.", by: { file: BULK, test: "an unknown category is 404 before anything changes; no change at all is 400" } },
     { says: "Input that fails its schema is 400 validation_error with details: [{ path, message }]. Unknown fields are refused.", by: { file: TAGS, test: "invalid names are 400 validation_error on name" } },
     {
       says: "| tags_list | GET /api/tags?search= | 200 list |",
