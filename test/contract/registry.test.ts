@@ -40,7 +40,7 @@ describe("one registry, four surfaces", () => {
     // "/api/*" answers unknown API paths (404, counted by the rate limit).
     // "/" and "/console..." serve the web console; "/api/render/:id" serves signed render URLs and
     // "/api/thumbnails/:id" signed thumbnail paths, which carry their permission instead of a credential. The RFC 9728 metadata is public too.
-    const infra = new Set(["/mcp", "/api/openapi.json", "/api/docs", "/api/docs/scalar.js", "/healthz", "/api/payments/webhook", "/api/*", "/", "/console", "/console/*", "/api/render/:id", "/api/thumbnails/:id", "/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp", "/register", "/.well-known/oauth-authorization-server", "/authorize", "/authorize/request", "/authorize/decision", "/token"]);
+    const infra = new Set(["/mcp", "/api/openapi.json", "/api/docs", "/api/docs/scalar.js", "/healthz", "/api/payments/webhook", "/api/*", "/", "/console", "/console/*", "/api/render/:id", "/api/thumbnails/:id", "/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp", "/register", "/.well-known/oauth-authorization-server", "/authorize", "/authorize/request", "/authorize/decision", "/token", "/revoke"]);
     const routes = app.routes.filter((r) => !infra.has(r.path)).map((r) => `${r.method} ${r.path}`).sort();
     const expected = registry.map((t) => `${t.http.method} /api${t.http.path.replace(/\{(\w+)\}/g, ":$1")}`).sort();
     expect(routes).toEqual(expected);
