@@ -37,6 +37,9 @@ function hashed(name: string, ext: string, body: Uint8Array): string {
 }
 
 export async function buildConsole(): Promise<ConsoleBundle> {
+  // pdf.js's worker, served from here as it is (the viewer's PDF pages); the app learns its name.
+  const pdfWorker = new Uint8Array(await Bun.file(Bun.resolveSync("pdfjs-dist/build/pdf.worker.min.mjs", import.meta.dir)).arrayBuffer());
+  const pdfWorkerName = hashed("pdf.worker", "mjs", pdfWorker);
   const result = await Bun.build({
     entrypoints: [join(APP_DIR, "main.tsx")],
     target: "browser",
@@ -46,7 +49,7 @@ export async function buildConsole(): Promise<ConsoleBundle> {
     sourcemap: "none",
     naming: { entry: "[name]-[hash].[ext]", chunk: "[name]-[hash].[ext]", asset: "[name]-[hash].[ext]" },
     plugins: [registryModules],
-    define: { "process.env.NODE_ENV": '"production"' },
+    define: { "process.env.NODE_ENV": '"production"', PDF_WORKER: JSON.stringify(pdfWorkerName) },
   });
   if (!result.success) throw new AggregateError(result.logs, "console build failed");
   const files: ConsoleBundle["files"] = new Map();
@@ -62,7 +65,39 @@ export async function buildConsole(): Promise<ConsoleBundle> {
   const stylesheet = hashed("styles", "css", css);
   add(stylesheet, css, "text/css; charset=utf-8");
   add("icon.svg", new TextEncoder().encode(ICON), "image/svg+xml");
+  add(pdfWorkerName, pdfWorker, "text/javascript; charset=utf-8");
   return { files, script, stylesheet };
+}
+
+/**
+ * What a first visit downloads (gzipped, as served): the entry script, the modules it loads
+ * before the first page shows (its static imports and the app it imports at once, with theirs)
+ * and the stylesheet. Chunks imported only later (the explorer's schemas, viewers) are the
+ * rest, by the name of the module they come from ("tools" for the explorer).
+ */
+export function firstLoad(bundle: ConsoleBundle): { files: string[]; gzip: number; later: Record<string, number> } {
+  const seen = new Set<string>();
+  const text = (name: string) => new TextDecoder().decode(bundle.files.get(name)!.body);
+  const visit = (name: string, withDynamic: boolean) => {
+    if (seen.has(name) || !bundle.files.has(name)) return;
+    seen.add(name);
+    const body = text(name);
+    for (const m of body.matchAll(/(?:from\s*|import\s*)"\.\/([^"]+\.js)"/g)) visit(m[1]!, false);
+    // Only the entry's own dynamic import is unconditional (it starts the app).
+    if (withDynamic) for (const m of body.matchAll(/import\("\.\/([^"]+\.js)"\)/g)) visit(m[1]!, false);
+  };
+  visit(bundle.script, true);
+  seen.add(bundle.stylesheet);
+  let gzip = 0;
+  const later: Record<string, number> = {};
+  for (const [name, f] of bundle.files) {
+    if (seen.has(name)) gzip += f.gzip.length;
+    else if (name.endsWith(".js")) {
+      const module = name.replace(/-[^-]+\.js$/, "");
+      later[module] = (later[module] ?? 0) + f.gzip.length;
+    }
+  }
+  return { files: [...seen], gzip, later };
 }
 
 const ICON = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="7" fill="#3b5bdb"/><path d="M7 22l6-8 5 6 3-4 4 6z" fill="#fff"/><circle cx="22" cy="10" r="3" fill="#ffd43b"/></svg>`;
@@ -72,5 +107,7 @@ if (import.meta.main) {
   const started = performance.now();
   const bundle = await buildConsole();
   for (const [name, f] of bundle.files) console.log(`${name}  ${f.body.length} bytes, ${f.gzip.length} gzipped`);
+  const first = firstLoad(bundle);
+  console.log(`first load: ${first.gzip} bytes gzipped (${first.files.join(", ")}); loaded when needed: ${JSON.stringify(first.later)}`);
   console.log(`built in ${Math.round(performance.now() - started)} ms`);
 }
