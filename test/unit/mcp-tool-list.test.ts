@@ -11,7 +11,7 @@ import { inputFields, jsonBytes, LISTING_CREDENTIALS, MODEL_VIEW_BUDGET, modelVi
 /**
  * What tools/list costs an agent, and whether popular clients can read it. The budget: what a
  * model reads of an admin key's whole listing (names, descriptions, input schemas) at most
- * 40 KB, about 10k tokens at 4 bytes a token. bench/RESULTS.md records the numbers
+ * 40 KB, about 10k tokens at 4 bytes a token. bench/results/tool-list.md records the numbers
  * (`npm run bench -- tool-list`).
  */
 const listing = (credential: Credential, selection: ToolSelection = ALL_TOOLS) => ({ tools: describeTools(selectTools(toolsFor(registry, credential), selection)) });
@@ -27,7 +27,7 @@ describe("tools/list size", () => {
     expect(size).toBeLessThanOrEqual(MODEL_VIEW_BUDGET);
   });
 
-  test("every credential and toolset, for the record (bench/RESULTS.md)", () => {
+  test("every credential and toolset, for the record (bench/results/tool-list.md)", () => {
     const rows: string[] = [];
     for (const [name, credential] of Object.entries(LISTING_CREDENTIALS)) {
       const l = listing(credential);
