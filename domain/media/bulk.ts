@@ -135,6 +135,11 @@ export async function bulkUpdate(deps: Deps, caller: Caller, s: BulkSelection, c
   }
   if (setCategories !== undefined && addCategories.length) throw errors.validation([{ path: "addCategories", message: "Send either setCategories or addCategories, not both" }]);
   if (moveTo && moveTo.prefix === undefined && moveTo.bucketId === undefined) throw errors.validation([{ path: "moveTo", message: "Send a prefix, a bucketId or both" }]);
+  if (moveTo?.prefix) {
+    // A prefix no key may start with would refuse every object alike: refused once, up front.
+    const problem = objectKeyProblem(`${moveTo.prefix}x`);
+    if (problem) throw errors.validation([{ path: "moveTo.prefix", message: `Keys under this prefix ${problem}` }]);
+  }
   if (moveTo?.bucketId) await resolveBucket(deps, caller, moveTo.bucketId);
 
   const removeTagIds = new Set([...(await findLabels(deps.db, tags, caller.orgId, removeTags)).values()].map((t) => t.id));

@@ -75,6 +75,8 @@ describe("objects_bulk_update", () => {
     expect(none.status).toBe(400);
     const both = await org.admin.post("/api/media/bulk-update", { ids: [ids["c.txt"]], filter: {}, addTags: ["x"] });
     expect(both.status).toBe(400);
+    const badPrefix = await org.admin.post("/api/media/bulk-update", { ids: [ids["c.txt"]], moveTo: { prefix: "/abs/" } });
+    expect([badPrefix.status, badPrefix.body.error.details[0].path]).toEqual([400, "moveTo.prefix"]);
   });
 
   test("a filter is walked with a cursor to its end, even as the change moves its objects out of it", async () => {

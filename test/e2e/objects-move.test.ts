@@ -174,6 +174,17 @@ describe("objects_move over REST", () => {
     expect(await downloaded(org.admin, obj.id)).toBe(sha256(bytesOf(4096)));
     expect(await storage().head(objectPath(bucket.id, "boom/x.bin"))).toBeNull();
   });
+
+  test("old bytes a failed delete left behind are found and deleted by reconcile", async () => {
+    const obj = await upload(org.admin, bucket.id, `left/${crypto.randomUUID()}.bin`, bytesOf(2048));
+    expect((await org.admin.post(`/api/media/${obj.id}/move`, { key: `left/moved-${crypto.randomUUID()}.bin` })).status).toBe(200);
+    // As if the delete after the move had failed: the old bytes are back at the old key.
+    await storage().put(objectPath(bucket.id, obj.key), bytesOf(2048), { contentType: "application/octet-stream" });
+    const found = await org.admin.post("/api/reconcile", { fix: true, olderThanHours: 0 });
+    expect(found.body.bytesWithoutRow.samples.map((s: { path: string }) => s.path)).toContain(objectPath(bucket.id, obj.key));
+    expect(await storage().head(objectPath(bucket.id, obj.key))).toBeNull();
+    expect(await downloaded(org.admin, obj.id)).toBe(sha256(bytesOf(2048)));
+  });
 });
 
 describe("objects_move over MCP and the CLI", () => {
