@@ -9,6 +9,7 @@ import type { Api } from "../support/http.ts";
 import { newBucket } from "../support/objects.ts";
 import type { TestOrg, TestServer } from "../support/server.ts";
 import { bytesOf, pictureWithThumbnail, sha256, upload } from "../support/upload.ts";
+import { startReceiver } from "../support/webhook-receiver.ts";
 
 setDefaultTimeout(120_000);
 
@@ -52,6 +53,7 @@ describe("objects_move over REST", () => {
     expect((await org.admin.put(`/api/objects/${id}/tags`, { add: ["keep-me"] })).status).toBe(200);
     expect((await org.admin.put(`/api/media/${id}/metadata`, { metadata: { owner: "ann" } })).status).toBe(200);
     const hash = await downloaded(org.admin, id);
+    const set = (await org.admin.post("/api/sets", { name: "follows", baseObjectId: id })).body;
 
     const moved = await org.admin.post(`/api/media/${id}/move`, { key: "renamed/photo.png" });
     expect(moved.status).toBe(200);
@@ -60,6 +62,7 @@ describe("objects_move over REST", () => {
     expect(moved.body.thumbnail.state).toBe("ready");
     expect((await org.admin.get(`/api/media/${id}/thumbnail`)).status).toBe(200);
     expect(await downloaded(org.admin, id)).toBe(hash);
+    expect((await org.admin.get(`/api/sets/${set.id}`)).body).toMatchObject({ baseObjectId: id, baseObjectDeleted: false });
     expect(await storage().head(objectPath(before.bucketId, before.key))).toBeNull();
     const listed = await org.admin.get(`/api/media?bucketId=${before.bucketId}`);
     expect(listed.body.data.map((m: { key: string }) => m.key)).toEqual(["renamed/photo.png"]);
@@ -173,6 +176,22 @@ describe("objects_move over REST", () => {
     expect((await org.admin.get(`/api/media/${obj.id}`)).body).toMatchObject({ key: obj.key, size: 4096 });
     expect(await downloaded(org.admin, obj.id)).toBe(sha256(bytesOf(4096)));
     expect(await storage().head(objectPath(bucket.id, "boom/x.bin"))).toBeNull();
+  });
+
+  test("webhook endpoints hear of a move as media.updated with changes [key], naming the new place", async () => {
+    const rx = startReceiver();
+    try {
+      const hook = await org.admin.post("/api/webhooks", { url: rx.url, eventTypes: ["media.updated"] });
+      expect(hook.status).toBe(201);
+      const obj = await upload(org.admin, bucket.id, `hooked/${crypto.randomUUID()}.txt`, "hooked");
+      const to = await newBucket(org, "hooked");
+      expect((await org.admin.post(`/api/media/${obj.id}/move`, { key: "hooked/there.txt", bucketId: to.id })).status).toBe(200);
+      const [event] = await eventually(async () => (rx.ofType("media.updated").length ? rx.ofType("media.updated") : undefined), { what: "media.updated" });
+      expect(event!.payload.data).toEqual({ objectId: obj.id, bucketId: to.id, key: "hooked/there.txt", changes: ["key"] });
+      expect((await org.admin.delete(`/api/webhooks/${hook.body.id}`)).status).toBe(200);
+    } finally {
+      rx.stop();
+    }
   });
 
   test("old bytes a failed delete left behind are found and deleted by reconcile", async () => {
