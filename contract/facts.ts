@@ -21,6 +21,6 @@ export const factFilters = {
     .string()
     .regex(new RegExp(`^(#[0-9a-fA-F]{6}|${COLOR_NAMES.join("|")})$`), "a colour name or #rrggbb")
     .optional()
-    .describe("Dominant colour of the picture"),
+    .describe("Dominant colour"),
   colorTolerance: z.number().min(0).max(100).optional().describe("Delta E from color (default 20)"),
 };

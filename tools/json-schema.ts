@@ -48,7 +48,7 @@ export const outputJsonSchema = (tool: AnyTool, target: Target = "draft-2020-12"
  * - no `propertyNames: {type: string}` (JSON keys are strings) and no empty `additionalProperties`
  *   schema (the default); `type: [a, "null"]` is written `anyOf` (some clients reject type arrays);
  * - "(UUID)" and "(ISO-8601 UTC)" dropped from descriptions where `format` says so; an input id
- *   field says "(UUID)" in its description instead of carrying the format (shorter);
+ *   field ("Bucket id") carries no format either: the instructions say once that ids are UUIDs;
  * - no `additionalProperties: false` (unknown arguments are still refused, by name);
  * - inputs: every field keeps its description (the model fills the field from it); `limit` and
  *   `offset` of the list convention keep a few words but not its bounds and defaults, which the
@@ -67,23 +67,22 @@ export function mcpJsonSchema(tool: AnyTool, io: "input" | "output"): JsonSchema
   const raw = z.toJSONSchema(io === "input" ? strictInput(tool) : tool.output, { target: "draft-2020-12", io, unrepresentable: "any" }) as JsonSchema;
   delete raw.$schema;
   const out = compact(raw, io) as JsonSchema;
-  if (io === "input") uuidInWords(out);
+  if (io === "input") idsInWords(out);
   cache.set(key, out);
   return out;
 }
 
 /**
- * An input field that is an id says "Bucket id (UUID)" instead of carrying `format: uuid`
- * beside "Bucket id": the model reads the same, in ten bytes fewer on each of some 80 fields.
- * Array items and nullable branches keep their `format` (their description is the field's).
+ * An input field that is an id says so in words ("Bucket id") and carries no `format: uuid`:
+ * the instructions say once that ids are UUIDs (tools/registry.ts), as they state the paging
+ * bounds, and an id is only ever copied from an earlier answer. Sixteen bytes on each of some
+ * 80 fields. Array items and nullable branches keep their `format` (their description is the
+ * field's); the full schema keeps it everywhere, and a malformed id is a validation_error.
  */
-function uuidInWords(schema: JsonSchema): void {
+function idsInWords(schema: JsonSchema): void {
   for (const field of Object.values(schema.properties ?? {})) {
-    if (field.format === "uuid" && typeof field.description === "string" && / id$/.test(field.description)) {
-      delete field.format;
-      field.description = `${field.description} (UUID)`;
-    }
-    if (field.properties) uuidInWords(field);
+    if (field.format === "uuid" && typeof field.description === "string" && / id$/.test(field.description)) delete field.format;
+    if (field.properties) idsInWords(field);
   }
 }
 

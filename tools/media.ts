@@ -24,7 +24,7 @@ export const mediaTools = [
       bucketId: id("Bucket").optional(),
       kind: z.enum(MEDIA_KINDS).optional().describe("Only this kind"),
       search: z.string().min(1).max(200).optional().describe("Part of the key or file name, any case"),
-      folder: z.string().max(1024).regex(/^$|\/$/, "ends with /").optional().describe('Only keys directly in this folder ("a/b/"; "" is the top); answers its subfolders too'),
+      folder: z.string().max(1024).regex(/^$|\/$/, "ends with /").optional().describe('Only keys directly in this folder ("a/b/"; "" the top), with its subfolders'),
       tags: z.string().max(2000).optional().describe("Comma-separated tags (slug, name or id), all required"),
       categories: z.string().max(2000).optional().describe("Comma-separated categories (slug, name or id), all required, subtrees too"),
       sort: z.enum(MEDIA_SORTS).default("created_at").describe("Sort field"),

@@ -16,7 +16,7 @@ const selection = {
   filter: z
     .object({
       bucketId: id("Bucket").optional(),
-      kind: z.enum(MEDIA_KINDS).optional().describe("Only objects of this kind"),
+      kind: z.enum(MEDIA_KINDS).optional().describe("Only this kind"),
       search: z.string().min(1).max(200).optional().describe("Part of the key, any case"),
       prefix: z.string().min(1).max(1024).optional().describe("Keys starting with this"),
       tags: z.string().max(2000).optional().describe("Comma-separated tags, all required"),

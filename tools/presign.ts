@@ -15,7 +15,7 @@ const size = z
   .max(5 * 1024 ** 4)
   .describe("Upper bound in bytes, reserved against the quota");
 /** Default true; false: conflict (409) when an object holds the key, checked at the start and at complete-upload. */
-const overwrite = z.boolean().optional().describe("false: conflict if an object holds the key");
+const overwrite = z.boolean().optional().describe("false: conflict if the key is taken");
 /** What both ways of starting an upload take. */
 const uploadStart = z.object({ ...target, contentType: contentType.optional(), size: size.optional(), tags: uploadTags.optional(), overwrite });
 const uploadId = z.string().min(1).max(1024).describe("From presign_create_multipart");

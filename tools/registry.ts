@@ -62,5 +62,5 @@ export const SERVER_INFO = { name: "media-storage", version: pkg.version };
 /** What an agent reads first (MCP initialize): how the tools fit together. */
 export const INSTRUCTIONS = `Media storage: buckets of media objects (images, video, audio, PDFs, 3D, other files) with tags, categories, sets, storyboards and search.
 Bytes never travel through tool arguments. To upload: call presign_upload (or the multipart tools for large files), PUT the bytes to the returned url with the returned headers, then call presign_confirm. A file at a public URL: media_import (a job; media_import_get polls it). To download: presign_download returns a short-lived URL.
-Lists take limit (1..200, default 50) and offset, and answer { data, total, hasMore }.
+Ids are UUIDs. Lists take limit (1..200, default 50) and offset, and answer { data, total, hasMore }.
 Tools you do not see need scopes your credential lacks, or act on the whole organization while your key is restricted to one bucket, or were left out by this session's toolsets or readonly parameters (the bare /mcp URL lists all).`;

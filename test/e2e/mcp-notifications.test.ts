@@ -21,7 +21,7 @@ let server: TestServer;
 let org: TestOrg;
 
 // A file server on loopback for media_import, which must be allowed to fetch from it.
-let picture: Uint8Array;
+let picture: Uint8Array<ArrayBuffer>;
 const files = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response(picture, { headers: { "content-type": "image/png" } }) });
 
 withServerAndOrg({

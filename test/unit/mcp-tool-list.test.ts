@@ -4,7 +4,7 @@ import type { Credential } from "../../tools/access.ts";
 import { toolsFor } from "../../tools/access.ts";
 import { describeTools } from "../../mcp/server.ts";
 import { inputJsonSchema } from "../../tools/json-schema.ts";
-import { registry } from "../../tools/registry.ts";
+import { INSTRUCTIONS, registry } from "../../tools/registry.ts";
 import { ALL_TOOLS, DEFAULT_SELECTION, DEFAULT_TOOLSETS, parseSelection, selectTools, TOOLSET_NAMES, toolsetOf, type ToolSelection } from "../../tools/toolsets.ts";
 import { inputFields, jsonBytes, LISTING_CREDENTIALS, MODEL_VIEW_BUDGET, modelView } from "../support/mcp-listing.ts";
 
@@ -57,7 +57,7 @@ describe("tools/list descriptions", () => {
     expect(tools.flatMap((t) => inputFields(t.inputSchema)).length).toBeGreaterThan(200);
   });
 
-  test("limits that only guard the server, and floors a field's meaning has, are left to validation; the rest stay; ids say UUID in words", () => {
+  test("limits that only guard the server, and floors a field's meaning has, are left to validation; the rest stay; ids say so in words", () => {
     type S = Record<string, any>;
     const input = (name: string) => tools.find((t) => t.name === name)!.inputSchema as S;
     const full = (name: string) => inputJsonSchema(registry.find((t) => t.name === name)!) as S;
@@ -72,9 +72,10 @@ describe("tools/list descriptions", () => {
     expect(input("media_list").properties.minWidth).not.toHaveProperty("minimum");
     expect(input("presign_upload_part").properties.partNumber).toMatchObject({ minimum: 1, maximum: 10000 });
     expect(input("api_keys_create").properties.name).toMatchObject({ maxLength: 100 });
-    // An id field says "(UUID)" in words instead of carrying the format beside them.
-    expect(input("buckets_get").properties.id).toEqual({ type: "string", description: "Bucket id (UUID)" });
+    // An id field says so in words; the instructions say once that ids are UUIDs.
+    expect(input("buckets_get").properties.id).toEqual({ type: "string", description: "Bucket id" });
     expect(full("buckets_get").properties.id).toMatchObject({ format: "uuid" });
+    expect(INSTRUCTIONS).toContain("Ids are UUIDs.");
     // An array's items and a nullable's branches do not repeat the field's description.
     expect(input("objects_set_categories").properties.categoryIds.items).toEqual({ type: "string", format: "uuid" });
     expect(input("categories_move").properties.parentId.anyOf).toEqual([{ type: "string", format: "uuid" }, { type: "null" }]);
