@@ -5,6 +5,7 @@ import { pruneOutbox } from "./outbox.ts";
 import { pruneAudit } from "../domain/audit/audit.ts";
 import { pruneEvents } from "../domain/events/retention.ts";
 import { sweepOAuth } from "../domain/access/oauth-sweep.ts";
+import { planPictureBackfills } from "../domain/media/picture-backfill.ts";
 
 /**
  * Periodic housekeeping: expired upload reservations are released, soft-deleted objects past
@@ -21,6 +22,7 @@ export function startMaintenance(deps: Deps, everyMs = 60_000): { stop(): Promis
       await pruneAudit(deps);
       await pruneEvents(deps);
       await sweepOAuth(deps);
+      await planPictureBackfills(deps);
     } catch (err) {
       deps.log.warn("maintenance pass failed", { error: String(err) });
     }

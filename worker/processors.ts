@@ -12,6 +12,8 @@ import { syncSearch } from "./search-sync.ts";
 import { extractText } from "./text-extract.ts";
 import { backfillTextBatch } from "../domain/search/text.ts";
 import { urlFetcher } from "./url-fetcher.ts";
+import { pictureBackfillBatch } from "../domain/media/picture-backfill.ts";
+import { readPicture } from "./derivatives/phash.ts";
 
 interface Handler<N extends JobName> {
   run(deps: Deps, data: JobPayloads[N], run: JobRun): Promise<void>;
@@ -36,6 +38,7 @@ const handlers: Handlers = {
   "search.sync": { run: (deps, { objectIds }) => syncSearch(deps, objectIds) },
   "media.text": { run: (deps, { objectId }) => extractText(deps, objectId) },
   "search.backfill": { run: async (deps, data) => void (await backfillTextBatch(deps, data)) },
+  "media.pictures": { run: async (deps, { orgId }) => void (await pictureBackfillBatch(deps, orgId, readPicture)) },
   // Never throws for a receiver's failure: each attempt records itself and schedules the next.
   "webhooks.deliver": { run: (deps, data) => deliverWebhook(deps, webhookSender(deps.config.webhooks), data) },
   // Never throws for the remote side's failure (recorded on the import); ours are retried.

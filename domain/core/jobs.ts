@@ -22,6 +22,8 @@ export interface JobPayloads {
   "media.text": { orgId: string; objectId: string };
   /** One batch of a resumable text backfill (domain/search/text.ts); queues the next itself. */
   "search.backfill": { orgId: string; bucketId: string | null; ocr: boolean; kind: string };
+  /** One batch of an organization's picture hash and colour backfill (domain/media/picture-backfill.ts); queues the next itself. */
+  "media.pictures": { orgId: string };
   /** Every stored byte of a deleted bucket. */
   "buckets.purge": { orgId: string; bucketId: string };
 }
@@ -49,6 +51,8 @@ export const JOB_CLASS: Record<JobName, JobClass> = {
   // PDF parsing and OCR are decoding work: they share the thumbnails' slots and fairness.
   "media.text": "cpu",
   "search.backfill": "io",
+  // Decodes a batch of thumbnails.
+  "media.pictures": "cpu",
 };
 
 /** A job of a kind this release does not know (queued by a newer one) runs with the cpu class's few slots. */

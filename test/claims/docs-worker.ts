@@ -53,7 +53,7 @@ export default {
       by: { file: "test/integration/bullmq-worker.test.ts", test: "failed jobs are kept 30 days (at most 10,000), completed ones a day (at most 1,000), under <prefix>:jobs-cpu and <prefix>:jobs-io by class" },
     },
     {
-      says: "| cpu | derivatives.generate (thumbnails and facts), sets.generate (set renditions), media.text (text of PDFs and text files, OCR of images) | WORKER_CONCURRENCY (2) |",
+      says: "| cpu | derivatives.generate (thumbnails and facts), sets.generate (set renditions), media.text (text of PDFs and text files, OCR of images), media.pictures (picture hash and colour of objects stored before) | WORKER_CONCURRENCY (2) |",
       check: async () => {
         expect(JOB_CLASS).toEqual({
           "derivatives.generate": "cpu",
@@ -65,6 +65,7 @@ export default {
           "search.sync": "io",
           "media.text": "cpu",
           "search.backfill": "io",
+          "media.pictures": "cpu",
         });
         await defaults({ WORKER_CONCURRENCY: 2, WORKER_IO_CONCURRENCY: 16 })();
       },

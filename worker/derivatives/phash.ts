@@ -1,4 +1,5 @@
 import sharp from "sharp";
+import { placeholderOf } from "./placeholder.ts";
 
 /**
  * A 64-bit difference hash (dHash) of a picture, as 16 hex digits: the picture in grey at
@@ -20,4 +21,10 @@ export async function phashOf(picture: Uint8Array): Promise<string> {
     for (let x = 0; x < 8; x++) hash = (hash << 1n) | (data[y * 9 + x]! > data[y * 9 + x + 1]! ? 1n : 0n);
   }
   return hash.toString(16).padStart(16, "0");
+}
+
+/** What a backfill reads from a stored thumbnail: its hash and dominant colour (domain/media/picture-backfill.ts). */
+export async function readPicture(thumbnail: Uint8Array): Promise<{ phash: string; color: string }> {
+  const [phash, placeholder] = await Promise.all([phashOf(thumbnail), placeholderOf(Buffer.from(thumbnail))]);
+  return { phash, color: placeholder.color };
 }
