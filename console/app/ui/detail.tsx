@@ -5,6 +5,7 @@ import { navigate } from "../router.ts";
 import { thumbnail } from "../thumbs.ts";
 import { Chip, ConfirmButton, CopyButton, ErrorNote, Loading, notify, notifyError, useAction, useLoad } from "./kit.tsx";
 import { KindIcon, type Label, type MediaObject } from "./media.tsx";
+import { SimilarSection } from "./similar.tsx";
 
 interface CategoryNode extends Label {
   parentId: string | null;
@@ -47,6 +48,7 @@ export function DetailPanel(props: { id: string; onClose: () => void; onChanged:
           <Preview object={o} />
           <Links object={o} onDeleted={props.onDeleted} />
           <Facts object={o} />
+          <SimilarSection object={o} />
           <TagsEditor object={o} onChange={(tags) => update({ ...o, tags })} />
           <CategoriesEditor object={o} onChange={(categories) => update({ ...o, categories })} />
           <MetadataEditor object={o} onSaved={update} />
