@@ -55,7 +55,8 @@ export function rgbToLab(r8: number, g8: number, b8: number): Lab {
   const z = (0.0193339 * r + 0.119192 * g + 0.9503041 * b) / 1.08883;
   const f = (t: number) => (t > 216 / 24389 ? Math.cbrt(t) : (24389 / 27 * t + 16) / 116);
   const [fx, fy, fz] = [f(x), f(y), f(z)];
-  const round = (v: number) => Math.round(v * 100) / 100;
+  // "+ 0" makes -0 plain 0 (a grey has a* = b* = 0).
+  const round = (v: number) => Math.round(v * 100) / 100 + 0;
   return { l: round(116 * fy - 16), a: round(500 * (fx - fy)), b: round(200 * (fy - fz)) };
 }
 
