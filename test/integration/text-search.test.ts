@@ -137,4 +137,34 @@ describe("backfill", () => {
     });
     expect((await search("ocelot", fresh.admin)).body.total).toBe(2);
   });
+  test("a run that stopped resumes at its cursor; a finished one starts over", async () => {
+    const fresh = await newOrg(server);
+    const b = (await fresh.admin.post("/api/buckets", { name: "resume" })).body.id;
+    const objects = [];
+    for (const word of ["alpaca", "bison", "caribou"]) objects.push(await upload(fresh.admin, b, `${word}.txt`, `the ${word} file`, { contentType: "text/plain" }));
+    for (const word of ["alpaca", "bison", "caribou"]) await found(word, 1, fresh.admin);
+    const ids = objects.map((o) => o.id).sort();
+    const { touchSearch } = await import("../../domain/search/index-rows.ts");
+    const forget = async () => {
+      await db().delete(mediaText).where(eq(mediaText.orgId, fresh.orgId));
+      await db().transaction((tx) => touchSearch(tx, server.services.deps, fresh.orgId, ids));
+    };
+    await forget();
+    // A run that stopped after the first object (in id order): its cursor is kept, it is not finished.
+    await db().insert(backfillRuns).values({ orgId: fresh.orgId, kind: "text:all:ocr", cursor: ids[0]!, processed: 1 });
+    expect((await fresh.admin.post("/api/search/text-extract", {})).body).toEqual({ scope: "organization", resumed: true });
+    const finished = () =>
+      eventually(async () => {
+        const [r] = await db().select().from(backfillRuns).where(eq(backfillRuns.orgId, fresh.orgId));
+        return r?.finishedAt ? r : undefined;
+      });
+    await finished();
+    const read = async () => (await db().select({ id: mediaText.objectId }).from(mediaText).where(eq(mediaText.orgId, fresh.orgId))).map((r) => r.id).sort();
+    // The two after the cursor are read; the one before it was done by the stopped run (here: forgotten on purpose).
+    await eventually(async () => ((await read()).length === 2 ? true : undefined), { what: "the objects after the cursor to be read" });
+    expect(await read()).toEqual(ids.slice(1));
+    // Finished: the next start begins again at the first object, and only it had no text.
+    expect((await fresh.admin.post("/api/search/text-extract", {})).body.resumed).toBe(false);
+    await eventually(async () => ((await read()).length === 3 ? true : undefined), { what: "every object to be read" });
+  });
 });
