@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Browser, Page } from "playwright-core";
 import { testEnv } from "../support/env.ts";
 import { eventually } from "../support/eventually.ts";
-import { png } from "../support/media-files.ts";
+import { pdf, png } from "../support/media-files.ts";
 import { insertObject, newBucket, softDeleteObject } from "../support/objects.ts";
 import { newOrg, startServer, type TestOrg, type TestServer } from "../support/server.ts";
 import { seriousViolations } from "./axe.ts";
@@ -140,6 +140,57 @@ describe.skipIf(!run)("the console's media page", () => {
         expect(await page.evaluate(() => document.activeElement?.textContent)).toContain("c.txt");
         await page.locator(".undo-toast").getByRole("button", { name: "Undo" }).click();
         await hasCount(tiles, 3);
+      }, 120_000);
+
+      test("the viewer: full size, zoom, next and previous with the arrow keys, a PDF page drawn, a render preview, a link to copy; Escape back to the tile", async () => {
+        if (size.name === "desktop") {
+          await insertObject(server, org, bucket.id, { key: "view/1-wide.png", contentType: "image/png", bytes: await png(300, 100) });
+          await insertObject(server, org, bucket.id, { key: "view/2-doc.pdf", contentType: "application/pdf", bytes: pdf(2) });
+        } else {
+          const v = await newBucket(org, "view-phone");
+          await insertObject(server, org, v.id, { key: "view/1-wide.png", contentType: "image/png", bytes: await png(300, 100) });
+          await insertObject(server, org, v.id, { key: "view/2-doc.pdf", contentType: "application/pdf", bytes: pdf(2) });
+          bucket = { ...bucket, id: v.id };
+        }
+        // A render is made from the picture the worker extracts; wait for it as a person would.
+        const wide = (await keysIn(bucket.id)).find((o) => o.key === "view/1-wide.png")!;
+        await eventually(async () => ((await org.admin.get(`/api/media/${wide.id}`)).body.thumbnail?.state === "ready" ? true : undefined), { timeoutMs: 60_000, what: "the picture's thumbnail" });
+        await page.goto(`${server.url}/console/buckets/${bucket.id}?sort=key&order=asc&folder=view%2F`);
+        const tiles = page.locator(".grid-sizer .tile[data-id]");
+        await hasCount(tiles, 2);
+        await tiles.nth(0).click();
+        await page.getByRole("button", { name: "View full size" }).click();
+        const viewer = page.getByRole("dialog", { name: "Viewer: 1-wide.png" });
+        await viewer.waitFor();
+        await until(async () => expect(await viewer.locator("img.viewer-img").evaluate((i) => (i as HTMLImageElement).naturalWidth)).toBe(300));
+        await page.keyboard.press("+");
+        await containsText(viewer.getByLabel("Zoom", { exact: true }), "150%");
+        await viewer.getByLabel("Width (px)").fill("120");
+        await viewer.getByRole("combobox", { name: /^Format/ }).selectOption("png");
+        await viewer.getByRole("button", { name: "Preview" }).click();
+        const render = viewer.locator("img.viewer-render");
+        await until(async () => expect(await render.evaluate((i) => (i as HTMLImageElement).naturalWidth)).toBe(120));
+        expect(await viewer.getByLabel("Signed render URL").inputValue()).toContain("/api/render/");
+        await viewer.getByRole("combobox", { name: /^Link valid for/ }).selectOption({ label: "7 days" });
+        await viewer.getByRole("button", { name: "Copy link" }).click();
+        await until(async () => expect(await viewer.getByLabel("Download link").inputValue()).toContain("604800"));
+        await check(page, `viewer-image-${size.name}`);
+        await page.keyboard.press("ArrowRight");
+        const pdfViewer = page.getByRole("dialog", { name: "Viewer: 2-doc.pdf" });
+        await pdfViewer.waitFor();
+        await until(async () => expect(await pdfViewer.locator("canvas.viewer-canvas").getAttribute("data-drawn")).toBe("1"), 30_000);
+        // The page is drawn: not a blank canvas.
+        expect(await pdfViewer.locator("canvas.viewer-canvas").evaluate((c) => (c as HTMLCanvasElement).width)).toBeGreaterThan(100);
+        await pdfViewer.getByRole("button", { name: "Next page" }).click();
+        await until(async () => expect(await pdfViewer.locator("canvas.viewer-canvas").getAttribute("data-drawn")).toBe("2"), 30_000);
+        await check(page, `viewer-pdf-${size.name}`);
+        await page.keyboard.press("ArrowLeft");
+        await viewer.waitFor();
+        await page.keyboard.press("Escape");
+        await hasCount(page.getByRole("dialog"), 0);
+        await hasCount(page.locator(".detail"), 0);
+        await until(async () => expect(await page.evaluate(() => document.activeElement?.textContent)).toContain("1-wide.png"));
+        expect(problems).toEqual([]);
       }, 120_000);
 
       test("the trash: time left, restore, purge after a confirmation", async () => {

@@ -11,6 +11,7 @@ import { ErrorNote, Field, Link, PageHead, useLoad } from "../ui/kit.tsx";
 import type { Label, MediaObject } from "../ui/media.tsx";
 import { Selection } from "../ui/selection.ts";
 import { offerUndo, UndoToast } from "../ui/undo.tsx";
+import { Viewer } from "../ui/viewer.tsx";
 import { DropZone, UploadPanel } from "../ui/uploads.tsx";
 
 export const KINDS = ["image", "video", "audio", "pdf", "3d", "other"];
@@ -27,6 +28,7 @@ export function MediaPage({ params }: { params: string[] }) {
     order: q.get("order") ?? "desc",
   };
   const selected = q.get("object");
+  const viewing = selected !== null && q.get("view") === "1";
   // The open folder (a key prefix ending in "/"). A filter searches the whole bucket instead.
   const folder = q.get("folder") ?? "";
   const flat = Boolean(filters.kind || filters.tags || filters.categories || filters.search);
@@ -54,7 +56,7 @@ export function MediaPage({ params }: { params: string[] }) {
   const openFolder = (prefix: string) => setQuery({ folder: prefix || null, object: null });
   const closeDetail = () => {
     const id = selected;
-    setQuery({ object: null });
+    setQuery({ object: null, view: null });
     // Back to the tile it was opened from (never <body>).
     requestAnimationFrame(() => {
       const tile = document.querySelector<HTMLElement>(`.grid-sizer [data-id="${id}"]`) ?? document.querySelector<HTMLElement>(`.grid-sizer [data-index="${openedIndex.current}"]`);
@@ -63,7 +65,8 @@ export function MediaPage({ params }: { params: string[] }) {
     });
   };
   useEffect(() => {
-    if (!selected) return;
+    // The viewer is a modal dialog: its own Escape closes it (and the panel).
+    if (!selected || viewing) return;
     const onKey = (e: KeyboardEvent) => {
       // A dialog open over the panel takes its own Escape.
       if (e.key !== "Escape" || e.defaultPrevented || document.querySelector("dialog[open]")) return;
@@ -72,7 +75,30 @@ export function MediaPage({ params }: { params: string[] }) {
     };
     window.addEventListener("keydown", onKey);
     return () => window.removeEventListener("keydown", onKey);
-  }, [selected]);
+  }, [selected, viewing]);
+  // The viewer's previous and next: the neighbours in the listing (loaded ones; the grid loads around what it shows).
+  const neighbour = (step: number) => {
+    const i = openedIndex.current + step;
+    const o = i >= 0 ? pager.get(i) : undefined;
+    if (!o) return null;
+    return () => {
+      openedIndex.current = i;
+      pager.ensure(Math.max(0, i - 50), i + 50);
+      setQuery({ object: o.id, view: "1" });
+    };
+  };
+  let viewed = selected ? pager.get(openedIndex.current) : undefined;
+  if (selected && viewed?.id !== selected) {
+    // Opened from a link or a reload: find it among the loaded pages.
+    viewed = undefined;
+    for (let i = 0; i < (pager.total.value ?? 0); i++) {
+      if (pager.get(i)?.id === selected) {
+        openedIndex.current = i;
+        viewed = pager.get(i);
+        break;
+      }
+    }
+  }
   const onTile = (o: MediaObject, index: number, e: MouseEvent | KeyboardEvent) => {
     if (e.shiftKey) return selection.range(index, (i) => pager.get(i)?.id);
     if (e.ctrlKey || e.metaKey || selecting) return selection.toggle(o.id, index);
@@ -231,11 +257,21 @@ export function MediaPage({ params }: { params: string[] }) {
         <DetailPanel
           id={selected}
           onClose={closeDetail}
+          onView={() => setQuery({ view: "1" })}
           onChanged={(o) => pager.replace(o)}
           onDeleted={(id) => {
             setQuery({ object: null });
             afterDelete([id]);
           }}
+        />
+      )}
+      {viewing && viewed && (
+        <Viewer
+          object={viewed}
+          position={`${openedIndex.current + 1} of ${total ?? "…"}`}
+          onPrev={neighbour(-1)}
+          onNext={neighbour(1)}
+          onClose={closeDetail}
         />
       )}
       <UndoToast onUndone={() => pager.invalidate()} />

@@ -18,7 +18,7 @@ export function flattenCategories<T extends { children: T[] }>(nodes: T[], depth
 }
 
 /** One object: preview, links, facts, metadata, tags, categories, derivatives, delete. */
-export function DetailPanel(props: { id: string; onClose: () => void; onChanged: (o: MediaObject) => void; onDeleted: (id: string) => void }) {
+export function DetailPanel(props: { id: string; onClose: () => void; onChanged: (o: MediaObject) => void; onDeleted: (id: string) => void; onView?: () => void }) {
   const loaded = useLoad(() => call<MediaObject>("media_get", { id: props.id }), [props.id]);
   const o = loaded.data;
   const update = (next: MediaObject) => {
@@ -46,6 +46,11 @@ export function DetailPanel(props: { id: string; onClose: () => void; onChanged:
       ) : (
         <div class="detail-body">
           <Preview object={o} />
+          {props.onView && (
+            <button type="button" class="primary viewer-open" onClick={props.onView}>
+              View full size
+            </button>
+          )}
           <Links object={o} onDeleted={props.onDeleted} />
           <Facts object={o} />
           <SimilarSection object={o} />
