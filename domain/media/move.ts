@@ -52,22 +52,20 @@ export async function moveOne(deps: Deps, caller: Caller, id: string, target: Mo
 
   const from = objectPath(src.bucketId, src.key);
   const to = objectPath(bucketId, target.key);
-  const holder = await liveAt(deps.db, bucketId, target.key);
-  if (holder && !target.overwrite) {
-    throw errors.conflict("An object already holds this key: send overwrite: true to replace it (the replaced object goes to the trash)", { objectId: holder.id });
+  const { holder, claimId } = await claimKey(deps, caller, src, bucketId, target);
+  try {
+    if (holder) await deleteMedia(deps, caller, holder.id);
+  } catch (err) {
+    await deps.db.delete(uploadReservations).where(eq(uploadReservations.id, claimId));
+    throw err;
   }
-  if (holder && !hasScope(caller, "delete")) throw errors.forbidden("Replacing an object moves it to the trash, so overwrite needs the 'delete' scope");
-  if (await uploadUnderWay(deps, bucketId, target.key)) {
-    throw errors.conflict("An upload to this key is under way: confirm it, or wait until its URL expires, then move");
-  }
-  if (holder) await deleteMedia(deps, caller, holder.id);
-
-  const copied = await deps.storage.copy(from, to);
-  const crossing = bucketId !== src.bucketId;
-  const moves = crossing ? await copyDerivatives(deps, src.id, src.bucketId, bucketId) : [];
 
   const now = deps.clock.now();
+  const crossing = bucketId !== src.bucketId;
+  let copied: { etag: string | null } | null = null;
   try {
+    copied = await deps.storage.copy(from, to);
+    const moves = crossing ? await copyDerivatives(deps, src.id, src.bucketId, bucketId) : [];
     await deps.db.transaction(async (tx) => {
       // The locks a confirm of either key takes: an upload confirmed meanwhile waits or is seen.
       for (const path of [from, to].sort()) await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${path}, 0))`);
@@ -80,12 +78,14 @@ export async function moveOne(deps: Deps, caller: Caller, id: string, target: Mo
       if (row.bucketId !== src.bucketId || row.key !== src.key || row.etag !== src.etag) {
         throw errors.conflict("The object changed while it was being moved (new bytes, or moved by another call): try again");
       }
-      if (await liveAt(tx, bucketId, target.key)) throw errors.conflict("Another object took this key while the move ran");
-      await tx.update(mediaObjects).set({ bucketId, key: target.key, etag: copied.etag ?? row.etag, updatedAt: now }).where(eq(mediaObjects.id, id));
+      // An upload confirmed at the key meanwhile took the claim with its own reservations.
+      const claim = await tx.delete(uploadReservations).where(eq(uploadReservations.id, claimId)).returning({ id: uploadReservations.id });
+      if (claim.length === 0 || (await liveAt(tx, bucketId, target.key))) throw errors.conflict("Another object took this key while the move ran");
+      await tx.update(mediaObjects).set({ bucketId, key: target.key, etag: copied!.etag ?? row.etag, updatedAt: now }).where(eq(mediaObjects.id, id));
       // A copy may get another ETag (S3 gives a multipart upload's copy a plain one): the
       // derivatives made from these bytes still describe them.
-      if (copied.etag && row.etag && copied.etag !== row.etag) {
-        await tx.update(derivatives).set({ sourceEtag: copied.etag }).where(and(eq(derivatives.objectId, id), eq(derivatives.sourceEtag, row.etag)));
+      if (copied!.etag && row.etag && copied!.etag !== row.etag) {
+        await tx.update(derivatives).set({ sourceEtag: copied!.etag }).where(and(eq(derivatives.objectId, id), eq(derivatives.sourceEtag, row.etag)));
       }
       if (crossing) {
         // Cached renders are made again on demand; the rest point at their copies.
@@ -98,8 +98,10 @@ export async function moveOne(deps: Deps, caller: Caller, id: string, target: Mo
       await announceUpdated(tx, caller.orgId, [id], ["key"], now);
     });
   } catch (err) {
-    // The copy stays unrecorded: taken back at once when nothing else claims the key.
-    if (!holder && !(await liveAt(deps.db, bucketId, target.key))) await deps.storage.delete(to).catch(() => {});
+    // The copy stays unrecorded: taken back at once when nothing else holds the key (else, or
+    // should this fail too, the claim's expiry has the sweeper collect it), and the claim freed.
+    await deps.db.delete(uploadReservations).where(eq(uploadReservations.id, claimId)).catch(() => {});
+    if (copied && !holder && !(await liveAt(deps.db, bucketId, target.key))) await deps.storage.delete(to).catch(() => {});
     throw err;
   }
   await cleanUpAfterMove(deps, { objectId: id, bucketId: src.bucketId, key: src.key, etag: src.etag }).catch((err) =>
@@ -118,14 +120,37 @@ async function liveAt(db: Db, bucketId: string, key: string): Promise<{ id: stri
   return row;
 }
 
-/** An upload presigned at the key and not confirmed yet: its PUT would be refused after the copy (or overwrite it). */
-async function uploadUnderWay(deps: Deps, bucketId: string, key: string): Promise<boolean> {
-  const [row] = await deps.db
-    .select({ id: uploadReservations.id })
-    .from(uploadReservations)
-    .where(and(eq(uploadReservations.bucketId, bucketId), eq(uploadReservations.key, key), gt(uploadReservations.expiresAt, deps.clock.now())))
-    .limit(1);
-  return row !== undefined;
+/** Long enough for storage to copy the largest single object; a claim left by a crash expires then. */
+const MOVE_CLAIM_MS = 60 * 60_000;
+
+/**
+ * Claims the target key for the move, under the lock a confirm of that key takes: a live
+ * object there is a conflict (or, with overwrite, the object to replace), and so is an upload
+ * presigned there and not confirmed, or another move under way (its claim). The claim is an
+ * upload reservation of no bytes: should the service stop before the catalogue follows, it
+ * expires and the sweeper deletes the copy nothing recorded, as for any unconfirmed upload.
+ */
+async function claimKey(deps: Deps, caller: Caller, src: { contentType: string }, bucketId: string, target: MoveTarget): Promise<{ holder: { id: string } | undefined; claimId: string }> {
+  const now = deps.clock.now();
+  return deps.db.transaction(async (tx) => {
+    await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${objectPath(bucketId, target.key)}, 0))`);
+    const holder = await liveAt(tx, bucketId, target.key);
+    if (holder && !target.overwrite) {
+      throw errors.conflict("An object already holds this key: send overwrite: true to replace it (the replaced object goes to the trash)", { objectId: holder.id });
+    }
+    if (holder && !hasScope(caller, "delete")) throw errors.forbidden("Replacing an object moves it to the trash, so overwrite needs the 'delete' scope");
+    const [pending] = await tx
+      .select({ id: uploadReservations.id })
+      .from(uploadReservations)
+      .where(and(eq(uploadReservations.bucketId, bucketId), eq(uploadReservations.key, target.key), gt(uploadReservations.expiresAt, now)))
+      .limit(1);
+    if (pending) throw errors.conflict("An upload or another move to this key is under way: try again once it is done (an upload's URL expires otherwise)");
+    const [claim] = await tx
+      .insert(uploadReservations)
+      .values({ orgId: caller.orgId, bucketId, key: target.key, bytes: 0, contentType: src.contentType, tags: [], uploadId: null, expiresAt: new Date(now.getTime() + MOVE_CLAIM_MS), createdAt: now })
+      .returning({ id: uploadReservations.id });
+    return { holder, claimId: claim!.id };
+  });
 }
 
 /**

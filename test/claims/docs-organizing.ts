@@ -108,7 +108,7 @@ export default {
       by: { file: MOVE, test: "a taken key is 409 unless overwrite; overwrite puts the replaced object in the trash and needs delete" },
     },
     {
-      says: "A key an upload has been presigned for and not confirmed is 409 too, until the upload is confirmed or its URL expires.",
+      says: "A key an upload has been presigned for and not confirmed is 409 too, until the upload is confirmed or its URL expires, and so is a key another move is copying to",
       check: async (server) => {
         const { org, bucketId, objectId } = await orgWithObject(server);
         expect((await org.admin.post("/api/presign/upload", { bucketId, key: "pending.bin" })).status).toBe(200);
@@ -116,6 +116,7 @@ export default {
         expect([r.status, r.body.error.code]).toEqual([409, "conflict"]);
       },
     },
+    { says: "of two objects moved to one key at once, one gets it.", by: { file: MOVE, test: "two objects moved to one key at once: one wins, the other is 409" } },
     {
       says: "A bucket-restricted key moves within its bucket only: another bucket is 403, like every bucket outside its reach; another organization's bucket or object is 404.",
       by: { file: MOVE, test: "reach and scopes: a read key is refused, a one-bucket key cannot move out, another organization's ids are 404" },

@@ -145,6 +145,19 @@ describe("objects_move over REST", () => {
     expect((await org.admin.get(`/api/media/${obj.id}`)).body.key).toBe(obj.key);
   });
 
+  test("two objects moved to one key at once: one wins, the other is 409, and the key holds the winner's bytes", async () => {
+    const a = await upload(org.admin, bucket.id, `race/${crypto.randomUUID()}.bin`, bytesOf(3000, 1));
+    const b = await upload(org.admin, bucket.id, `race/${crypto.randomUUID()}.bin`, bytesOf(3000, 2));
+    const [ra, rb] = await Promise.all([a, b].map((o) => org.admin.post(`/api/media/${o.id}/move`, { key: "race/same.bin" })));
+    expect([ra!.status, rb!.status].sort()).toEqual([200, 409]);
+    const winner = ra!.status === 200 ? a : b;
+    const seed = winner === a ? 1 : 2;
+    expect(await downloaded(org.admin, winner.id)).toBe(sha256(bytesOf(3000, seed)));
+    const loser = winner === a ? b : a;
+    expect((await org.admin.get(`/api/media/${loser.id}`)).body.key).toBe(loser.key);
+    expect(await downloaded(org.admin, loser.id)).toBe(sha256(bytesOf(3000, 3 - seed)));
+  });
+
   test("a retry with the same Idempotency-Key replays the answer", async () => {
     const obj = await upload(org.admin, bucket.id, `retry/${crypto.randomUUID()}.txt`, "retry");
     const headers = { "idempotency-key": crypto.randomUUID() };
