@@ -18,14 +18,15 @@ import { derivativePrefix, objectPath } from "./storage-keys.ts";
  * derivatives) at a new key, in its bucket or another of the organization.
  *
  * Storage has no rename, so the order is what keeps every step safe to stop at:
+ * 0. the target key is claimed (claimKey), so no other move copies there meanwhile;
  * 1. an object the move replaces (overwrite) goes to the trash first, as media_delete would;
  * 2. the bytes are copied to the new key (and, across buckets, the derivatives to the new
  *    bucket's derivative prefix);
  * 3. one transaction points the catalogue at the copy;
  * 4. the old bytes (and, across buckets, the old derivative files) are deleted.
  * A failure before 3 leaves the object where it was, and the copy at the new key unrecorded; a
- * failure at 4 leaves the old bytes unrecorded. Reconcile finds and deletes bytes no row
- * records (or the purge of a deleted object at that key does), so nothing is kept for good.
+ * failure at 4 leaves the old bytes unrecorded. The claim's expiry (the sweeper), reconcile or
+ * the purge of a deleted object at that key deletes such bytes, so nothing is kept for good.
  *
  * Scopes: the tool needs write (the object's content is kept, as a metadata change keeps it);
  * replacing another object deletes that one, so overwrite also needs delete.
