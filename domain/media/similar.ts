@@ -158,8 +158,32 @@ export async function findDuplicates(deps: Deps, caller: Caller, q: DuplicatesQu
   return page(groups.slice(q.offset, q.offset + q.limit), groups.length, q.offset);
 }
 
+/**
+ * A segment value shared by more pictures than this is not probed by the report: comparing each
+ * with each would be quadratic (flat, dark or blank pictures crowd a few values). Identical
+ * hashes are grouped before, so a pair is missed only when its sole close segments are crowded.
+ */
+export const CROWDED_SEGMENT = 2_000;
+
 /** Connected groups (two or more) of items within `radius` bits of each other, found by segment probes. */
-export function groupNear(items: Hashed[], radius: number): Hashed[][] {
+export function groupNear(all: Hashed[], radius: number): Hashed[][] {
+  // Identical hashes first: one representative each takes part in the probes.
+  const same = new Map<string, Hashed[]>();
+  for (const it of all) {
+    const k = `${it.hi}:${it.lo}`;
+    const list = same.get(k);
+    if (list) list.push(it);
+    else same.set(k, [it]);
+  }
+  const items = [...same.values()].map((l) => l[0]!);
+  const near = groupDistinct(items, radius);
+  const grouped = new Set(near.flat());
+  const out = near.map((g) => g.flatMap((rep) => same.get(`${rep.hi}:${rep.lo}`)!));
+  for (const rep of items) if (!grouped.has(rep) && same.get(`${rep.hi}:${rep.lo}`)!.length > 1) out.push(same.get(`${rep.hi}:${rep.lo}`)!);
+  return out;
+}
+
+function groupDistinct(items: Hashed[], radius: number): Hashed[][] {
   const parent = items.map((_, i) => i);
   const root = (i: number): number => {
     while (parent[i] !== i) i = parent[i] = parent[parent[i]!]!;
@@ -177,7 +201,9 @@ export function groupNear(items: Hashed[], radius: number): Hashed[][] {
     });
     items.forEach((it, i) => {
       for (const v of segmentNeighbours(segment(it, s), sub)) {
-        for (const j of bySegment.get(v) ?? []) {
+        const list = bySegment.get(v);
+        if (!list || list.length > CROWDED_SEGMENT) continue;
+        for (const j of list) {
           if (j <= i || root(i) === root(j)) continue;
           const other = items[j]!;
           if (popcount32(it.hi ^ other.hi) + popcount32(it.lo ^ other.lo) <= radius) parent[root(j)] = root(i);

@@ -1,6 +1,7 @@
 import { expect } from "bun:test";
 import { indexSettings } from "../../search/meili-translate.ts";
 import type { PageClaims } from "./claim.ts";
+import { findTool } from "../../tools/registry.ts";
 import { org } from "../support/claim-checks.ts";
 import { newBucket } from "../support/objects.ts";
 import { upload } from "../support/upload.ts";
@@ -16,6 +17,33 @@ const textLimits = async () => {
 export default {
   page: "docs/search.md",
   claims: [
+    {
+      says: "maxDistance is 0 to 10, default 8.",
+      check: async () => {
+        const input = findTool("media_similar")!.input;
+        expect(input.parse({ id: crypto.randomUUID() }).maxDistance).toBe(8);
+        expect(input.safeParse({ id: crypto.randomUUID(), maxDistance: 10 }).success).toBe(true);
+        expect(input.safeParse({ id: crypto.randomUUID(), maxDistance: 11 }).success).toBe(false);
+      },
+    },
+    {
+      says: "0 to 10, default 4), each with its",
+      check: async () => {
+        const input = findTool("media_duplicates")!.input;
+        expect(input.parse({ id: crypto.randomUUID() }).maxDistance).toBe(4);
+        expect(input.safeParse({ id: crypto.randomUUID(), maxDistance: 11 }).success).toBe(false);
+      },
+    },
+    {
+      says: "colorTolerance is the largest distance, default 20, at most 100.",
+      check: async () => {
+        const { DEFAULT_COLOR_TOLERANCE } = await import("../../domain/media/colors.ts");
+        expect(DEFAULT_COLOR_TOLERANCE).toBe(20);
+        const input = findTool("media_list")!.input;
+        expect(input.safeParse({ color: "red", colorTolerance: 100 }).success).toBe(true);
+        expect(input.safeParse({ color: "red", colorTolerance: 101 }).success).toBe(false);
+      },
+    },
     { says: "maxValuesPerFacet: 100: the 100 values kept are the most frequent", by: { file: MEILI, test: "facet values are kept by count, not alphabetically, 100 per facet as the PostgreSQL backend" } },
     { says: "pagination.maxTotalHits is the exact limit + 1, so one hit past it tells \"more than the limit\".", by: { file: MEILI, test: "totals: exact up to the limit, a lower bound past it (maxTotalHits is the limit + 1)" } },
     {
