@@ -5,6 +5,7 @@ import { newBucket } from "../support/objects.ts";
 
 const EDGES = "test/browser/console-edges.test.ts";
 const CONSOLE = "test/browser/console.test.ts";
+const MEDIA = "test/browser/console-media.test.ts";
 
 export default {
   page: "docs/console.md",
@@ -25,6 +26,38 @@ export default {
     { says: "| Usage & billing | this month's storage, reservations, objects, egress and API calls;", by: { file: CONSOLE, test: "the other pages: categories, sets, usage, tool explorer" } },
     { says: "media_stream answers a 302; a page cannot read a redirect's target, so the console calls the same tool over MCP", by: { file: "test/integration/usage.test.ts", test: "downloads and streams count egress this month, in the ledger and in today's history point" } },
     { says: "they count against RATE_LIMIT_PER_MINUTE; the console waits out a 429 (Retry-After) instead of failing.", by: { file: EDGES, test: "thumbnails and calls that meet a 429 wait out its Retry-After and then show" } },
+    {
+      says: "Those requests have an allowance of their own per client address, 20 times RATE_LIMIT_PER_MINUTE, so paging through hundreds of tiles never meets a 429.",
+      by: { file: MEDIA, test: "paging through many thumbnails never meets the rate limit: they come from signed paths" },
+    },
+    {
+      says: "Those requests have an allowance of their own per client address, 20 times RATE_LIMIT_PER_MINUTE,",
+      check: async () => {
+        const { THUMBNAIL_ALLOWANCE_FACTOR } = await import("../../http/guards/index.ts");
+        expect(THUMBNAIL_ALLOWANCE_FACTOR).toBe(20);
+      },
+    },
+    {
+      says: "a listing (media_list) gives each ready thumbnail a signed path (thumbnail.path, GET /api/thumbnails/{id}?v=&expires=&signature=) that an <img> loads without a credential",
+      by: { file: "test/integration/media-folders.test.ts", test: "a listing's ready thumbnails carry a path that serves them with no credential and no rate limit" },
+    },
+    {
+      says: "so a file another writer puts at the name meanwhile is caught too (storage answers 412 and the file asks again).",
+      by: { file: "test/hardening/attack-run-a.test.ts", test: "an upload URL is dead after confirm: a second PUT of other bytes is refused" },
+    },
+    {
+      says: "when the name is taken the file asks \"Replace, Keep both, Skip\" (with \"Apply to all\" for the files chosen together); Keep both gives it a free name (photo (2).png).",
+      by: { file: MEDIA, test: "an upload onto a taken name asks: replace, keep both or skip" },
+    },
+    { says: "One 429 holds every request of the page until then, and thumbnails give way to the page's own calls;", by: { file: EDGES, test: "thumbnails and calls that meet a 429 wait out its Retry-After and then show" } },
+    {
+      says: "The check is storage's own write condition, the If-Match or If-None-Match the presigned PUT is signed with,",
+      by: { file: MEDIA, test: "an upload onto a taken name asks: replace, keep both or skip" },
+    },
+    {
+      says: "deleted objects with the time left before their purge; Restore; Purge after a confirmation.",
+      by: { file: MEDIA, test: "the trash: time left, restore, purge after a confirmation" },
+    },
     {
       says: "a call shows its error only after two minutes of refusals.",
       check: async () => {
