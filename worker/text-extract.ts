@@ -34,7 +34,7 @@ export async function extractText(deps: Deps, objectId: string): Promise<void> {
       const { bytes } = await readSmall(deps.storage, key, { etag: object.etag, maxBytes: limit });
       if (source === "pdf") pages = await pdfText(bytes, { timeoutMs: w.toolTimeoutMs });
       else {
-        const text = await ocrImage(bytes, await ocrLanguagesOf(deps, object.orgId));
+        const text = await ocrImage(bytes, await ocrLanguagesOf(deps, object.orgId), w.toolTimeoutMs);
         pages = text ? [{ page: 1, text: text.slice(0, TEXT_LIMITS.chars) }] : [];
       }
     }

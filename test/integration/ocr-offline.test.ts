@@ -1,5 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
+import { ocrImage, stopOcr } from "../../worker/derivatives/ocr.ts";
+import { MediaError } from "../../worker/derivatives/errors.ts";
+import { textImage } from "../support/text-files.ts";
 
 /**
  * OCR reads its model from the installed npm package, never from the network: the probe runs
@@ -32,5 +35,17 @@ describe("OCR without a network", () => {
     );
     // It fails, or hangs until killed: either way it never loads.
     expect(run.stdout).not.toContain("loaded");
+  }, 90_000);
+});
+
+describe("OCR's deadline", () => {
+  test("a recognition past its deadline is stopped, and the next image gets a new thread", async () => {
+    const image = await textImage(["Deadline egret"]);
+    try {
+      expect(await ocrImage(image, ["eng"], 1).catch((err) => err)).toBeInstanceOf(MediaError);
+      expect(await ocrImage(image, ["eng"])).toContain("Deadline egret");
+    } finally {
+      await stopOcr();
+    }
   }, 90_000);
 });

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { ocrModelsRoot } from "../../domain/search/ocr-models.ts";
 import sharp from "sharp";
 import { OCR_LIMITS } from "../../domain/search/text.ts";
+import { MediaError } from "./errors.ts";
 
 type TesseractWorker = Awaited<ReturnType<typeof import("tesseract.js").createWorker>>;
 
@@ -50,11 +51,32 @@ function modelFolder(langs: string[]): string {
   return dir;
 }
 
-/** Words OCR read with at least OCR_LIMITS.minConfidence, as lines of text (empty when none). */
-export async function ocrImage(bytes: Uint8Array, langs: string[]): Promise<string> {
+/**
+ * Words OCR read with at least OCR_LIMITS.minConfidence, as lines of text (empty when none).
+ * A recognition still running after `timeoutMs` (counted from its turn) is stopped with its
+ * thread, which the next call replaces: a stuck thread would otherwise hold every later image.
+ */
+export async function ocrImage(bytes: Uint8Array, langs: string[], timeoutMs = 120_000): Promise<string> {
   const image = await ocrRendition(bytes);
   const key = langs.join("+");
-  const run = (turns.get(key) ?? Promise.resolve()).catch(() => {}).then(async () => (await workerFor(langs)).recognize(image, {}, { blocks: true, text: false }));
+  const run = (turns.get(key) ?? Promise.resolve()).catch(() => {}).then(async () => {
+    const worker = await workerFor(langs);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const expired = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new MediaError(`Reading the image's text took longer than ${Math.round(timeoutMs / 1000)} s and was stopped`)), timeoutMs);
+    });
+    try {
+      return await Promise.race([worker.recognize(image, {}, { blocks: true, text: false }), expired]);
+    } catch (err) {
+      if (err instanceof MediaError) {
+        workers.delete(key);
+        void worker.terminate().catch(() => {});
+      }
+      throw err;
+    } finally {
+      clearTimeout(timer);
+    }
+  });
   turns.set(key, run);
   const { data } = await run;
   return confidentText(data.blocks ?? []);
