@@ -13,12 +13,19 @@ export async function pdfText(bytes: Uint8Array, opts: { timeoutMs: number }): P
   // pdf.js takes the buffer over (it detaches it): give it a copy.
   const task = getDocument({ data: new Uint8Array(bytes), verbosity: 0, cMapPacked: true, ...assets() });
   const deadline = Date.now() + opts.timeoutMs;
+  const late = () => new MediaError(`Reading the PDF's text took longer than ${Math.round(opts.timeoutMs / 1000)} s and was stopped`);
+  // Parsing may not return to the page loop in time: destroying the task makes its awaits fail.
+  let expired = false;
+  const timer = setTimeout(() => {
+    expired = true;
+    void task.destroy();
+  }, opts.timeoutMs);
   try {
     const doc = await task.promise;
     const pages: TextPage[] = [];
     let left = TEXT_LIMITS.chars;
     for (let n = 1; n <= Math.min(doc.numPages, TEXT_LIMITS.pages) && left > 0; n++) {
-      if (Date.now() > deadline) throw new MediaError(`Reading the PDF's text took longer than ${Math.round(opts.timeoutMs / 1000)} s and was stopped`);
+      if (Date.now() > deadline) throw late();
       const page = await doc.getPage(n);
       const content = await page.getTextContent();
       let text = "";
@@ -35,11 +42,13 @@ export async function pdfText(bytes: Uint8Array, opts: { timeoutMs: number }): P
     }
     return pages;
   } catch (err) {
+    if (expired) throw late();
     if (err instanceof MediaError) throw err;
     const name = (err as { name?: string })?.name;
     if (name === "PasswordException") throw new MediaError("The PDF is protected by a password");
     throw new MediaError("The PDF's text could not be read");
   } finally {
+    clearTimeout(timer);
     await task.destroy().catch(() => {});
   }
 }
