@@ -1,6 +1,7 @@
 import { and, asc, count, eq, gt, ilike, isNull, type SQL, sql } from "drizzle-orm";
 import { type BulkOutcome, type BulkResult, type MediaKind } from "../../contract/media.ts";
 import { categories, mediaObjects, objectCategories, objectTags, tags } from "../../db/schema/index.ts";
+import type { Db } from "../../db/client.ts";
 import type { Caller } from "../access/caller.ts";
 import { resolveBucket } from "../buckets/buckets.ts";
 import type { Deps } from "../core/deps.ts";
@@ -125,8 +126,9 @@ export function bulkDelete(deps: Deps, caller: Caller, s: BulkSelection): Promis
 
 /**
  * Labels first named once for the whole call (tags to add created, as objects_set_tags' add
- * does; a category that does not exist is a 404 before anything changes), then per object:
- * the move (which may be refused, e.g. a key taken), then the labels in one transaction.
+ * does; a category that does not exist is a 404 before anything changes), then per object the
+ * labels, in the transaction that moves it when it moves: a refused move (a key taken) or a
+ * refused label change (too many tags) leaves the object as it was.
  */
 export async function bulkUpdate(deps: Deps, caller: Caller, s: BulkSelection, c: BulkChanges): Promise<BulkResult> {
   const { addTags = [], removeTags = [], setCategories, addCategories = [], moveTo } = c;
@@ -156,51 +158,58 @@ export async function bulkUpdate(deps: Deps, caller: Caller, s: BulkSelection, c
   if (missing.length) throw new AppError("not_found", `No category is named ${missing.map((m) => JSON.stringify(m)).join(", ")}`, { missing });
   const categoryIds = [...new Set(categoryRefs.map((ref) => foundCategories.get(ref)!.id))];
   const labelsChange = addTagIds.length > 0 || removeTagIds.size > 0 || categoryRefs.length > 0 || setCategories !== undefined;
+  const change = { addTagIds, removeTagIds, categoryIds, replaceCategories: setCategories !== undefined };
 
   return forEach(deps, caller, s, async (id) => {
-    let key: string | undefined;
     if (moveTo) {
       const obj = await resolveLiveObject(deps.db, caller, id);
       const name = obj.key.slice(obj.key.lastIndexOf("/") + 1);
       const target = moveTo.prefix !== undefined ? `${moveTo.prefix}${name}` : obj.key;
       const problem = objectKeyProblem(target);
       if (problem) throw errors.validation([{ path: "moveTo.prefix", message: `The new key ${problem}` }]);
-      key = await moveOne(deps, caller, id, { key: target, bucketId: moveTo.bucketId });
+      const labels = labelsChange ? (tx: Db) => relabel(tx, deps, caller, id, change) : undefined;
+      const moved = await moveOne(deps, caller, id, { key: target, bucketId: moveTo.bucketId, alsoInTx: labels });
+      // An object already where it goes was not moved, so nothing ran its labels.
+      if (labels && moved === obj.key && (moveTo.bucketId ?? obj.bucketId) === obj.bucketId) await deps.db.transaction(labels);
+      return moved;
     }
-    if (labelsChange) await relabel(deps, caller, id, { addTagIds, removeTagIds, categoryIds, replaceCategories: setCategories !== undefined });
-    return key;
+    await deps.db.transaction((tx) => relabel(tx, deps, caller, id, change));
+    return undefined;
   });
 }
 
-/** One object's tags and categories changed in one transaction, under the object's lock (as objects_set_tags takes it). */
+/**
+ * One object's tags and categories changed in the caller's transaction (its own, or the one
+ * that moves the object), under the object's lock as objects_set_tags takes it.
+ */
 async function relabel(
+  tx: Db,
   deps: Deps,
   caller: Caller,
   id: string,
   c: { addTagIds: string[]; removeTagIds: Set<string>; categoryIds: string[]; replaceCategories: boolean },
 ): Promise<void> {
-  await deps.db.transaction(async (tx) => {
-    await resolveLiveObject(tx, caller, id, { lock: true });
-    const changed: ("tags" | "categories")[] = [];
-    if (c.addTagIds.length || c.removeTagIds.size) {
-      const current = (await tx.select({ id: objectTags.tagId }).from(objectTags).where(eq(objectTags.objectId, id))).map((r) => r.id);
-      const next = [...new Set([...current.filter((t) => !c.removeTagIds.has(t)), ...c.addTagIds])];
-      if (next.length > MAX_TAGS_PER_OBJECT) throw errors.validation([{ path: "addTags", message: `An object carries at most ${MAX_TAGS_PER_OBJECT} tags; this would make ${next.length}` }]);
-      await replaceObjectLabels(tx, tagKind, caller.orgId, id, next);
-      changed.push("tags");
+  await resolveLiveObject(tx, caller, id, { lock: true });
+  const changed: ("tags" | "categories")[] = [];
+  if (c.addTagIds.length || c.removeTagIds.size) {
+    const current = (await tx.select({ id: objectTags.tagId }).from(objectTags).where(eq(objectTags.objectId, id))).map((r) => r.id);
+    const next = [...new Set([...current.filter((t) => !c.removeTagIds.has(t)), ...c.addTagIds])];
+    if (next.length > MAX_TAGS_PER_OBJECT) throw errors.validation([{ path: "addTags", message: `An object carries at most ${MAX_TAGS_PER_OBJECT} tags; this would make ${next.length}` }]);
+    await replaceObjectLabels(tx, tagKind, caller.orgId, id, next);
+    changed.push("tags");
+  }
+  if (c.replaceCategories || c.categoryIds.length) {
+    const current = c.replaceCategories
+      ? []
+      : (await tx.select({ id: objectCategories.categoryId }).from(objectCategories).where(eq(objectCategories.objectId, id))).map((r) => r.id);
+    const next = [...new Set([...current, ...c.categoryIds])];
+    if (next.length > MAX_CATEGORIES_PER_OBJECT) {
+      throw errors.validation([{ path: "addCategories", message: `An object is in at most ${MAX_CATEGORIES_PER_OBJECT} categories; this would make ${next.length}` }]);
     }
-    if (c.replaceCategories || c.categoryIds.length) {
-      const current = c.replaceCategories
-        ? []
-        : (await tx.select({ id: objectCategories.categoryId }).from(objectCategories).where(eq(objectCategories.objectId, id))).map((r) => r.id);
-      const next = [...new Set([...current, ...c.categoryIds])];
-      if (next.length > MAX_CATEGORIES_PER_OBJECT) {
-        throw errors.validation([{ path: "addCategories", message: `An object is in at most ${MAX_CATEGORIES_PER_OBJECT} categories; this would make ${next.length}` }]);
-      }
-      await replaceObjectLabels(tx, categoryKind, caller.orgId, id, next);
-      changed.push("categories");
-    }
-    await touchSearch(tx, deps, caller.orgId, [id]);
-    await announceUpdated(tx, caller.orgId, [id], changed, deps.clock.now());
-  });
+    await replaceObjectLabels(tx, categoryKind, caller.orgId, id, next);
+    changed.push("categories");
+  }
+  if (changed.length === 0) return;
+  await touchSearch(tx, deps, caller.orgId, [id]);
+  await announceUpdated(tx, caller.orgId, [id], changed, deps.clock.now());
 }

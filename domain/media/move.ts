@@ -35,6 +35,8 @@ export interface MoveTarget {
   key: string;
   bucketId?: string | undefined;
   overwrite?: boolean | undefined;
+  /** More changes of the object, made in the transaction that moves it (a bulk update's labels): all or none. */
+  alsoInTx?: ((tx: Db) => Promise<void>) | undefined;
 }
 
 export async function moveObject(deps: Deps, caller: Caller, id: string, target: MoveTarget): Promise<MediaObject> {
@@ -95,6 +97,7 @@ export async function moveOne(deps: Deps, caller: Caller, id: string, target: Mo
         await appendStorageDelta(tx, caller.orgId, { bucketId: src.bucketId, bytes: -row.size, objects: -1 }, now);
         await appendStorageDelta(tx, caller.orgId, { bucketId, bytes: row.size, objects: 1 }, now);
       }
+      await target.alsoInTx?.(tx);
       await touchSearch(tx, deps, caller.orgId, [id]);
       await announceUpdated(tx, caller.orgId, [id], ["key"], now);
     });

@@ -117,6 +117,18 @@ describe("objects_bulk_update", () => {
     expect(await tagSlugs(org.admin, ids["x/one.txt"]!)).toEqual(["moved"]);
   });
 
+  test("a move and a label change of one object are one: labels the object cannot take leave it unmoved", async () => {
+    const { bucketId, ids } = await filled(["full/one.txt"]);
+    const id = ids["full/one.txt"]!;
+    const hundred = Array.from({ length: 100 }, (_, i) => `t${i}`);
+    expect((await org.admin.put(`/api/objects/${id}/tags`, { add: hundred })).status).toBe(200);
+    const r = await org.admin.post("/api/media/bulk-update", { ids: [id], moveTo: { prefix: "elsewhere/" }, addTags: ["one-too-many"] });
+    expect(r.body.results).toEqual([{ id, status: "refused", code: "validation_error", message: expect.any(String) }]);
+    expect((await org.admin.get(`/api/media/${id}`)).body.key).toBe("full/one.txt");
+    expect(await server.services.deps.storage.head(objectPath(bucketId, "elsewhere/one.txt"))).toBeNull();
+    expect(await server.services.deps.storage.head(objectPath(bucketId, "full/one.txt"))).not.toBeNull();
+  });
+
   test("scopes and reach: a read key is refused, a one-bucket key cannot reach or move into another bucket", async () => {
     const { bucketId, ids } = await filled(["r.txt"]);
     const elsewhere = await newBucket(org, "elsewhere");
