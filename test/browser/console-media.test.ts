@@ -143,15 +143,8 @@ describe.skipIf(!run)("the console's media page", () => {
       }, 120_000);
 
       test("the viewer: full size, zoom, next and previous with the arrow keys, a PDF page drawn, a render preview, a link to copy; Escape back to the tile", async () => {
-        if (size.name === "desktop") {
-          await insertObject(server, org, bucket.id, { key: "view/1-wide.png", contentType: "image/png", bytes: await png(300, 100) });
-          await insertObject(server, org, bucket.id, { key: "view/2-doc.pdf", contentType: "application/pdf", bytes: pdf(2) });
-        } else {
-          const v = await newBucket(org, "view-phone");
-          await insertObject(server, org, v.id, { key: "view/1-wide.png", contentType: "image/png", bytes: await png(300, 100) });
-          await insertObject(server, org, v.id, { key: "view/2-doc.pdf", contentType: "application/pdf", bytes: pdf(2) });
-          bucket = { ...bucket, id: v.id };
-        }
+        await insertObject(server, org, bucket.id, { key: "view/1-wide.png", contentType: "image/png", bytes: await png(300, 100) });
+        await insertObject(server, org, bucket.id, { key: "view/2-doc.pdf", contentType: "application/pdf", bytes: pdf(2) });
         // A render is made from the picture the worker extracts; wait for it as a person would.
         const wide = (await keysIn(bucket.id)).find((o) => o.key === "view/1-wide.png")!;
         await eventually(async () => ((await org.admin.get(`/api/media/${wide.id}`)).body.thumbnail?.state === "ready" ? true : undefined), { timeoutMs: 60_000, what: "the picture's thumbnail" });
