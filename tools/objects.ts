@@ -3,7 +3,7 @@ import { id } from "../contract/common.ts";
 import { BULK_MAX, bulkResult, MEDIA_KINDS, mediaObject } from "../contract/media.ts";
 import { bulkDelete, bulkUpdate } from "../domain/media/bulk.ts";
 import { moveObject } from "../domain/media/move.ts";
-import { defineTool } from "./define.ts";
+import { defineTool, type ToolContext } from "./define.ts";
 import { objectKey } from "./inputs.ts";
 
 /** Moving objects, and changing or deleting many at once (docs/organizing.md#moving-and-bulk-changes). */
@@ -28,6 +28,17 @@ const selection = {
   cursor: z.string().max(64).optional().describe("From the last answer, to continue the filter"),
   limit: z.number().int().min(1).max(BULK_MAX).default(100).describe("Objects of the filter this call reaches"),
 };
+
+/**
+ * A bulk call may run long (a thousand moves copy a thousand objects): each object re-arms the
+ * connection's idle timeout and, over MCP, reports how far the call got.
+ */
+function onObject(ctx: ToolContext) {
+  return (done: number, total: number) => {
+    ctx.holdOpen?.(60);
+    ctx.progress?.(done, total, `${done} of ${total} objects`);
+  };
+}
 
 export const objectTools = [
   defineTool({
@@ -71,7 +82,7 @@ export const objectTools = [
     output: bulkResult,
     errors: ["not_found"],
     annotations: { destructiveHint: true },
-    handler: ({ ids, filter, cursor, limit, ...changes }, { deps, caller }) => bulkUpdate(deps, caller, { ids, filter, cursor, limit }, changes),
+    handler: ({ ids, filter, cursor, limit, ...changes }, ctx) => bulkUpdate(ctx.deps, ctx.caller, { ids, filter, cursor, limit, onObject: onObject(ctx) }, changes),
   }),
   defineTool({
     name: "objects_bulk_delete",
@@ -84,6 +95,6 @@ export const objectTools = [
     output: bulkResult,
     errors: ["not_found"],
     annotations: { destructiveHint: true },
-    handler: ({ ids, filter, cursor, limit }, { deps, caller }) => bulkDelete(deps, caller, { ids, filter, cursor, limit }),
+    handler: ({ ids, filter, cursor, limit }, ctx) => bulkDelete(ctx.deps, ctx.caller, { ids, filter, cursor, limit, onObject: onObject(ctx) }),
   }),
 ];

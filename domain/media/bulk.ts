@@ -41,6 +41,8 @@ export interface BulkSelection {
   filter?: BulkFilter | undefined;
   cursor?: string | undefined;
   limit: number;
+  /** Told before each object: keeps a long call's connection open, and reports progress (MCP). */
+  onObject?: ((done: number, total: number) => void) | undefined;
 }
 
 export interface BulkChanges {
@@ -103,7 +105,8 @@ async function select(deps: Deps, caller: Caller, s: BulkSelection): Promise<{ i
 async function forEach(deps: Deps, caller: Caller, s: BulkSelection, each: (id: string) => Promise<string | undefined>): Promise<BulkResult> {
   const { ids, remaining, cursor } = await select(deps, caller, s);
   const results: BulkOutcome[] = [];
-  for (const id of ids) {
+  for (const [i, id] of ids.entries()) {
+    s.onObject?.(i, ids.length);
     try {
       const key = await each(id);
       results.push({ id, status: "done", ...(key !== undefined ? { key } : {}) });
