@@ -11,8 +11,16 @@ interface Facet {
   name: string;
   count: number;
 }
+/** Where a result matched (the search answer's `matches`): the snippet is HTML-escaped text with <mark> around the matched words. */
+interface Match {
+  id: string;
+  in: string[];
+  page: number | null;
+  snippet: string | null;
+}
 interface SearchResult {
   media: MediaObject[];
+  matches?: Match[];
   total: number;
   facets: { tags: Facet[]; categories: Facet[]; kinds: { kind: string; count: number }[] };
 }
@@ -30,6 +38,7 @@ export function SearchPage() {
   const [text, setText] = useState(query);
   const [result, setResult] = useState<SearchResult | null>(null);
   const [more, setMore] = useState<MediaObject[]>([]);
+  const [moreMatches, setMoreMatches] = useState<Match[]>([]);
   const [error, setError] = useState<unknown>(null);
   const [loading, setLoading] = useState(false);
   const key = JSON.stringify([query, kind, tags, categories]);
@@ -45,6 +54,7 @@ export function SearchPage() {
   useEffect(() => {
     setText(query);
     setMore([]);
+    setMoreMatches([]);
     if (!query.trim()) return setResult(null);
     let live = true;
     setLoading(true);
@@ -71,6 +81,7 @@ export function SearchPage() {
     setQuery({ [name]: next.join(",") || null });
   };
   const shown = result ? [...result.media, ...more] : [];
+  const matchOf = new Map([...(result?.matches ?? []), ...moreMatches].map((m) => [m.id, m]));
 
   return (
     <div class={`media-page${selected ? " with-detail" : ""}`}>
@@ -94,7 +105,7 @@ export function SearchPage() {
         </form>
         <ErrorNote error={error} />
         {!query ? (
-          <Empty>Type a query to search keys, file names, tags, categories and metadata.</Empty>
+          <Empty>Type a query to search keys, file names, tags, categories, metadata and the text inside files.</Empty>
         ) : loading && !result ? (
           <Loading what="Searching" />
         ) : result ? (
@@ -134,13 +145,14 @@ export function SearchPage() {
                         <span class="tile-sub muted">
                           {o.kind} · {bytes(o.size)}
                         </span>
+                        <Snippet match={matchOf.get(o.id)} />
                       </button>
                     </li>
                   ))}
                 </ul>
               )}
               {shown.length < result.total && (
-                <button type="button" onClick={() => call<SearchResult>("search", input(shown.length)).then((r) => setMore([...more, ...r.media]), setError)}>
+                <button type="button" onClick={() => call<SearchResult>("search", input(shown.length)).then((r) => (setMore([...more, ...r.media]), setMoreMatches([...moreMatches, ...(r.matches ?? [])])), setError)}>
                   Show more
                 </button>
               )}
@@ -176,5 +188,30 @@ function FacetBox(props: { label: string; count: number; checked: boolean; onCha
       <span class="facet-name">{props.label}</span>
       <span class="facet-count">{props.count}</span>
     </label>
+  );
+}
+
+const ENTITIES: Record<string, string> = { "&amp;": "&", "&lt;": "<", "&gt;": ">", "&quot;": '"', "&#39;": "'" };
+const unescape = (s: string) => s.replace(/&(?:amp|lt|gt|quot|#39);/g, (e) => ENTITIES[e]!);
+
+/**
+ * The words around a match inside the file or its metadata, matched words marked; a match in
+ * the name or tags shows nothing more (the tile says it). Built as text nodes and <mark>
+ * elements, never as HTML, so nothing in a file can reach the page as markup.
+ */
+function Snippet({ match }: { match: Match | undefined }) {
+  if (!match?.snippet || !(match.in.includes("text") || match.in.includes("metadata"))) return null;
+  const parts = match.snippet.split(/(<mark>|<\/mark>)/);
+  let marked = false;
+  const nodes = [];
+  for (const [i, part] of parts.entries()) {
+    if (part === "<mark>" || part === "</mark>") marked = part === "<mark>";
+    else if (part) nodes.push(marked ? <mark key={i}>{unescape(part)}</mark> : unescape(part));
+  }
+  return (
+    <span class="tile-snippet">
+      {nodes}
+      {match.page !== null && <span class="muted"> · page {match.page}</span>}
+    </span>
   );
 }
