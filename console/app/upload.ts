@@ -136,12 +136,17 @@ export class Upload {
 
   private ask(): Promise<Conflict> {
     this.state.value = "conflict";
+    asking.add(this);
     return new Promise((resolve) => (this.decide = resolve));
   }
 
-  /** The answer to "this name exists": `all` applies it to every later conflict too. */
+  /** The answer to "this name exists": `all` applies it to the files asking now and to every later conflict. */
   choose(answer: Conflict, all = false): void {
-    if (all) conflictForAll.value = answer;
+    if (all) {
+      conflictForAll.value = answer;
+      for (const other of [...asking]) if (other !== this) other.choose(answer);
+    }
+    asking.delete(this);
     const d = this.decide;
     this.decide = null;
     d?.(answer);
@@ -278,6 +283,8 @@ function storageMessage(xml: string): string {
 }
 
 export const uploads = signal<Upload[]>([]);
+/** Files waiting for an answer to "this name exists". */
+const asking = new Set<Upload>();
 const queue: Upload[] = [];
 let active = 0;
 

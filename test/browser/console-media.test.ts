@@ -237,6 +237,23 @@ describe.skipIf(!run)("the console's media page", () => {
         await input.setInputFiles(file("fourth, replacing it"));
         await asked.getByRole("button", { name: "Replace" }).click();
         await until(async () => expect((await keysIn(bucket.id)).find((o) => o.key === "drop/note.txt")!.size).toBe("fourth, replacing it".length));
+        expect((await keysIn(bucket.id)).find((o) => o.key === "drop/note.txt")!.id).toBe(first.id);
+
+        // "Apply to all": the first answer settles the other taken names of the same choice.
+        await page.getByRole("button", { name: "Clear finished" }).click();
+        await input.setInputFiles([
+          { name: "note.txt", mimeType: "text/plain", buffer: Buffer.from("fifth") },
+          { name: "note (2).txt", mimeType: "text/plain", buffer: Buffer.from("sixth") },
+          { name: "fresh.txt", mimeType: "text/plain", buffer: Buffer.from("new") },
+        ]);
+        const firstAsked = page.getByRole("group", { name: /already exists/ }).first();
+        await firstAsked.getByLabel("Apply to all").check();
+        await firstAsked.getByRole("button", { name: "Skip" }).click();
+        await hasCount(page.locator(".upload-skipped"), 2);
+        await until(async () => expect((await keysIn(bucket.id)).map((o) => o.key)).toContain("drop/fresh.txt"));
+        const after = await keysIn(bucket.id);
+        expect(after.find((o) => o.key === "drop/note.txt")!.size).toBe("fourth, replacing it".length);
+        expect(after.find((o) => o.key === "drop/note (2).txt")!.size).toBe("third, kept beside".length);
         expect(problems).toEqual([]);
       }, 120_000);
     });
