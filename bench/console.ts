@@ -158,7 +158,8 @@ async function firstLoad(b: Browser, jwt: string, bucketId: string): Promise<Fir
   const sizes: { url: string; bytes: number }[] = [];
   cdp.on("Network.responseReceived", (e) => urls.set(e.requestId, e.response.url));
   cdp.on("Network.loadingFinished", (e) => sizes.push({ url: urls.get(e.requestId) ?? "", bytes: e.encodedDataLength }));
-  await page.goto(`${base}/console/buckets/${bucketId}`, { waitUntil: "commit" });
+  // The seed puts every key under photos/: the grid shows that folder.
+  await page.goto(`${base}/console/buckets/${bucketId}?folder=photos%2F`, { waitUntil: "commit" });
   const firstTileMs = await page.waitForFunction(() => document.querySelector(".grid-sizer .tile[data-id]") && performance.now(), undefined, { polling: "raf", timeout: 60_000 }).then((h) => h.jsonValue() as Promise<number>);
   const ms = await page
     .waitForFunction(
@@ -190,9 +191,10 @@ async function scrolling(b: Browser, jwt: string, bucketId: string) {
   page.on("request", (r) => {
     const path = new URL(r.url()).pathname;
     if (path === "/api/media") pages++;
-    else if (path.endsWith("/thumbnail")) thumbnails++;
+    // Signed thumbnail paths (a listing's thumbnail.path), or the bearer's media_thumbnail.
+    else if (path.startsWith("/api/thumbnails/") || path.endsWith("/thumbnail")) thumbnails++;
   });
-  await page.goto(`${base}/console/buckets/${bucketId}`);
+  await page.goto(`${base}/console/buckets/${bucketId}?folder=photos%2F`);
   await page.waitForSelector(".grid-sizer img.thumb-img");
   await page.waitForTimeout(1000);
   // What this machine drops with the page standing still, so the scroll's count can be read against it.
