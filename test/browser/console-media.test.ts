@@ -120,6 +120,17 @@ describe.skipIf(!run)("the console's media page", () => {
         await toast.getByRole("button", { name: "Undo" }).click();
         await until(async () => expect((await keysIn(bucket.id)).filter((o) => o.key.startsWith("many/")).length).toBe(8));
         await hasCount(tiles, 8);
+
+        // "Select" makes a tap pick (a phone has no Ctrl); then Move into another folder.
+        await page.getByRole("button", { name: "Select", exact: true }).click();
+        await tiles.nth(6).click();
+        await tiles.nth(7).click();
+        await containsText(page.getByRole("region", { name: "Selected objects" }), "2 objects selected");
+        await page.getByLabel("Move to folder (empty: the top of the bucket)").fill("moved");
+        await page.getByRole("button", { name: "Move", exact: true }).click();
+        await until(async () => expect((await keysIn(bucket.id)).filter((o) => o.key.startsWith("moved/")).map((o) => o.key)).toEqual(["moved/file-6.txt", "moved/file-7.txt"]));
+        await hasCount(tiles, 6);
+        await page.getByRole("button", { name: "Done selecting" }).click();
       }, 120_000);
 
       test("Escape closes the detail panel and focus returns to the tile; after a delete focus is on the next tile", async () => {
