@@ -254,6 +254,17 @@ describe.skipIf(!run)("web console layout, keyboard and dialogs", () => {
         expect(seen.whole, seen.grid).toBeGreaterThanOrEqual(6);
       });
       await page.screenshot({ path: join(shots, `${mode.name}-grid-scrolled.png`) });
+      if (mode.name === "phone") {
+        // One scroller: the grid moves with the page, it does not scroll inside it.
+        expect(await page.locator(".grid-scroll").evaluate((el) => el.scrollHeight <= el.clientHeight + 1)).toBe(true);
+        // The keyboard still reaches the last tile, the page scrolling to it.
+        await tiles.first().focus();
+        await page.keyboard.press("End");
+        await until(async () => expect(await page.evaluate(() => document.activeElement?.getAttribute("aria-label"))).toBe("shot-13.png, image"));
+        const last = (await page.getByRole("button", { name: "shot-13.png, image" }).boundingBox())!;
+        expect(last.y >= 0 && last.y + last.height <= PHONE.height + 1).toBe(true);
+        await page.locator(".grid-scroll").evaluate((el) => el.scrollIntoView({ block: "start" }));
+      }
 
       await page.getByRole("button", { name: "shot-01.png, image" }).click();
       const panel = page.getByRole("complementary", { name: "shot-01.png" });

@@ -123,7 +123,16 @@ export function VirtualGrid(props: {
   const { pager } = props;
   const scroller = useRef<HTMLDivElement>(null);
   const [size, setSize] = useState({ width: 0, height: 0 });
-  const [scrollTop, setScrollTop] = useState(0);
+  // The rows on screen: the grid scrolls in its own box, or, where the stylesheet lets the box
+  // grow (overflow visible: on a phone the page scrolls as a whole), with the page.
+  const [view, setView] = useState({ top: 0, height: 0 });
+  const pageScrolls = () => getComputedStyle(scroller.current!).overflowY === "visible";
+  const measureView = () => {
+    const el = scroller.current!;
+    if (!pageScrolls()) return setView({ top: el.scrollTop, height: el.clientHeight });
+    const r = el.getBoundingClientRect();
+    setView({ top: Math.max(0, -r.top), height: window.innerHeight });
+  };
   const [focusIndex, setFocusIndex] = useState(0);
   const focusWanted = useRef(false);
   const pendingFocus = useRef(0);
@@ -131,11 +140,26 @@ export function VirtualGrid(props: {
 
   useLayoutEffect(() => {
     const el = scroller.current!;
-    const measure = () => setSize({ width: el.clientWidth, height: el.clientHeight });
+    const measure = () => {
+      setSize({ width: el.clientWidth, height: el.clientHeight });
+      measureView();
+    };
     measure();
     const ro = new ResizeObserver(measure);
     ro.observe(el);
-    return () => ro.disconnect();
+    let frame = 0;
+    const onPageScroll = () => {
+      cancelAnimationFrame(frame);
+      frame = requestAnimationFrame(measureView);
+    };
+    window.addEventListener("scroll", onPageScroll, { passive: true });
+    window.addEventListener("resize", onPageScroll);
+    return () => {
+      ro.disconnect();
+      cancelAnimationFrame(frame);
+      window.removeEventListener("scroll", onPageScroll);
+      window.removeEventListener("resize", onPageScroll);
+    };
   }, []);
 
   const total = pager.total.value ?? 0;
@@ -144,8 +168,8 @@ export function VirtualGrid(props: {
   const tile = Math.floor((width - GAP * (cols - 1)) / cols);
   const rowHeight = tile + LABEL + GAP;
   const rows = Math.ceil(total / cols);
-  const firstRow = Math.max(0, Math.floor(scrollTop / rowHeight) - OVERSCAN_ROWS);
-  const lastRow = Math.min(rows - 1, Math.ceil((scrollTop + size.height) / rowHeight) + OVERSCAN_ROWS);
+  const firstRow = Math.max(0, Math.floor(view.top / rowHeight) - OVERSCAN_ROWS);
+  const lastRow = Math.min(rows - 1, Math.ceil((view.top + view.height) / rowHeight) + OVERSCAN_ROWS);
   const from = firstRow * cols;
   const to = Math.min(total, (lastRow + 1) * cols) - 1;
 
@@ -185,8 +209,7 @@ export function VirtualGrid(props: {
   }, [props.focusRequest?.seq, total === 0]);
 
   const onScroll = () => {
-    const el = scroller.current!;
-    requestAnimationFrame(() => setScrollTop(el.scrollTop));
+    requestAnimationFrame(measureView);
   };
 
   const moveTo = (i: number) => {
@@ -196,14 +219,18 @@ export function VirtualGrid(props: {
     focusWanted.current = true;
     const el = scroller.current!;
     const top = Math.floor(next / cols) * rowHeight;
-    if (top < el.scrollTop) el.scrollTop = top;
+    if (pageScrolls()) {
+      const onScreen = el.getBoundingClientRect().top + top;
+      if (onScreen < 0) window.scrollBy(0, onScreen);
+      else if (onScreen + rowHeight > window.innerHeight) window.scrollBy(0, onScreen + rowHeight - window.innerHeight);
+    } else if (top < el.scrollTop) el.scrollTop = top;
     else if (top + rowHeight > el.scrollTop + el.clientHeight) el.scrollTop = top + rowHeight - el.clientHeight;
   };
 
   const onKeyDown = (e: KeyboardEvent, tileIndex: number) => {
     // Keys pressed faster than focus follows count from where focus is going, not where it was.
     const i = focusWanted.current ? pendingFocus.current : tileIndex;
-    const perPage = Math.max(1, Math.floor(size.height / rowHeight)) * cols;
+    const perPage = Math.max(1, Math.floor(view.height / rowHeight)) * cols;
     const moves: Record<string, number> = {
       ArrowRight: i + 1,
       ArrowLeft: i - 1,
