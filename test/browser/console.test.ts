@@ -123,13 +123,21 @@ describe.skipIf(!run)("web console", () => {
     await panel.getByRole("button", { name: "Add entry" }).click();
     await panel.getByLabel("Key").fill("photographer");
     await panel.getByLabel("Value").fill("Ada");
+    // A yes/no entry starts unanswered: saving it so is refused, never stored as false.
+    await panel.getByRole("button", { name: "Add entry" }).click();
+    await panel.getByLabel("Key").nth(1).fill("published");
+    await panel.getByLabel("Type").nth(1).selectOption("boolean");
+    expect(await panel.getByLabel("Value").nth(1).inputValue()).toBe("");
+    await panel.getByRole("button", { name: "Save metadata" }).click();
+    await panel.getByText("published: choose yes or no").waitFor();
+    await panel.getByLabel("Value").nth(1).selectOption({ label: "yes" });
     await panel.getByRole("button", { name: "Save metadata" }).click();
     await page.getByText("Metadata saved").waitFor();
     await panel.getByText("Dimensions").waitFor();
     await checkPage(page, "05-media-detail");
     const orange = (await org.admin.get(`/api/media?bucketId=${bucketId}&search=orange`)).body.data[0];
     expect(orange.tags.map((t: { slug: string }) => t.slug).sort()).toEqual(["summer", "sunset"]);
-    expect(orange.metadata).toEqual({ photographer: "Ada" });
+    expect(orange.metadata).toEqual({ photographer: "Ada", published: true });
   }, 60_000);
 
   test("search, then narrow by a facet", async () => {

@@ -405,7 +405,11 @@ function MetadataEditor({ object, onSaved }: { object: MediaObject; onSaved: (o:
         const n = Number(r.value);
         if (r.value.trim() === "" || !Number.isFinite(n)) return setError(new Error(`${r.key}: not a number`));
         metadata[r.key.trim()] = n;
-      } else if (r.type === "boolean") metadata[r.key.trim()] = r.value === "true";
+      } else if (r.type === "boolean") {
+        // Never a silent false: a new yes/no entry starts unanswered and must be answered.
+        if (r.value !== "true" && r.value !== "false") return setError(new Error(`${r.key}: choose yes or no`));
+        metadata[r.key.trim()] = r.value === "true";
+      }
       else if (r.type === "null") metadata[r.key.trim()] = null;
       else metadata[r.key.trim()] = r.value;
     }
@@ -447,8 +451,11 @@ function MetadataEditor({ object, onSaved }: { object: MediaObject; onSaved: (o:
             </select>
             {r.type === "boolean" ? (
               <select aria-label="Value" value={r.value} onChange={(e) => set(i, { value: (e.target as HTMLSelectElement).value })}>
-                <option value="true">true</option>
-                <option value="false">false</option>
+                <option value="" disabled>
+                  choose…
+                </option>
+                <option value="true">yes</option>
+                <option value="false">no</option>
               </select>
             ) : (
               <input aria-label="Value" placeholder="value" disabled={r.type === "null"} value={r.value} onInput={(e) => set(i, { value: (e.target as HTMLInputElement).value })} />
