@@ -1,11 +1,12 @@
 /**
  * `npm test`: the whole suite on real PostgreSQL and Redis when they are reachable (a fresh
- * database for this run, dropped afterwards), then again on the embedded backends (PGlite,
- * in-process queue and stores). Without the services it runs embedded only and says so.
+ * database for this run, dropped afterwards), and on the embedded backends (PGlite, in-process
+ * queue and stores), the two passes side by side. Without the services it runs embedded only
+ * and says so.
  * REQUIRE_SERVICES=1 (set by .ci/run) turns a missing service into a failure.
  * Extra arguments go to `bun test` (e.g. a file filter). TEST_MODES=services|embedded picks one.
  */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Redis from "ioredis";
@@ -99,10 +100,36 @@ function backendDependentFiles(): string[] {
   return files.filter((f) => !onePass(f) && reaches(join(testDir, f), new Set())).map((f) => `./test/${f}`);
 }
 
-async function runBunTest(name: string, env: Record<string, string>, files: string[] = []): Promise<Counts> {
+/**
+ * A pass's output: straight to the terminal when it runs alone; into a file, printed whole when
+ * the pass ends, when passes run side by side (their lines would interleave otherwise).
+ */
+interface Output {
+  stdout: "inherit" | number;
+  flush(): void;
+}
+
+function outputFor(alone: boolean, dir: string, name: string): Output {
+  if (alone) return { stdout: "inherit", flush: () => {} };
+  const path = join(dir, `${name.replace(/\W+/g, "-")}.log`);
+  // One descriptor opened for appending, so stdout and stderr keep their order in one file.
+  const fd = openSync(path, "a");
+  return {
+    stdout: fd,
+    flush: () => {
+      closeSync(fd);
+      try {
+        process.stdout.write(readFileSync(path, "utf8"));
+      } catch {}
+    },
+  };
+}
+
+async function runBunTest(name: string, env: Record<string, string>, files: string[], alone: boolean): Promise<Counts> {
   const dir = mkdtempSync(join(tmpdir(), "media-junit-"));
   const report = join(dir, "junit.xml");
-  process.stdout.write(`\n=== ${name} ===\n`);
+  const out = outputFor(alone, dir, name);
+  process.stdout.write(alone ? `\n=== ${name} ===\n` : `\n=== ${name}: started (its output follows when it ends) ===\n`);
   // bunfig.toml's [test] timeout is not read by bun 1.4 (tests and hooks stay at 5 s, which
   // PGlite start-up on a loaded machine exceeds); the flag is. A ceiling for a loaded machine,
   // above the waits' own (test/support/eventually.ts), which give up first and say on what.
@@ -110,10 +137,12 @@ async function runBunTest(name: string, env: Record<string, string>, files: stri
   // As `npm start` runs the service: Bun's own head limit above the service's (http/server.ts).
   const proc = Bun.spawn([process.execPath, "--max-http-header-size=262144", "test", timeout, "--reporter=junit", `--reporter-outfile=${report}`, ...args, ...files], {
     env: { ...process.env, ...env },
-    stdout: "inherit",
-    stderr: "inherit",
+    stdout: out.stdout,
+    stderr: out.stdout,
   });
   const code = await proc.exited;
+  if (!alone) process.stdout.write(`\n=== ${name} ===\n`);
+  out.flush();
   let counts: Counts = { passed: 0, failed: code === 0 ? 0 : 1, skipped: 0 };
   try {
     const xml = readFileSync(report, "utf8");
@@ -139,16 +168,31 @@ const add = (c: Counts) => {
 };
 const notes: string[] = [];
 
+// The whole suite runs its passes (and the type check) side by side: most of a test's time is
+// spent waiting on servers, workers and browsers it started, so two passes on two cores take
+// little longer than the longer one alone. TEST_PARALLEL=0 runs them one after the other, with
+// their output as it comes.
+const sideBySide = args.length === 0 && process.env.TEST_PARALLEL !== "0";
+const logDir = mkdtempSync(join(tmpdir(), "media-test-run-"));
+const running: Promise<void>[] = [];
+
 // The type checker counts as one test: a type error fails the run like a failing assertion.
 if (process.env.TEST_TYPECHECK !== "0" && args.length === 0) {
-  process.stdout.write("\n=== typecheck (tsc) ===\n");
-  const tsc = Bun.spawn([`${import.meta.dir}/../node_modules/.bin/tsc`, "-p", `${import.meta.dir}/..`], { stdout: "inherit", stderr: "inherit" });
-  const ok = (await tsc.exited) === 0;
-  process.stdout.write(`--- typecheck: ${ok ? "passed" : "FAILED"}\n`);
-  add({ passed: ok ? 1 : 0, failed: ok ? 0 : 1, skipped: 0 });
+  const out = outputFor(!sideBySide, logDir, "typecheck");
+  process.stdout.write(`\n=== typecheck (tsc)${sideBySide ? ": started" : ""} ===\n`);
+  const tsc = Bun.spawn([`${import.meta.dir}/../node_modules/.bin/tsc`, "-p", `${import.meta.dir}/..`], { stdout: out.stdout, stderr: out.stdout });
+  const checked = tsc.exited.then((code) => {
+    const ok = code === 0;
+    if (sideBySide) process.stdout.write("\n=== typecheck (tsc) ===\n");
+    out.flush();
+    process.stdout.write(`--- typecheck: ${ok ? "passed" : "FAILED"}\n`);
+    add({ passed: ok ? 1 : 0, failed: ok ? 0 : 1, skipped: 0 });
+  });
+  if (sideBySide) running.push(checked);
+  else await checked;
 }
 
-if (modes.includes("services")) {
+async function servicesPass(): Promise<void> {
   const [pg, redis] = await Promise.all([pgReachable(), redisReachable()]);
   if (!pg || !redis) {
     const missing = [!pg && `PostgreSQL (${PG_URL})`, !redis && `Redis (${REDIS_URL})`].filter(Boolean).join(" and ");
@@ -158,45 +202,54 @@ if (modes.includes("services")) {
     }
     notes.push(`NOT COVERED: ${missing} unreachable, so the PostgreSQL/Redis run (BullMQ queue, shared rate limit and idempotency store, postgres.js driver) was skipped.`);
   }
-  if (pg) {
-    const dbName = `media_test_${Date.now()}_${Math.random().toString(36).slice(2, 8)}`;
-    const admin = postgres(PG_URL, { max: 1, onnotice: () => {} });
-    await admin.unsafe(`create database ${dbName}`);
-    const url = new URL(PG_URL);
-    url.pathname = `/${dbName}`;
-    const prefix = `mtest-${dbName}`;
-    try {
-      add(
-        await runBunTest(
-          `PostgreSQL${redis ? " + Redis" : ""}`,
-          {
-            TEST_DATABASE_URL: url.toString(),
-            ...(redis ? { TEST_REDIS_URL: REDIS_URL, TEST_REDIS_PREFIX: prefix } : {}),
-          },
-          // The whole suite, unless the embedded pass follows and it was not narrowed by hand.
-          args.length === 0 && modes.includes("embedded") ? backendDependentFiles() : [],
-        ),
-      );
-    } finally {
-      await admin.unsafe(`drop database if exists ${dbName} with (force)`).catch(() => {});
-      await admin.end();
-      if (redis) {
-        const r = new Redis(REDIS_URL);
-        let cursor = "0";
-        do {
-          const [next, keys] = await r.scan(cursor, "MATCH", `${prefix}*`, "COUNT", 1000);
-          cursor = next;
-          if (keys.length) await r.del(...keys);
-        } while (cursor !== "0");
-        r.disconnect();
-      }
+  if (!pg) return;
+  const dbName = `media_test_${Date.now()}_${Math.random().toString(36).slice(2, 8)}`;
+  const admin = postgres(PG_URL, { max: 1, onnotice: () => {} });
+  await admin.unsafe(`create database ${dbName}`);
+  const url = new URL(PG_URL);
+  url.pathname = `/${dbName}`;
+  const prefix = `mtest-${dbName}`;
+  try {
+    add(
+      await runBunTest(
+        `PostgreSQL${redis ? " + Redis" : ""}`,
+        {
+          TEST_DATABASE_URL: url.toString(),
+          ...(redis ? { TEST_REDIS_URL: REDIS_URL, TEST_REDIS_PREFIX: prefix } : {}),
+        },
+        // The whole suite, unless the embedded pass follows and it was not narrowed by hand.
+        args.length === 0 && modes.includes("embedded") ? backendDependentFiles() : [],
+        !sideBySide,
+      ),
+    );
+  } finally {
+    await admin.unsafe(`drop database if exists ${dbName} with (force)`).catch(() => {});
+    await admin.end();
+    if (redis) {
+      const r = new Redis(REDIS_URL);
+      let cursor = "0";
+      do {
+        const [next, keys] = await r.scan(cursor, "MATCH", `${prefix}*`, "COUNT", 1000);
+        cursor = next;
+        if (keys.length) await r.del(...keys);
+      } while (cursor !== "0");
+      r.disconnect();
     }
   }
 }
 
-if (modes.includes("embedded")) {
-  add(await runBunTest("embedded (PGlite, in-process queue and stores)", { TEST_DATABASE_URL: "", TEST_REDIS_URL: "" }));
+const embeddedPass = async () => add(await runBunTest("embedded (PGlite, in-process queue and stores)", { TEST_DATABASE_URL: "", TEST_REDIS_URL: "" }, [], !sideBySide));
+
+for (const [mode, pass] of [
+  ["services", servicesPass],
+  ["embedded", embeddedPass],
+] as const) {
+  if (!modes.includes(mode)) continue;
+  if (sideBySide) running.push(pass());
+  else await pass();
 }
+await Promise.all(running);
+rmSync(logDir, { recursive: true, force: true });
 
 for (const note of notes) process.stdout.write(`\n${note}\n`);
 if (failures.length) process.stdout.write(`\nFailed:\n${failures.map((f) => `  ${f}`).join("\n")}\n`);
