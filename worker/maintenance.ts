@@ -22,11 +22,12 @@ export function startMaintenance(deps: Deps, everyMs = 60_000): { stop(): Promis
       await pruneAudit(deps);
       await pruneEvents(deps);
       await sweepOAuth(deps);
-      await planPictureBackfills(deps);
     } catch (err) {
       deps.log.warn("maintenance pass failed", { error: String(err) });
     }
   };
+  // Once per start: organizations with pictures stored before they were hashed get their backfill run.
+  void planPictureBackfills(deps).catch((err) => deps.log.warn("starting picture backfills failed", { error: String(err) }));
   const timer = setInterval(() => {
     running ??= runOnce().finally(() => {
       running = null;

@@ -8,7 +8,7 @@ import type { MediaKind } from "./kind.ts";
 /**
  * The picture hash and dominant colour of objects whose thumbnail was made before they were
  * stored (domain/media/similar.ts, colors.ts), computed from that thumbnail: no file is decoded
- * again. One run per organization, started once by maintenance (planPictureBackfills), walks its
+ * again. One run per organization, started at a worker's start (planPictureBackfills), walks its
  * objects in id order a batch per `media.pictures` job and keeps the last id done in
  * backfill_runs, so a run that stops resumes at its cursor. Running a batch twice writes the
  * same values; a batch that finds the cursor moved (a duplicate job) writes nothing.
@@ -20,15 +20,21 @@ const BATCH = 100;
 /** What the worker reads from a thumbnail's bytes. */
 export type PictureReader = (thumbnail: Uint8Array) => Promise<{ phash: string; color: string }>;
 
-/** Starts the run of organizations that have none yet (a few per pass); cheap once every one has. */
-export async function planPictureBackfills(deps: Deps, limit = 100): Promise<number> {
+/**
+ * Starts a run for each organization that has a picture with a thumbnail but no hash and no run
+ * yet (called once per worker start). Organizations whose pictures all have one (every object
+ * stored by this release) get none, so nothing is written for them.
+ */
+export async function planPictureBackfills(deps: Deps): Promise<number> {
   return deps.db.transaction(async (tx) => {
     const started = rowsOf<{ org_id: string }>(
       await tx.execute(sql`
         insert into backfill_runs (org_id, kind)
-        select o.id, ${KIND} from organizations o
-        where not exists (select 1 from backfill_runs r where r.org_id = o.id and r.kind = ${KIND})
-        limit ${limit}
+        select distinct o.org_id, ${KIND} from media_objects o
+        join derivatives d on d.object_id = o.id and d.variant = 'thumbnail' and d.state = 'ready'
+        left join object_facts f on f.object_id = o.id
+        where o.deleted_at is null and o.kind in ('image', 'video', 'pdf') and f.phash is null
+          and not exists (select 1 from backfill_runs r where r.org_id = o.org_id and r.kind = ${KIND})
         on conflict do nothing
         returning org_id`),
     );
