@@ -47,7 +47,10 @@ export const mediaObject = z
   .meta({ id: "MediaObject" });
 export type MediaObject = z.output<typeof mediaObject>;
 
-export const mediaObjectList = listOf(mediaObject);
+/** media_list's page; with `folder`, the folder's subfolders beside its objects. */
+export const mediaObjectList = listOf(mediaObject)
+  .extend({ folders: z.array(z.string()).optional().describe("With folder: its subfolders' names, sorted") })
+  .meta({ id: "MediaObjectList" });
 
 /** A ready thumbnail, as `media_thumbnail` describes it beside its bytes. */
 export const thumbnail = z

@@ -45,3 +45,12 @@ export const searchResult = z
   })
   .meta({ id: "SearchResult" });
 export type SearchResult = z.output<typeof searchResult>;
+
+/** What media_text_extract started: one object read now, or a bucket's or the organization's backfill. */
+export const textExtraction = z
+  .object({
+    scope: z.enum(["object", "bucket", "organization"]),
+    resumed: z.boolean().describe("An unfinished run continues at its cursor"),
+  })
+  .meta({ id: "TextExtraction" });
+export type TextExtraction = z.output<typeof textExtraction>;

@@ -32,7 +32,7 @@ export const mediaTools = [
       ...factFilters,
       ...pageInput,
     }),
-    output: mediaObjectList.extend({ folders: z.array(z.string()).optional().describe("With folder: its subfolders' names, sorted") }),
+    output: mediaObjectList,
     errors: ["not_found"],
     handler: (input, { deps, caller }) => listMedia(deps, caller, input),
   }),

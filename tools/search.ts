@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { id, isoDateInput, pageInput } from "../contract/common.ts";
 import { MEDIA_KINDS } from "../contract/media.ts";
-import { searchResult } from "../contract/search.ts";
+import { searchResult, textExtraction } from "../contract/search.ts";
 import { searchMedia } from "../domain/search/search.ts";
 import { requestTextExtraction } from "../domain/search/text.ts";
 import { factFilters } from "../contract/facts.ts";
@@ -42,7 +42,7 @@ export const searchTools = [
     reach: "bucket",
     http: { method: "POST", path: "/search/text-extract" },
     input: z.object({ id: id("Media object").optional(), bucketId: id("Bucket").optional() }),
-    output: z.object({ scope: z.enum(["object", "bucket", "organization"]), resumed: z.boolean().describe("An unfinished run continues at its cursor") }),
+    output: textExtraction,
     errors: ["not_found"],
     handler: (input, { deps, caller }) => requestTextExtraction(deps, caller, input),
   }),

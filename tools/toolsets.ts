@@ -13,7 +13,7 @@ export const TOOLSETS = {
   media: { description: "Objects: list, get, update metadata, move, delete, bulk changes, thumbnails, renders, stream URLs", prefixes: ["media_list", "media_get", "media_update", "media_delete", "media_stream", "media_thumbnail", "media_render", "objects_move", "objects_bulk_"] },
   multipart: { description: "Multipart uploads of large files (over 16 MiB)", prefixes: ["presign_create_multipart", "presign_upload_part", "presign_complete_upload", "presign_abort_multipart"] },
   upload: { description: "Putting files in and getting them out: presigned upload and download URLs, import by URL, job state", prefixes: ["presign_upload", "presign_confirm", "presign_download", "media_import", "jobs_"] },
-  search: { description: "Full-text and faceted search, similar pictures, duplicates", prefixes: ["search", "media_similar", "media_duplicates"] },
+  search: { description: "Full-text and faceted search, the text inside files, similar pictures, duplicates", prefixes: ["search", "media_text_extract", "media_similar", "media_duplicates"] },
   labels: { description: "Tags and categories, and assigning them", prefixes: ["tags_", "categories_", "objects_set_"] },
   collections: { description: "Sets and storyboards", prefixes: ["sets_", "storyboards_"] },
   trash: { description: "Deleted objects: list, restore, purge", prefixes: ["trash_"] },
