@@ -12,7 +12,7 @@ export const similarTools = [
     scope: "read",
     reach: "bucket",
     http: { method: "GET", path: "/media/{id}/similar" },
-    input: z.object({ id: id("Media object"), bucketId: id("Bucket").optional(), maxDistance: pictureDistance(8), ...pageInput }),
+    input: z.object({ id: id("Media object"), bucketId: id("Bucket").optional(), maxDistance: pictureDistance(7), ...pageInput }),
     output: similarList,
     errors: ["not_found"],
     handler: (input, { deps, caller }) => findSimilar(deps, caller, input),

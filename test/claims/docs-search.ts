@@ -18,10 +18,10 @@ export default {
   page: "docs/search.md",
   claims: [
     {
-      says: "maxDistance is 0 to 10, default 8.",
+      says: "maxDistance is 0 to 10, default 7.",
       check: async () => {
         const input = findTool("media_similar")!.input;
-        expect(input.parse({ id: crypto.randomUUID() }).maxDistance).toBe(8);
+        expect(input.parse({ id: crypto.randomUUID() }).maxDistance).toBe(7);
         expect(input.safeParse({ id: crypto.randomUUID(), maxDistance: 10 }).success).toBe(true);
         expect(input.safeParse({ id: crypto.randomUUID(), maxDistance: 11 }).success).toBe(false);
       },

@@ -81,7 +81,7 @@ describe("media_similar", () => {
     expect(res.body.total).toBe(3);
     const distances = found.map((f) => f.distance);
     expect(distances).toEqual([...distances].sort((a, b) => a - b));
-    expect(found.every((f) => f.distance <= 8 && f.object.id !== different.id)).toBe(true);
+    expect(found.every((f) => f.distance <= 7 && f.object.id !== different.id)).toBe(true);
     // The very same bytes in the second bucket hash the same.
     expect(found.find((f) => f.object.id === inSecond.id)!.distance).toBe(0);
   });
