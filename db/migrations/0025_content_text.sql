@@ -1,6 +1,9 @@
 -- The words inside an object (media_text) join its search document with the lowest weight (D).
 -- A generated column's expression cannot be altered in PostgreSQL 15: the vector is dropped
 -- (with its index) and added again over the new body column, which rewrites media_search once.
+-- safe with the previous release: it never names body (its rows get the default ''), and the
+-- vector it reads and never writes comes back under the same name and type in this same
+-- transaction; its searches wait on the table's lock while the rewrite runs.
 CREATE TABLE "backfill_runs" (
 	"org_id" uuid NOT NULL,
 	"kind" text NOT NULL,

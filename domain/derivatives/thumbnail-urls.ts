@@ -28,7 +28,7 @@ function signature(secret: string, objectId: string, etag: string, expires: numb
 }
 
 /** The listing's objects with a signed path on each ready thumbnail (one key lookup, only when one is ready). */
-export async function withThumbnailPaths(deps: Deps, orgId: string, objects: MediaObject[]): Promise<MediaObject[]> {
+export async function withThumbnailPaths(deps: Pick<Deps, "db" | "clock">, orgId: string, objects: MediaObject[]): Promise<MediaObject[]> {
   if (!objects.some((o) => o.thumbnail?.state === "ready" && o.thumbnail.etag)) return objects;
   const secret = await signingKey(deps, orgId);
   const expires = expiryFor(deps.clock.now());

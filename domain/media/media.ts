@@ -76,14 +76,17 @@ export async function viewsOf(deps: Deps, orgId: string, ids: string[], opts: { 
  * The media_get read: loadMediaView, from a replica when one may serve it (a write's own answer
  * reads the primary), with the signed thumbnail path a listing's row carries.
  */
-export async function getMedia(deps: Deps, caller: Caller, id: string): Promise<MediaObject> {
-  const view = await loadMediaView({ db: readDb(deps, caller.orgId) }, caller, id);
-  const [signed] = await withThumbnailPaths(deps, caller.orgId, [view]);
-  return signed!;
+export function getMedia(deps: Deps, caller: Caller, id: string): Promise<MediaObject> {
+  return loadMediaView({ db: readDb(deps, caller.orgId), clock: deps.clock }, caller, id, deps);
 }
 
-/** A live object of the caller's organization as a view, in one prepared statement (404 otherwise; 403 outside a restricted key's bucket). */
-export async function loadMediaView(deps: Pick<Deps, "db">, caller: Caller, id: string): Promise<MediaObject> {
+/**
+ * A live object of the caller's organization as a view, in one prepared statement (404
+ * otherwise; 403 outside a restricted key's bucket), with its thumbnail's signed path as a
+ * listing gives it, so every answer with one object agrees with the lists. `primary` signs
+ * (its key may have to be written) when `deps` reads from a replica.
+ */
+export async function loadMediaView(deps: Pick<Deps, "db" | "clock">, caller: Caller, id: string, primary: Pick<Deps, "db" | "clock"> = deps): Promise<MediaObject> {
   const [row] = pageViewRows(
     await preparedSql(deps.db, "media_view_live", () =>
       viewsWhere(deps, and(eq(mediaObjects.id, p("id")), eq(mediaObjects.orgId, p("orgId")), isNull(mediaObjects.deletedAt)), sql`v.id`),
@@ -91,7 +94,8 @@ export async function loadMediaView(deps: Pick<Deps, "db">, caller: Caller, id: 
   );
   if (!row) throw errors.notFound("Media object");
   assertBucketAllowed(caller, row.bucket_id, "The media object");
-  return viewOfPageRow(row);
+  const [signed] = await withThumbnailPaths(primary, caller.orgId, [viewOfPageRow(row)]);
+  return signed!;
 }
 
 export interface MediaQuery extends FactFilters {

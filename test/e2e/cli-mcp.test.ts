@@ -97,7 +97,7 @@ describe("media mcp (stdio relay to /mcp)", () => {
     const client = await bridge(org.adminKey.secret, ["--toolsets", "search,buckets", "--read-only"]);
     try {
       const { tools } = await client.listTools();
-      expect(tools.map((t) => t.name).sort()).toEqual(["buckets_get", "buckets_list", "search"]);
+      expect(tools.map((t) => t.name).sort()).toEqual(["buckets_get", "buckets_list", "media_duplicates", "media_similar", "search"]);
       const refused = await client.callTool({ name: "buckets_create", arguments: { name: "read-only" } });
       expect(errorOf(refused as never)).toMatchObject({ code: "forbidden", message: expect.stringContaining("read-only") });
     } finally {
