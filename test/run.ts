@@ -6,7 +6,7 @@
  * REQUIRE_SERVICES=1 (set by .ci/run) turns a missing service into a failure.
  * Extra arguments go to `bun test` (e.g. a file filter). TEST_MODES=services|embedded picks one.
  */
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Redis from "ioredis";
@@ -17,6 +17,23 @@ const REDIS_URL = process.env.TEST_REDIS ?? "redis://127.0.0.1:6379";
 const requireServices = process.env.REQUIRE_SERVICES === "1";
 const modes = (process.env.TEST_MODES ?? "services,embedded").split(",");
 const args = process.argv.slice(2);
+
+/**
+ * Writes to stdout before returning. A pass's whole output (megabytes) written through
+ * process.stdout is still queued for the pipe when the run exits, and CI read a log cut off
+ * before its counts; a full pipe (EAGAIN) is waited out.
+ */
+function say(text: string): void {
+  const bytes = Buffer.from(text);
+  for (let at = 0; at < bytes.length; ) {
+    try {
+      at += writeSync(1, bytes, at, bytes.length - at);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EAGAIN") throw err;
+      Bun.sleepSync(5);
+    }
+  }
+}
 
 async function pgReachable(): Promise<boolean> {
   const sql = postgres(PG_URL, { max: 1, connect_timeout: 3, onnotice: () => {} });
@@ -119,7 +136,7 @@ function outputFor(alone: boolean, dir: string, name: string): Output {
     flush: () => {
       closeSync(fd);
       try {
-        process.stdout.write(readFileSync(path, "utf8"));
+        say(readFileSync(path, "utf8"));
       } catch {}
     },
   };
@@ -129,7 +146,7 @@ async function runBunTest(name: string, env: Record<string, string>, files: stri
   const dir = mkdtempSync(join(tmpdir(), "media-junit-"));
   const report = join(dir, "junit.xml");
   const out = outputFor(alone, dir, name);
-  process.stdout.write(alone ? `\n=== ${name} ===\n` : `\n=== ${name}: started (its output follows when it ends) ===\n`);
+  say(alone ? `\n=== ${name} ===\n` : `\n=== ${name}: started (its output follows when it ends) ===\n`);
   // bunfig.toml's [test] timeout is not read by bun 1.4 (tests and hooks stay at 5 s, which
   // PGlite start-up on a loaded machine exceeds); the flag is. A ceiling for a loaded machine,
   // above the waits' own (test/support/eventually.ts), which give up first and say on what.
@@ -141,7 +158,7 @@ async function runBunTest(name: string, env: Record<string, string>, files: stri
     stderr: out.stdout,
   });
   const code = await proc.exited;
-  if (!alone) process.stdout.write(`\n=== ${name} ===\n`);
+  if (!alone) say(`\n=== ${name} ===\n`);
   out.flush();
   let counts: Counts = { passed: 0, failed: code === 0 ? 0 : 1, skipped: 0 };
   try {
@@ -156,7 +173,7 @@ async function runBunTest(name: string, env: Record<string, string>, files: stri
     failures.push(...failuresIn(xml, name));
   } catch {}
   rmSync(dir, { recursive: true, force: true });
-  process.stdout.write(`--- ${name}: ${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped\n`);
+  say(`--- ${name}: ${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped\n`);
   return counts;
 }
 
@@ -179,13 +196,13 @@ const running: Promise<void>[] = [];
 // The type checker counts as one test: a type error fails the run like a failing assertion.
 if (process.env.TEST_TYPECHECK !== "0" && args.length === 0) {
   const out = outputFor(!sideBySide, logDir, "typecheck");
-  process.stdout.write(`\n=== typecheck (tsc)${sideBySide ? ": started" : ""} ===\n`);
+  say(`\n=== typecheck (tsc)${sideBySide ? ": started" : ""} ===\n`);
   const tsc = Bun.spawn([`${import.meta.dir}/../node_modules/.bin/tsc`, "-p", `${import.meta.dir}/..`], { stdout: out.stdout, stderr: out.stdout });
   const checked = tsc.exited.then((code) => {
     const ok = code === 0;
-    if (sideBySide) process.stdout.write("\n=== typecheck (tsc) ===\n");
+    if (sideBySide) say("\n=== typecheck (tsc) ===\n");
     out.flush();
-    process.stdout.write(`--- typecheck: ${ok ? "passed" : "FAILED"}\n`);
+    say(`--- typecheck: ${ok ? "passed" : "FAILED"}\n`);
     add({ passed: ok ? 1 : 0, failed: ok ? 0 : 1, skipped: 0 });
   });
   if (sideBySide) running.push(checked);
@@ -197,7 +214,7 @@ async function servicesPass(): Promise<void> {
   if (!pg || !redis) {
     const missing = [!pg && `PostgreSQL (${PG_URL})`, !redis && `Redis (${REDIS_URL})`].filter(Boolean).join(" and ");
     if (requireServices) {
-      process.stdout.write(`\nRequired services unreachable: ${missing}\n0 passed, 1 failed\n`);
+      say(`\nRequired services unreachable: ${missing}\n0 passed, 1 failed\n`);
       process.exit(1);
     }
     notes.push(`NOT COVERED: ${missing} unreachable, so the PostgreSQL/Redis run (BullMQ queue, shared rate limit and idempotency store, postgres.js driver) was skipped.`);
@@ -251,7 +268,7 @@ for (const [mode, pass] of [
 await Promise.all(running);
 rmSync(logDir, { recursive: true, force: true });
 
-for (const note of notes) process.stdout.write(`\n${note}\n`);
-if (failures.length) process.stdout.write(`\nFailed:\n${failures.map((f) => `  ${f}`).join("\n")}\n`);
-process.stdout.write(`\n${total.passed} passed, ${total.failed} failed\n`);
+for (const note of notes) say(`\n${note}\n`);
+if (failures.length) say(`\nFailed:\n${failures.map((f) => `  ${f}`).join("\n")}\n`);
+say(`\n${total.passed} passed, ${total.failed} failed\n`);
 process.exit(total.failed > 0 ? 1 : 0);

@@ -187,6 +187,11 @@ describe.skipIf(!run)("the console's media page", () => {
         expect(await pdfViewer.locator("canvas.viewer-canvas").evaluate((c) => (c as HTMLCanvasElement).width)).toBeGreaterThan(100);
         await pdfViewer.getByRole("button", { name: "Next page" }).click();
         await until(async () => expect(await pdfViewer.locator("canvas.viewer-canvas").getAttribute("data-drawn")).toBe("2"), 30_000);
+        // At 100% the page and its page buttons fit the screen, a phone's too.
+        for (const part of [pdfViewer.locator("canvas.viewer-canvas"), pdfViewer.getByRole("button", { name: "Previous page" })]) {
+          const box = (await part.boundingBox())!;
+          expect({ size: size.name, left: box.x >= 0, right: box.x + box.width <= size.viewport.width }).toEqual({ size: size.name, left: true, right: true });
+        }
         await check(page, `viewer-pdf-${size.name}`);
         await page.keyboard.press("ArrowLeft");
         await viewer.waitFor();

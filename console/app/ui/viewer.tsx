@@ -160,7 +160,7 @@ function PdfPages({ url, zoom }: { url: string; zoom: number }) {
         </div>
       )}
       {!doc && <p class="muted">Opening the PDF…</p>}
-      <canvas ref={canvas} class="viewer-canvas" role="img" aria-label={`Page ${page} of the PDF`} />
+      <canvas ref={canvas} class={`viewer-canvas${zoom === 1 ? " fit" : ""}`} role="img" aria-label={`Page ${page} of the PDF`} />
     </div>
   );
 }
