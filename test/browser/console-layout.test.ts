@@ -112,6 +112,7 @@ const VISITS: Visit[] = [
   { name: "grants", path: () => "/grants", ready: (p) => p.getByRole("heading", { level: 1, name: "Connected apps" }).waitFor() },
   { name: "tools", path: () => "/tools/media_list", ready: (p) => p.getByRole("heading", { name: "List media objects" }).waitFor() },
   { name: "account", path: () => "/account", ready: (p) => p.locator(".facts").waitFor() },
+  { name: "trash", path: () => "/trash", ready: (p) => p.getByRole("button", { name: /Restore/ }).first().waitFor() },
 ];
 
 describe.skipIf(!run)("web console layout, keyboard and dialogs", () => {
@@ -125,6 +126,9 @@ describe.skipIf(!run)("web console layout, keyboard and dialogs", () => {
     photos = await newBucket(org, "photos");
     full = await newBucket(org, "full-bucket-with-a-long-name");
     await insertObject(server, org, full.id, { key: "keep.png" });
+    // The trash holds one object with a long key, for the Trash page.
+    const doomed = await insertObject(server, org, full.id, { key: "archive/2026/a-rather-long-folder-name/and-a-long-file-name-too.png" });
+    expect((await org.admin.delete(`/api/media/${doomed.id}`)).status).toBe(200);
     objectIds = [];
     for (let i = 0; i < 14; i++) {
       const bytes = await png(320 + i * 8, 240, { r: 20 + i * 15, g: 120, b: 200 - i * 10 });
