@@ -20,7 +20,7 @@
  * `--loaded` (BENCH_LOAD=n; `--loaded=n`): n busy processes (one per core by default, bench/_load.ts
  * startCpuBurner) run from the first round to the last, the same for both sides, so the ratios
  * are those of a machine busy with other work; the section says so.
- * BENCH_NO_WRITE=1 leaves bench/results/peer.md alone; BENCH_PEER_DIR reuses a build; BENCH_PEER_OPS
+ * It writes bench/results/peer.md (peer-loaded.md when loaded); BENCH_NO_WRITE=1 leaves them alone; BENCH_PEER_DIR reuses a build; BENCH_PEER_OPS
  * (a comma list of words, e.g. `list,search`) runs only the operations whose name has one.
  */
 import { mkdirSync, rmSync } from "node:fs";
@@ -310,7 +310,8 @@ end`;
     `Peer start (migrations on an empty database included): ${peerStartS.toFixed(1)} s. Load average ${loadStart} at the start, ${load1()} at the end.`,
   ].join("\n");
   process.stdout.write(`${section}\n`);
-  if (!process.env.BENCH_NO_WRITE) writeSection("peer", section);
+  // A loaded run has a file of its own: the quiet run of record stays beside it.
+  if (!process.env.BENCH_NO_WRITE) writeSection(BURNERS > 0 ? "peer-loaded" : "peer", section);
 } finally {
   await burner?.stop();
   if (peerProc) {
