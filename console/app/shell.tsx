@@ -132,7 +132,7 @@ function ThemePicker() {
     <label class="theme-picker">
       <span class="visually-hidden">Theme</span>
       <select value={theme.value} onChange={(e) => applyTheme((e.target as HTMLSelectElement).value as Theme)}>
-        <option value="system">System theme</option>
+        <option value="system">System</option>
         <option value="light">Light</option>
         <option value="dark">Dark</option>
       </select>
