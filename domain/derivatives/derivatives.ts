@@ -140,6 +140,14 @@ export async function getThumbnail(deps: Deps, caller: Caller, objectId: string)
   if (row.state !== "ready" || !row.etag || !row.contentType) {
     throw new AppError("thumbnail_unavailable", row.error ?? "This object has no thumbnail", { state: row.state, reason: row.error });
   }
+  return thumbnailOf({ id: object.id, bucketId: object.bucketId }, { ...row, etag: row.etag, contentType: row.contentType });
+}
+
+/** A ready thumbnail row of an object, as the API describes it. */
+export function thumbnailOf(
+  object: { id: string; bucketId: string },
+  row: Pick<typeof derivatives.$inferSelect, "width" | "height" | "size" | "updatedAt"> & { etag: string; contentType: string },
+): Thumbnail {
   return {
     objectId: object.id,
     bucketId: object.bucketId,

@@ -4,7 +4,7 @@ import type { MediaObject, Thumbnail } from "../../contract/media.ts";
 import { derivatives, mediaObjects, mediaSettings } from "../../db/schema/index.ts";
 import type { Deps } from "../core/deps.ts";
 import { errors } from "../core/errors.ts";
-import { THUMBNAIL } from "./derivatives.ts";
+import { THUMBNAIL, thumbnailOf } from "./derivatives.ts";
 import { signingKey } from "./render-urls.ts";
 
 /*
@@ -60,15 +60,5 @@ export async function verifyThumbnailPath(deps: Deps, id: string, etag: string, 
   const t = row.thumb;
   // A thumbnail made again since the listing is another URL: this one names bytes now gone.
   if (t.state !== "ready" || t.etag !== etag || !t.contentType) throw errors.notFound("Thumbnail");
-  return {
-    objectId: id,
-    bucketId: row.object.bucketId,
-    variant: THUMBNAIL,
-    contentType: t.contentType,
-    width: t.width ?? 0,
-    height: t.height ?? 0,
-    size: t.size ?? 0,
-    etag: t.etag,
-    updatedAt: t.updatedAt.toISOString(),
-  };
+  return thumbnailOf({ id, bucketId: row.object.bucketId }, { ...t, etag, contentType: t.contentType });
 }

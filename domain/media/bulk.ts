@@ -1,4 +1,4 @@
-import { and, asc, count, eq, gt, ilike, isNull, type SQL, sql } from "drizzle-orm";
+import { and, asc, count, eq, gt } from "drizzle-orm";
 import { type BulkOutcome, type BulkResult, type MediaKind } from "../../contract/media.ts";
 import { categories, mediaObjects, objectCategories, objectTags, tags } from "../../db/schema/index.ts";
 import type { Db } from "../../db/client.ts";
@@ -15,6 +15,7 @@ import { ensureTagsByName, MAX_TAGS_PER_OBJECT } from "../labels/tags.ts";
 import { touchSearch } from "../search/index-rows.ts";
 import { deleteMedia } from "./media.ts";
 import { moveOne } from "./move.ts";
+import { objectConditions } from "./object-filters.ts";
 import { resolveLiveObject } from "./object-refs.ts";
 import { objectKeyProblem } from "./storage-keys.ts";
 
@@ -53,8 +54,6 @@ export interface BulkChanges {
   moveTo?: { prefix?: string | undefined; bucketId?: string | undefined } | undefined;
 }
 
-const likeEscaped = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
-
 /** The ids this call reaches and how many of the filter remain after them. */
 async function select(deps: Deps, caller: Caller, s: BulkSelection): Promise<{ ids: string[]; remaining: number; cursor: string | null }> {
   if (s.ids && s.filter) throw errors.validation([{ path: "ids", message: "Send either ids or filter, not both" }]);
@@ -64,23 +63,15 @@ async function select(deps: Deps, caller: Caller, s: BulkSelection): Promise<{ i
   }
   if (!s.filter) throw errors.validation([{ path: "ids", message: "Send ids, or a filter (an empty filter {} selects every object)" }]);
   const f = s.filter;
-  const where: SQL[] = [eq(mediaObjects.orgId, caller.orgId), isNull(mediaObjects.deletedAt)];
-  const bucketId = f.bucketId ? (await resolveBucket(deps, caller, f.bucketId)).id : caller.bucketId;
-  if (bucketId) where.push(eq(mediaObjects.bucketId, bucketId));
-  if (f.kind) where.push(eq(mediaObjects.kind, f.kind));
-  if (f.search) where.push(ilike(mediaObjects.key, `%${likeEscaped(f.search)}%`));
-  if (f.prefix) where.push(sql`${mediaObjects.key} like ${`${likeEscaped(f.prefix)}%`}`);
   // As media_list filters: every tag given, and each category or below it.
-  for (const slug of await labelSlugs(deps.db, tags, caller.orgId, f.tags)) {
-    where.push(sql`exists (select 1 from object_tags ot join tags t on t.id = ot.tag_id
-      where ot.object_id = ${mediaObjects.id} and t.org_id = ${caller.orgId} and t.slug = ${slug})`);
-  }
-  for (const slug of await labelSlugs(deps.db, categories, caller.orgId, f.categories)) {
-    where.push(sql`exists (with recursive sub as (
-        select id from categories where org_id = ${caller.orgId} and slug = ${slug}
-        union all select c.id from categories c join sub on c.parent_id = sub.id where c.org_id = ${caller.orgId})
-      select 1 from object_categories oc where oc.object_id = ${mediaObjects.id} and oc.category_id in (select id from sub))`);
-  }
+  const where = await objectConditions(deps, caller, {
+    bucketId: f.bucketId,
+    kind: f.kind,
+    search: f.search,
+    prefix: f.prefix,
+    tagSlugs: await labelSlugs(deps.db, tags, caller.orgId, f.tags),
+    categorySlugs: await labelSlugs(deps.db, categories, caller.orgId, f.categories),
+  });
   if (s.cursor) {
     if (!UUID.test(s.cursor)) throw errors.validation([{ path: "cursor", message: "Not a cursor this service gave out" }]);
     where.push(gt(mediaObjects.id, s.cursor));

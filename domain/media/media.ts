@@ -1,10 +1,9 @@
-import { and, asc, count, desc, eq, ilike, isNotNull, isNull, lte, type SQL, sql } from "drizzle-orm";
+import { and, asc, count, desc, eq, isNotNull, isNull, lte, type SQL, sql } from "drizzle-orm";
 import { DEFAULT_LIMIT, type Deleted, MAX_LIMIT } from "../../contract/common.ts";
 import { rowsOf } from "../../db/client.ts";
 import type { MediaObject } from "../../contract/media.ts";
 import type { PresignedDownload } from "../../contract/presign.ts";
 import { buckets, categories, mediaObjects, tags } from "../../db/schema/index.ts";
-import { resolveBucket } from "../buckets/buckets.ts";
 import type { Caller } from "../access/caller.ts";
 import { assertBucketAllowed } from "../access/visibility.ts";
 import { anyId, preparedSql } from "../core/prepared.ts";
@@ -27,6 +26,7 @@ import { derivativePrefix, objectPath } from "./storage-keys.ts";
 import { keptCounter, resolveForEgress } from "../usage/counters.ts";
 import { announceUpdated } from "../events/object-events.ts";
 import { withThumbnailPaths } from "../derivatives/thumbnail-urls.ts";
+import { objectConditions } from "./object-filters.ts";
 
 export { RETENTION_DAYS } from "./retention.ts";
 
@@ -120,16 +120,6 @@ export type MediaPage = Page<MediaObject> & { folders?: string[] };
 /** Subfolders shown at most: a folder with more lists the first ones. */
 const MAX_FOLDERS = 1000;
 
-/** Escapes LIKE wildcards so a prefix or search means those characters. */
-function likeEscaped(text: string): string {
-  return text.replace(/[\\%_]/g, (c) => `\\${c}`);
-}
-
-/** Escapes LIKE wildcards so a search for "50%" means those characters. */
-function likeContaining(text: string): string {
-  return `%${likeEscaped(text)}%`;
-}
-
 export async function listMedia(primary: Deps, caller: Caller, q: MediaQuery): Promise<MediaPage> {
   const deps = { ...primary, db: readDb(primary, caller.orgId) };
   // A tag or category is named by id, slug or name (domain/labels/refs.ts).
@@ -150,28 +140,11 @@ export async function listMedia(primary: Deps, caller: Caller, q: MediaQuery): P
     return { ...unfiltered, data: await withThumbnailPaths(primary, caller.orgId, unfiltered.data) };
   }
 
-  const where: SQL[] = [eq(mediaObjects.orgId, caller.orgId), isNull(mediaObjects.deletedAt)];
-  const bucketId = q.bucketId ? (await resolveBucket(deps, caller, q.bucketId)).id : caller.bucketId;
-  if (bucketId) where.push(eq(mediaObjects.bucketId, bucketId));
-  if (q.kind) where.push(eq(mediaObjects.kind, q.kind));
-  // The file name is the key's last segment, so matching the key covers both.
-  if (q.search) where.push(ilike(mediaObjects.key, likeContaining(q.search)));
-  // The same meaning as search's filters: every tag given, and each category or below it.
-  for (const slug of tagSlugs) {
-    where.push(sql`exists (select 1 from object_tags ot join tags t on t.id = ot.tag_id
-      where ot.object_id = ${mediaObjects.id} and t.org_id = ${caller.orgId} and t.slug = ${slug})`);
-  }
-  for (const slug of categorySlugs) {
-    where.push(sql`exists (with recursive sub as (
-        select id from categories where org_id = ${caller.orgId} and slug = ${slug}
-        union all select c.id from categories c join sub on c.parent_id = sub.id where c.org_id = ${caller.orgId})
-      select 1 from object_categories oc where oc.object_id = ${mediaObjects.id} and oc.category_id in (select id from sub))`);
-  }
-  if (facts) where.push(facts);
   // A folder is a key prefix: its objects are the keys with no further "/" after it, its
   // subfolders the distinct next segments of the others (with the same filters).
+  const where = await objectConditions(deps, caller, { bucketId: q.bucketId, kind: q.kind, search: q.search, prefix: q.folder, tagSlugs, categorySlugs });
+  if (facts) where.push(facts);
   const rest = q.folder !== undefined ? sql`substr(${mediaObjects.key}, char_length(${q.folder}) + 1)` : null;
-  if (q.folder) where.push(sql`${mediaObjects.key} like ${`${likeEscaped(q.folder)}%`}`);
   const filter = and(...where, rest ? sql`strpos(${rest}, '/') = 0` : undefined);
   const [rows, [{ total } = { total: 0 }], folders] = await Promise.all([
     deps.db.execute(listing(filter, sql`limit ${q.limit} offset ${q.offset}`)),
