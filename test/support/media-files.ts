@@ -5,6 +5,7 @@ import { Decoder, Demuxer, Encoder, FilterAPI, Muxer, pipeline } from "node-av/a
 import { AV_LOG_QUIET, AV_PKT_DATA_DISPLAYMATRIX, type FFEncoderCodec } from "node-av/constants";
 import { Dictionary, type FormatContext, Log } from "node-av/lib";
 import sharp from "sharp";
+import { pdfFile } from "./pdf-file.ts";
 
 /**
  * Real media files, made on the spot: nothing binary is committed, and each is what it claims.
@@ -111,17 +112,7 @@ export function pdf(pages = 2, width = 612, height = 792, info?: { title?: strin
   }
   const fields = Object.entries(info ?? {}).map(([k, v]) => `/${k[0]!.toUpperCase()}${k.slice(1)} (${v})`);
   if (fields.length > 0) objects.push(`<< ${fields.join(" ")} >>`);
-  let out = "%PDF-1.4\n";
-  const offsets: number[] = [];
-  objects.forEach((body, i) => {
-    offsets.push(out.length);
-    out += `${i + 1} 0 obj\n${body}\nendobj\n`;
-  });
-  const xref = out.length;
-  out += `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n`;
-  for (const o of offsets) out += `${String(o).padStart(10, "0")} 00000 n \n`;
-  out += `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R${fields.length > 0 ? ` /Info ${objects.length} 0 R` : ""} >>\nstartxref\n${xref}\n%%EOF\n`;
-  return Buffer.from(out, "latin1");
+  return pdfFile(objects, fields.length > 0 ? ` /Info ${objects.length} 0 R` : "");
 }
 
 /** A JPEG from a camera that knew where it was: make, model, time taken and a GPS position (Paris). */

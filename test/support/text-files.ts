@@ -1,4 +1,5 @@
 import sharp from "sharp";
+import { pdfFile } from "./pdf-file.ts";
 
 /**
  * A PDF whose pages carry the given lines of text (Helvetica, a standard font every reader
@@ -16,17 +17,7 @@ export function textPdf(pages: string[][]): Buffer {
     objects.push(`<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents ${objects.length + 2} 0 R >>`);
     objects.push(`<< /Length ${content.length} >>\nstream\n${content}\nendstream`);
   });
-  let out = "%PDF-1.4\n";
-  const offsets: number[] = [];
-  objects.forEach((body, i) => {
-    offsets.push(out.length);
-    out += `${i + 1} 0 obj\n${body}\nendobj\n`;
-  });
-  const xref = out.length;
-  out += `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n`;
-  for (const o of offsets) out += `${String(o).padStart(10, "0")} 00000 n \n`;
-  out += `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`;
-  return Buffer.from(out, "latin1");
+  return pdfFile(objects);
 }
 
 /** A PNG of dark words on a light background in a large clear font, as a screenshot shows them. */
