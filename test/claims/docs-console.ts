@@ -38,6 +38,10 @@ export default {
       },
     },
     {
+      says: "Every answer with one live object (media_get, and what a confirm, a metadata change, a restore or a move answers) carries the same path, so a list row and the object's own answer agree.",
+      by: { file: "test/integration/list-agrees-with-get.test.ts", test: "media_list" },
+    },
+    {
       says: "a listing (media_list) gives each ready thumbnail a signed path (thumbnail.path, GET /api/thumbnails/{id}?v=&expires=&signature=) that an <img> loads without a credential",
       by: { file: "test/integration/media-folders.test.ts", test: "a listing's ready thumbnails carry a path that serves them with no credential and no rate limit" },
     },
