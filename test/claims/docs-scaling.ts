@@ -66,6 +66,14 @@ export default {
       by: { file: "test/integration/read-replicas.test.ts", test: "lists, gets, searches and usage are served by the replica" },
     },
     {
+      says: "(DATABASE_READ_URL: one or more PostgreSQL streaming replicas, comma-separated)",
+      by: { file: "test/integration/read-replicas-several.test.ts", test: "each replica up serves, the one down serves nothing, and an organization keeps to one replica" },
+    },
+    {
+      says: "An organization keeps to one replica while that replica serves, so its reads never step back in time between two replicas that lag differently.",
+      by: { file: "test/integration/read-replicas-several.test.ts", test: "each replica up serves, the one down serves nothing, and an organization keeps to one replica" },
+    },
+    {
       says: "holds the BullMQ queues and the per-organization job counts, and every API instance and worker must name the same one; rate limits, idempotency keys and the credential cache stay on REDIS_URL.",
       by: { file: "test/integration/queue-redis.test.ts", test: "jobs run through the queue Redis; the guards stay on REDIS_URL's" },
     },
