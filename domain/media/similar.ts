@@ -4,6 +4,7 @@ import type { DuplicateGroup, SimilarObject } from "../../contract/similar.ts";
 import type { Caller } from "../access/caller.ts";
 import { resolveBucket } from "../buckets/buckets.ts";
 import type { Deps } from "../core/deps.ts";
+import { type Lab, deltaE } from "./colors.ts";
 import { type Page, page } from "../core/pagination.ts";
 import { readDb } from "../core/reads.ts";
 import { viewsOf } from "./media.ts";
@@ -20,7 +21,20 @@ import { hashColumns, segmentNeighbours } from "./picture-facts.ts";
  * distance of its own (1 value for r <= 3, 17 for r <= 7, 137 for r <= 10), and checks the
  * true distance of the few rows found. Every radius is answered exactly; the cost grows with
  * it (bench/notes/2026-11-29-similar.md).
+ *
+ * The hash is made from the picture in grey, and a picture with no edges (one colour, or a smooth
+ * gradient) hashes to nearly all zeros whatever its colour: a plain red and a plain blue picture
+ * would be "the same picture". So two pictures are alike only when their dominant colours are
+ * also within SAME_PICTURE_DELTA_E of each other; a resized or recompressed copy keeps its
+ * colour within a few units.
  */
+
+/**
+ * How far apart (delta E) the dominant colours of two pictures of one scene may be: well above
+ * what recompression moves (under 10) and below "another colour" (over 50). A picture with no
+ * stored colour is compared by its hash alone.
+ */
+export const SAME_PICTURE_DELTA_E = 25;
 
 const SEGMENTS = 4;
 
@@ -35,13 +49,39 @@ function candidates(hex: string, radius: number): SQL {
 
 const distanceTo = (phash: bigint) => sql`bit_count((f.phash # ${phash.toString()}::bigint)::bit(64))`;
 
-/** The hash of an object's current version, or null when it has none (not a picture, or not processed yet). */
-async function hashOf(deps: Deps, objectId: string, etag: string | null): Promise<string | null> {
-  const [row] = rowsOf<{ phash: string | null }>(
-    await deps.db.execute(sql`select f.phash::text as phash from object_facts f where f.object_id = ${objectId} and f.source_etag is not distinct from ${etag}::text`),
+/** An object's picture as the index compares it: its hash and dominant colour. */
+interface Probe {
+  hex: string;
+  lab: Lab | null;
+}
+
+/** The hash and colour of an object's current version, or null when it has no hash (not a picture, or not processed yet). */
+async function probeOf(deps: Deps, objectId: string, etag: string | null): Promise<Probe | null> {
+  const [row] = rowsOf<{ phash: string | null; l: number | null; a: number | null; b: number | null }>(
+    await deps.db.execute(
+      sql`select f.phash::text as phash, f.color_l as l, f.color_a as a, f.color_b as b from object_facts f where f.object_id = ${objectId} and f.source_etag is not distinct from ${etag}::text`,
+    ),
   );
   if (!row?.phash) return null;
-  return BigInt.asUintN(64, BigInt(row.phash)).toString(16).padStart(16, "0");
+  return {
+    hex: BigInt.asUintN(64, BigInt(row.phash)).toString(16).padStart(16, "0"),
+    lab: row.l === null || row.a === null || row.b === null ? null : { l: Number(row.l), a: Number(row.a), b: Number(row.b) },
+  };
+}
+
+/** The rows of live objects alike to `probe` (hash within `radius`, colour within SAME_PICTURE_DELTA_E), `objectId` left out. */
+function alikeRows(orgId: string, objectId: string, probe: Probe, radius: number, bucketId: string | null): SQL {
+  const { l, a, b } = probe.lab ?? {};
+  const sameColor = probe.lab
+    ? sql`(f.color_l is null or (f.color_l - ${l}::real) ^ 2 + (f.color_a - ${a}::real) ^ 2 + (f.color_b - ${b}::real) ^ 2 <= ${SAME_PICTURE_DELTA_E ** 2}::real)`
+    : sql`true`;
+  return sql`
+    object_facts f join media_objects o on o.id = f.object_id
+    where f.org_id = ${orgId} and ${candidates(probe.hex, radius)}
+      and ${distanceTo(hashColumns(probe.hex)!.phash)} <= ${radius} and ${sameColor}
+      and f.object_id <> ${objectId}
+      and o.org_id = ${orgId} and o.deleted_at is null and f.source_etag is not distinct from o.etag
+      ${bucketId ? sql`and o.bucket_id = ${bucketId}` : sql``}`;
 }
 
 export interface SimilarQuery {
@@ -53,26 +93,21 @@ export interface SimilarQuery {
 }
 
 /**
- * The live objects whose picture is within `maxDistance` bits of this object's, nearest first
- * (then by id), in the caller's organization and the buckets it may see. An object with no
- * hash (not a picture, or still being processed) has none.
+ * The live objects whose picture is within `maxDistance` bits of this object's (and of a close
+ * dominant colour), nearest first (then by id), in the caller's organization and the buckets it
+ * may see. An object with no hash (not a picture, or still being processed) has none.
  */
 export async function findSimilar(deps: Deps, caller: Caller, q: SimilarQuery): Promise<Page<SimilarObject>> {
   deps = { ...deps, db: readDb(deps, caller.orgId) };
   const object = await resolveLiveObject(deps.db, caller, q.id);
   const bucketId = q.bucketId ? (await resolveBucket(deps, caller, q.bucketId)).id : caller.bucketId;
-  const hex = await hashOf(deps, object.id, object.etag);
-  if (!hex) return page([], 0, q.offset);
-  const phash = hashColumns(hex)!.phash;
+  const probe = await probeOf(deps, object.id, object.etag);
+  if (!probe) return page([], 0, q.offset);
+  const from = alikeRows(caller.orgId, object.id, probe, q.maxDistance, bucketId);
   const rows = rowsOf<{ id: string; distance: number; total: number | string }>(
     await deps.db.execute(sql`
-      select f.object_id as id, ${distanceTo(phash)} as distance, count(*) over () as total
-      from object_facts f join media_objects o on o.id = f.object_id
-      where f.org_id = ${caller.orgId} and ${candidates(hex, q.maxDistance)}
-        and ${distanceTo(phash)} <= ${q.maxDistance}
-        and f.object_id <> ${object.id}
-        and o.org_id = ${caller.orgId} and o.deleted_at is null and f.source_etag is not distinct from o.etag
-        ${bucketId ? sql`and o.bucket_id = ${bucketId}` : sql``}
+      select f.object_id as id, ${distanceTo(hashColumns(probe.hex)!.phash)} as distance, count(*) over () as total
+      from ${from}
       order by distance, f.object_id
       limit ${q.limit} offset ${q.offset}`),
   );
@@ -82,20 +117,13 @@ export async function findSimilar(deps: Deps, caller: Caller, q: SimilarQuery): 
     return view ? [{ distance: Number(r.distance), object: view }] : [];
   });
   // Past the last row the window gave no count: the total is what came before.
-  const total = rows.length ? Number(rows[0]!.total) : q.offset > 0 ? (await countSimilar(deps, caller.orgId, object.id, hex, q.maxDistance, bucketId)) : 0;
+  const total = rows.length ? Number(rows[0]!.total) : q.offset > 0 ? await countOf(deps, from) : 0;
   return page(data, total, q.offset);
 }
 
-async function countSimilar(deps: Deps, orgId: string, objectId: string, hex: string, radius: number, bucketId: string | null): Promise<number> {
-  const phash = hashColumns(hex)!.phash;
-  const [row] = rowsOf<{ n: number | string }>(
-    await deps.db.execute(sql`
-      select count(*) as n from object_facts f join media_objects o on o.id = f.object_id
-      where f.org_id = ${orgId} and ${candidates(hex, radius)} and ${distanceTo(phash)} <= ${radius}
-        and f.object_id <> ${objectId} and o.org_id = ${orgId} and o.deleted_at is null and f.source_etag is not distinct from o.etag
-        ${bucketId ? sql`and o.bucket_id = ${bucketId}` : sql``}`),
-  );
-  return Number(row?.n ?? 0);
+async function countOf(deps: Deps, from: SQL): Promise<number> {
+  const [row] = rowsOf<{ n: number }>(await deps.db.execute(sql`select count(*)::int as n from ${from}`));
+  return row?.n ?? 0;
 }
 
 export interface DuplicatesQuery {
@@ -108,12 +136,13 @@ export interface DuplicatesQuery {
 /** Rows read per statement while a report loads a bucket's hashes. */
 const READ_BATCH = 20_000;
 
-interface Hashed {
+export interface Hashed {
   id: string;
   key: string;
   size: number;
   hi: number;
   lo: number;
+  lab: Lab | null;
 }
 
 function popcount32(x: number): number {
@@ -133,9 +162,9 @@ export async function findDuplicates(deps: Deps, caller: Caller, q: DuplicatesQu
   const bucket = await resolveBucket(deps, caller, q.bucketId);
   const items: Hashed[] = [];
   for (let after = "00000000-0000-0000-0000-000000000000"; ; ) {
-    const batch = rowsOf<{ id: string; key: string; size: number | string; phash: string }>(
+    const batch = rowsOf<{ id: string; key: string; size: number | string; phash: string; l: number | null; a: number | null; b: number | null }>(
       await deps.db.execute(sql`
-        select o.id, o.key, o.size, f.phash::text as phash
+        select o.id, o.key, o.size, f.phash::text as phash, f.color_l as l, f.color_a as a, f.color_b as b
         from media_objects o join object_facts f on f.object_id = o.id
         where o.org_id = ${caller.orgId} and o.bucket_id = ${bucket.id} and o.deleted_at is null
           and f.phash is not null and f.source_etag is not distinct from o.etag and o.id > ${after}::uuid
@@ -143,7 +172,8 @@ export async function findDuplicates(deps: Deps, caller: Caller, q: DuplicatesQu
     );
     for (const r of batch) {
       const u = BigInt.asUintN(64, BigInt(r.phash));
-      items.push({ id: r.id, key: r.key, size: Number(r.size), hi: Number(u >> 32n), lo: Number(u & 0xffffffffn) });
+      const lab = r.l === null || r.a === null || r.b === null ? null : { l: Number(r.l), a: Number(r.a), b: Number(r.b) };
+      items.push({ id: r.id, key: r.key, size: Number(r.size), hi: Number(u >> 32n), lo: Number(u & 0xffffffffn), lab });
     }
     if (batch.length < READ_BATCH) break;
     after = batch[batch.length - 1]!.id;
@@ -165,12 +195,27 @@ export async function findDuplicates(deps: Deps, caller: Caller, q: DuplicatesQu
  */
 export const CROWDED_SEGMENT = 2_000;
 
-/** Connected groups (two or more) of items within `radius` bits of each other, found by segment probes. */
+/** The side of a cell of L*a*b* in which any two colours are within SAME_PICTURE_DELTA_E (its diagonal). */
+const COLOR_CELL = SAME_PICTURE_DELTA_E / Math.sqrt(3);
+
+/** Hash and colour cell: items with one key are alike without comparing them. */
+function sameKey(it: Hashed): string {
+  const cell = it.lab ? [it.lab.l, it.lab.a, it.lab.b].map((v) => Math.floor(v / COLOR_CELL)).join(",") : "-";
+  return `${it.hi}:${it.lo}:${cell}`;
+}
+
+/** Two pictures are alike when their hashes are within `radius` bits and their colours close (or either unknown). */
+function alike(p: Hashed, q: Hashed, radius: number): boolean {
+  if (popcount32(p.hi ^ q.hi) + popcount32(p.lo ^ q.lo) > radius) return false;
+  return !p.lab || !q.lab || deltaE(p.lab, q.lab) <= SAME_PICTURE_DELTA_E;
+}
+
+/** Connected groups (two or more) of alike items, found by segment probes. */
 export function groupNear(all: Hashed[], radius: number): Hashed[][] {
-  // Identical hashes first: one representative each takes part in the probes.
+  // Identical hashes of one colour first: one representative each takes part in the probes.
   const same = new Map<string, Hashed[]>();
   for (const it of all) {
-    const k = `${it.hi}:${it.lo}`;
+    const k = sameKey(it);
     const list = same.get(k);
     if (list) list.push(it);
     else same.set(k, [it]);
@@ -178,8 +223,8 @@ export function groupNear(all: Hashed[], radius: number): Hashed[][] {
   const items = [...same.values()].map((l) => l[0]!);
   const near = groupDistinct(items, radius);
   const grouped = new Set(near.flat());
-  const out = near.map((g) => g.flatMap((rep) => same.get(`${rep.hi}:${rep.lo}`)!));
-  for (const rep of items) if (!grouped.has(rep) && same.get(`${rep.hi}:${rep.lo}`)!.length > 1) out.push(same.get(`${rep.hi}:${rep.lo}`)!);
+  const out = near.map((g) => g.flatMap((rep) => same.get(sameKey(rep))!));
+  for (const rep of items) if (!grouped.has(rep) && same.get(sameKey(rep))!.length > 1) out.push(same.get(sameKey(rep))!);
   return out;
 }
 
@@ -205,8 +250,7 @@ function groupDistinct(items: Hashed[], radius: number): Hashed[][] {
         if (!list || list.length > CROWDED_SEGMENT) continue;
         for (const j of list) {
           if (j <= i || root(i) === root(j)) continue;
-          const other = items[j]!;
-          if (popcount32(it.hi ^ other.hi) + popcount32(it.lo ^ other.lo) <= radius) parent[root(j)] = root(i);
+          if (alike(it, items[j]!, radius)) parent[root(j)] = root(i);
         }
       }
     });

@@ -27,6 +27,17 @@ export default {
       },
     },
     {
+      says: "are also within a delta E of 25 of each other",
+      check: async () => {
+        const { SAME_PICTURE_DELTA_E } = await import("../../domain/media/similar.ts");
+        expect(SAME_PICTURE_DELTA_E).toBe(25);
+      },
+    },
+    {
+      says: "a plain red and a plain blue picture are not similar",
+      by: { file: "test/integration/similar.test.ts", test: "the same mark on red and on blue hash alike, but only the two reds are similar" },
+    },
+    {
       says: "0 to 10, default 4), each with its",
       check: async () => {
         const input = findTool("media_duplicates")!.input;

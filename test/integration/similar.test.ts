@@ -3,7 +3,7 @@ import { eventually } from "../support/eventually.ts";
 import { withTwoOrgs } from "../support/fixtures.ts";
 import type { Api } from "../support/http.ts";
 import { newBucket } from "../support/objects.ts";
-import { copiesOf, otherScene, scene } from "../support/pictures.ts";
+import { copiesOf, mostly, otherScene, scene } from "../support/pictures.ts";
 import type { TestOrg } from "../support/server.ts";
 import { upload } from "../support/upload.ts";
 
@@ -11,6 +11,8 @@ import { upload } from "../support/upload.ts";
  * Near-duplicates: three resized and recompressed copies of one picture are one group of a
  * bucket's duplicates and each other's similar objects; a different picture is neither; another
  * organization's copy never shows, and a key restricted to one bucket sees only that bucket.
+ * Pictures of one colour with the same mark hash alike whatever the colour: only those of a
+ * close colour are alike.
  */
 
 type Row = Record<string, any>;
@@ -23,6 +25,10 @@ let copies: Row[];
 let different: Row;
 let inSecond: Row;
 let foreignCopy: Row;
+let plain: { id: string };
+let plainRed: Row;
+let plainDarkerRed: Row;
+let plainBlue: Row;
 
 async function ready(api: Api, row: Row): Promise<Row> {
   return eventually(
@@ -44,7 +50,11 @@ withTwoOrgs({
     different = await upload(org.admin, bucket.id, "different.png", await otherScene(), { contentType: "image/png" });
     inSecond = await upload(org.admin, second.id, "copy.jpg", made3[0]!.bytes, { contentType: "image/jpeg" });
     foreignCopy = await upload(other.admin, made.otherBucket.id, "copy.jpg", made3[0]!.bytes, { contentType: "image/jpeg" });
-    for (const r of [...copies, different, inSecond]) await ready(org.admin, r);
+    plain = await newBucket(org, "plain");
+    plainRed = await upload(org.admin, plain.id, "red.png", await mostly("#e02020"), { contentType: "image/png" });
+    plainDarkerRed = await upload(org.admin, plain.id, "darker-red.png", await mostly("#d01818"), { contentType: "image/png" });
+    plainBlue = await upload(org.admin, plain.id, "blue.png", await mostly("#2050d0"), { contentType: "image/png" });
+    for (const r of [...copies, different, inSecond, plainRed, plainDarkerRed, plainBlue]) await ready(org.admin, r);
     await ready(other.admin, foreignCopy);
   },
 });
@@ -111,6 +121,19 @@ describe("media_similar", () => {
     expect(ids(res.body.data.map((f: Row) => f.object))).toEqual(ids([copies[1]!, copies[2]!]));
     expect((await restricted.get(`/api/media/${copies[0]!.id}/similar?bucketId=${second.id}`)).status).toBe(403);
     expect((await restricted.get(`/api/media/${inSecond.id}/similar`)).status).toBe(403);
+  });
+
+  test("pictures of one colour: the same mark on red and on blue hash alike, but only the two reds are similar and a duplicate group", async () => {
+    const red = (await org.admin.get(`/api/media/${plainRed.id}`)).body;
+    const blue = (await org.admin.get(`/api/media/${plainBlue.id}`)).body;
+    // The hash alone cannot tell them apart: the colour does.
+    expect(red.info.phash).toBe(blue.info.phash);
+    const similar = (await org.admin.get(`/api/media/${plainRed.id}/similar?maxDistance=10`)).body;
+    expect(similar.data.map((f: Row) => f.object.id)).toEqual([plainDarkerRed.id]);
+    expect(similar.total).toBe(1);
+    expect((await org.admin.get(`/api/media/${plainBlue.id}/similar?maxDistance=10`)).body).toMatchObject({ data: [], total: 0 });
+    const groups = (await org.admin.get(`/api/buckets/${plain.id}/duplicates?maxDistance=10`)).body;
+    expect(groups.data.map((g: Row) => ids(g.objects))).toEqual([ids([plainRed, plainDarkerRed])]);
   });
 
   test("a deleted copy leaves the answers", async () => {

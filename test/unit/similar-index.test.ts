@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { groupNear } from "../../domain/media/similar.ts";
+import { type Hashed, SAME_PICTURE_DELTA_E, groupNear } from "../../domain/media/similar.ts";
 import { hashColumns, segmentNeighbours } from "../../domain/media/picture-facts.ts";
 import { deltaE, labOf } from "../../domain/media/colors.ts";
 
@@ -25,7 +25,7 @@ describe("the segment index", () => {
         hashes.push(h);
       }
     }
-    const items = hashes.map((h, i) => ({ id: String(i), key: String(i), size: 1, hi: Number(h >> 32n), lo: Number(h & 0xffffffffn) }));
+    const items = hashes.map((h, i) => ({ id: String(i), key: String(i), size: 1, hi: Number(h >> 32n), lo: Number(h & 0xffffffffn), lab: null }));
     for (let radius = 0; radius <= 10; radius++) {
       // The groups a brute force makes: every pair compared.
       const parent = hashes.map((_, i) => i);
@@ -37,6 +37,20 @@ describe("the segment index", () => {
       const got = groupNear(items, radius).map((g) => g.map((x) => x.id).sort().join(",")).sort();
       expect({ radius, groups: got }).toEqual({ radius, groups: expected });
     }
+  });
+
+  test("a plain picture is alike only to pictures of a close colour (its hash is all zeros whatever the colour)", () => {
+    const flat = (id: string, color: string): Hashed => ({ id, key: id, size: 1, hi: 0, lo: 0, lab: labOf(color) });
+    const groups = groupNear(
+      [flat("red", "#e02020"), flat("darker red", "#d01818"), flat("blue", "#2050d0"), flat("navy-ish blue", "#2048c8"), flat("green", "#30a030")],
+      4,
+    ).map((g) => g.map((x) => x.id).sort());
+    expect(groups.sort()).toEqual([["blue", "navy-ish blue"], ["darker red", "red"]]);
+    // Colours one cell apart, within the distance: joined by the probes, not only by the shared key.
+    const near = groupNear([{ id: "a", key: "a", size: 1, hi: 1, lo: 0, lab: { l: 50, a: 0, b: 0 } }, { id: "b", key: "b", size: 1, hi: 0, lo: 0, lab: { l: 50 + SAME_PICTURE_DELTA_E - 1, a: 0, b: 0 } }], 4);
+    expect(near.map((g) => g.map((x) => x.id).sort())).toEqual([["a", "b"]]);
+    // No stored colour: the hash alone decides.
+    expect(groupNear([flat("red", "#e02020"), { ...flat("unknown", "#000000"), lab: null }], 0)).toHaveLength(1);
   });
 
   test("segments and neighbours", () => {
