@@ -2,7 +2,8 @@
  * `npm run bench -- peer`: the operations this service shares with Supabase Storage, against
  * both, in the same run, on the same PostgreSQL: signed upload URL, signed download URL,
  * object metadata, first page of a listing of 50,000 objects, a search of a term matching
- * 500 of them, and 20 MiB uploads end to end, 8 at a time.
+ * 500 of them (our full-text search, and the peer's own operation on our side: a substring of
+ * the key), and 20 MiB uploads end to end, 8 at a time.
  *
  * The peer is built from source in a temporary directory (bench/_peer-build.ts; Node 24 from
  * npm, pg-boss swapped for its npm release) and runs with its file backend, its own database
@@ -156,6 +157,8 @@ try {
   const searchCheck = await oursCall("GET", "/api/search?q=mid&limit=100");
   const peerSearchCheck = (await peerCall("POST", "/object/list/bench", JSON.stringify({ prefix: "photos/", search: "mid", limit: 100, offset: 0 }))) as unknown[];
   if (searchCheck.total !== 500 || peerSearchCheck.length !== 100) throw new Error(`search does not match 500 on both: ours ${searchCheck.total}, peer page ${peerSearchCheck.length}`);
+  const keySearchCheck = await oursCall("GET", `/api/media?search=mid&limit=100&bucketId=${ours.bucketId}`);
+  if (keySearchCheck.total !== 500 || keySearchCheck.data.length !== 100) throw new Error(`the key search does not match 500: ${keySearchCheck.total}`);
 
   const lua = (method: string, path: string, auth: string, body: string | null) => `
 local n = 0
@@ -191,6 +194,13 @@ end`;
       ours: lua("GET", "/api/search?q=mid&limit=100", oursAuth, null),
       peer: lua("POST", "/object/list/bench", peerAuth, `{"prefix":"photos/","search":"mid","limit":100,"offset":0}`),
       note: "ours ranks, counts and facets full text; the peer's is a name-prefix scan",
+    },
+    {
+      // The peer's own operation on our side: the spec's substring match on the key (a trigram index), with the total.
+      name: "key search, a term matching 500 (like for like)",
+      ours: lua("GET", `/api/media?search=mid&limit=100&bucketId=${ours.bucketId}`, oursAuth, null),
+      peer: lua("POST", "/object/list/bench", peerAuth, `{"prefix":"photos/","search":"mid","limit":100,"offset":0}`),
+      note: "ours matches anywhere in the key and counts the matches; the peer's matches a name prefix",
     },
   ];
   // BENCH_PEER_OPS: a comma list of words; only the operations whose name has one of them run.
