@@ -73,6 +73,7 @@ export default {
     { says: "| media_idempotent_replays_total | counter | surface | answers replayed for a repeated Idempotency-Key |", by: { file: METRICS, test: "counts a known workload exactly" } },
     { says: "| media_jobs | gauge | state | jobs by state, read at scrape time:", by: { file: METRICS, test: "counts a known workload exactly" } },
     { says: "| media_jobs_unavailable | gauge | | 1 when this scrape could not read the job counts within 1 s", by: { file: "test/integration/metrics-redis-down.test.ts", test: "killed: every scrape answers, saying the queue's counts are unknown and keeping the outbox's" } },
+    { says: "| media_jobs_unavailable | gauge | | 1 when this scrape could not read the job counts within 1 s", by: { file: "test/unit/metrics-job-counts.test.ts", test: "the deadline is the 1 s docs/operations.md names" } },
     { says: "(BullMQ keeps failed jobs 30 days;", by: { file: "test/integration/bullmq-worker.test.ts", test: "failed jobs are kept 30 days (at most 10,000), completed ones a day (at most 1,000)" } },
     { says: "and the pool's size max (PostgreSQL: 10 per process; embedded: 1)", by: { file: METRICS, test: "counts a known workload exactly" } },
     {
