@@ -163,7 +163,6 @@ export class ReplicaReads implements ReadRouter {
     if (serving.length === 0) return null;
     const replica = serving[spread(orgId) % serving.length]!;
     return purpose === "search" ? replica.searchDb : replica.db;
-    return null;
   }
 
   private wroteRecently(marks: Map<string, number>, orgId: string): boolean {
