@@ -21,6 +21,8 @@ import { Link, Loading, Toasts } from "./ui/kit.tsx";
 
 // The explorer carries every tool's schemas: loaded when first opened, not with the console.
 const ToolsPage = lazy(() => import("./pages/tools.tsx").then((m) => m.ToolsPage));
+// A bucket's duplicate groups: a page of its own, loaded when first opened.
+const DuplicatesPage = lazy(() => import("./pages/duplicates.tsx").then((m) => m.DuplicatesPage));
 
 interface Route {
   pattern: RegExp;
@@ -32,6 +34,7 @@ interface Route {
 const ROUTES: Route[] = [
   { pattern: /^\/buckets$/, page: BucketsPage, section: "buckets" },
   { pattern: /^\/buckets\/([\w-]+)$/, page: MediaPage, section: "buckets" },
+  { pattern: /^\/buckets\/([\w-]+)\/duplicates$/, page: DuplicatesPage as ComponentType<{ params: string[] }>, section: "buckets" },
   { pattern: /^\/trash$/, page: TrashPage, section: "trash" },
   { pattern: /^\/search$/, page: SearchPage, section: "search" },
   { pattern: /^\/categories$/, page: CategoriesPage, section: "categories" },

@@ -145,7 +145,13 @@ export function MediaPage({ params }: { params: string[] }) {
               <Link to="/buckets">Buckets</Link> / {bucket.data?.name ?? bucketId} · {total === null ? "…" : plural(total, "object")}
             </>
           }
-        />
+        >
+          {can("media_duplicates") && (
+            <Link to={`/buckets/${bucketId}/duplicates`} class="button small">
+              Duplicates
+            </Link>
+          )}
+        </PageHead>
         <ErrorNote error={bucket.error} />
         {flat ? (
           <p class="hint folder-note">Filtered: objects from every folder of the bucket.</p>
