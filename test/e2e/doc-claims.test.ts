@@ -43,6 +43,13 @@ describe("the promise audit", () => {
     for (const p of pages) expect(existsSync(join(root, p.page)), `${p.page} (a claims file names a page that does not exist)`).toBe(true);
     const missing = documentationFiles().filter((f) => !covered.has(f) && prose(f).lines.some((l) => PROMISE.some((re) => re.test(l.raw))));
     expect(missing, "pages with promise-like lines but no test/claims file").toEqual([]);
+    // What the audit covers, in the run's output.
+    const claims = pages.flatMap((p) => p.claims);
+    const notPromises = pages.reduce((n, p) => n + (p.notPromises?.length ?? 0), 0);
+    console.log(
+      `the promise audit: ${claims.length} claims on ${pages.length} pages (${claims.filter((c) => c.by).length} backed by a named test, ${claims.filter((c) => c.check).length} by a live check), ${notPromises} promise-like lines said not to be promises`,
+    );
+    expect(claims.length).toBeGreaterThan(0);
   });
 
   for (const p of pages) {
