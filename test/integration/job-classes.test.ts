@@ -1,4 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
+import { eq } from "drizzle-orm";
+import { webhookAttempts } from "../../db/schema/index.ts";
 import { type BullQueue, startBullWorker } from "../../worker/bullmq-queue.ts";
 import { processorsFor } from "../../worker/processors.ts";
 import { testEnv } from "../support/env.ts";
@@ -76,7 +78,10 @@ describe("slow network work does not hold another organization's thumbnails", ()
     hanging.respond = () => ({ hang: true });
     cleanups.push(() => hanging.stop());
     cleanups.push(() => hanging.release());
-    const s = await serverWith({});
+    // Each attempt held for 60 s instead of 10: no slot A's deliveries hold frees while B's
+    // thumbnail is made, so the thumbnail cannot have been made in a slot a delivery gave up
+    // (turns between organizations alone would give it the first such slot).
+    const s = await serverWith({ WEBHOOK_TIMEOUT_MS: "60000" });
     const a = await newOrg(s, "Hanger");
     for (let i = 0; i < 20; i++) {
       const res = await a.admin.post("/api/webhooks", { url: `${hanging.url}/${i}`, eventTypes: ["bucket.created"] });
@@ -86,8 +91,11 @@ describe("slow network work does not hold another organization's thumbnails", ()
     await newBucket(a, "second");
     await eventually(async () => (hanging.received.length >= 2 ? true : undefined), { what: "the deliveries to start" });
 
-    // 40 deliveries each held for WEBHOOK_TIMEOUT_MS (10 s): behind them, 200 s.
+    // 40 deliveries each held for WEBHOOK_TIMEOUT_MS (10 s by default): behind them, 200 s.
     await thumbnailOfAnother(s);
+    // Made while every delivery begun was still hanging: none of A's attempts had ended.
+    expect(await s.services.deps.db.select().from(webhookAttempts).where(eq(webhookAttempts.orgId, a.orgId))).toEqual([]);
+    expect(hanging.received.length).toBeGreaterThanOrEqual(2);
   });
 });
 
