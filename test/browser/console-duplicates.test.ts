@@ -173,7 +173,7 @@ describe.skipIf(!run)("the console's duplicates page", () => {
     await hasCount(page.locator("article.duplicate-group"), 2);
     // The group that frees the most comes first.
     await page.getByRole("article", { name: "Group 1: 3 pictures" }).waitFor();
-    await page.getByRole("button", { name: "Keep the largest of each of the 2 groups, move the rest to Trash" }).click();
+    await page.getByRole("button", { name: "Keep the largest of each, trash the rest (2 groups shown)" }).click();
     const dialog = page.getByRole("dialog", { name: "Move 3 objects to the trash?" });
     await dialog.waitFor();
     await containsText(dialog, "each of the 2 groups shown stays");

@@ -101,6 +101,7 @@ const VISITS: Visit[] = [
   { name: "buckets", path: () => "/buckets", ready: (p) => p.getByRole("link", { name: photos.name }).waitFor() },
   { name: "bucket", path: () => `/buckets/${photos.id}?sort=key&order=asc`, ready: (p) => p.locator(".grid-sizer .tile[data-id]").nth(5).waitFor() },
   { name: "bucket-detail", path: () => `/buckets/${photos.id}?sort=key&order=asc&object=${objectIds[0]}`, ready: (p) => p.getByRole("complementary").getByRole("button", { name: "Download" }).waitFor() },
+  { name: "duplicates", path: () => `/buckets/${photos.id}/duplicates`, ready: (p) => p.locator("article.duplicate-group, main .empty").first().waitFor() },
   { name: "search", path: () => "/search?q=shot", ready: (p) => p.locator(".result-grid li").first().waitFor() },
   { name: "categories", path: () => "/categories", ready: (p) => p.locator(".tree-name", { hasText: "Landscapes" }).waitFor() },
   { name: "sets", path: () => "/sets", ready: (p) => p.getByRole("link", { name: "Banner set" }).waitFor() },

@@ -148,7 +148,8 @@ export function DuplicatesPage({ params }: { params: string[] }) {
                 {/* One group shown: its own button says the same. */}
                 {shown.length > 1 && (
                   <ConfirmButton
-                    label={`Keep the largest of each of the ${shown.length} groups, move the rest to Trash`}
+                    label="Keep the largest of each, trash the rest"
+                    ariaLabel={`Keep the largest of each, trash the rest (${shown.length} groups shown)`}
                     class="danger small"
                     disabled={extras.length === 0 || list.loading}
                     question={`Move ${plural(extras.length, "object")} to the trash?`}
