@@ -6,6 +6,16 @@ import { newBucket } from "../support/objects.ts";
 const EDGES = "test/browser/console-edges.test.ts";
 const CONSOLE = "test/browser/console.test.ts";
 const MEDIA = "test/browser/console-media.test.ts";
+const DUPLICATES = "test/browser/console-duplicates.test.ts";
+
+/** The Duplicates page runs only in a browser: its numbers are read from its source (and the tool's range from the contract). */
+async function duplicatesPageNumbers() {
+  const source = await Bun.file(new URL("../../console/app/pages/duplicates.tsx", import.meta.url)).text();
+  const constant = (name: string) => new RegExp(`const ${name} = ([^;]+);`).exec(source)?.[1];
+  expect([constant("PAGE"), constant("DISTANCES"), constant("DEFAULT_DISTANCE")]).toEqual(["20", "[0, 2, 4, 6, 8, 10]", "4"]);
+  const { MAX_PICTURE_DISTANCE } = await import("../../contract/similar.ts");
+  expect(MAX_PICTURE_DISTANCE).toBe(10);
+}
 
 export default {
   page: "docs/console.md",
@@ -14,6 +24,14 @@ export default {
       says: "on a store reached through S3_ENDPOINT only when the bucket has no CORS rules, so rules of an operator's own are never replaced",
       by: { file: "test/integration/storage-cors-kept.test.ts", test: "a bucket with the operator's CORS rules keeps them across starts" },
     },
+    { says: "the groups that free the most first, 20 to a page:", check: duplicatesPageNumbers },
+    { says: "\"How alike\" sets how many of the hash's 64 bits may differ (0 to 10, 4 by default).", check: duplicatesPageNumbers },
+    {
+      says: "\"Keep the largest, move the rest to Trash\" acts on one group or on every group shown, and pictures can be picked one by one; a confirmation says how many objects and how many bytes,",
+      by: { file: DUPLICATES, test: "every group shown at once: one confirmation with the count and the bytes" },
+    },
+    { says: "they go to the trash (objects_bulk_delete), and Undo brings them back.", by: { file: DUPLICATES, test: "keep the largest moves the other two to the trash; Undo restores them" } },
+    { says: "A bucket without any shows \"No duplicates\"", by: { file: DUPLICATES, test: "keep the largest moves the other two to the trash" } },
     { says: "| Buckets | list with object counts; create; delete, with the 409 of a non-empty bucket explained |", by: { file: EDGES, test: "deleting a bucket that holds objects explains the 409" } },
     {
       says: "charts of storage, egress and API calls per day (plain SVG, 7 to 365 days);",
