@@ -22,6 +22,9 @@ export async function newPage(browser: Browser, opts: { colorScheme?: "light" | 
     colorScheme: opts.colorScheme ?? "light",
     acceptDownloads: true,
   });
+  // A wait's ceiling that holds on a busy machine (Playwright's own is 30 s): what the page
+  // waits for is often the worker's thumbnail or facts, which a loaded CI machine delays.
+  context.setDefaultTimeout(90_000);
   const page = await context.newPage();
   const problems: string[] = [];
   page.on("console", (m) => {
