@@ -152,10 +152,10 @@ function popcount32(x: number): number {
 }
 
 /**
- * A bucket's groups of near-identical pictures (every member within `maxDistance` of another
- * member), the groups that would free the most bytes first. The report reads the bucket's
- * hashes once, in keyed batches, and groups them in memory with the same segment probes as
- * findSimilar, so its cost is one pass over the bucket whatever the radius.
+ * A bucket's groups of near-identical pictures (every member alike to the group's largest: within
+ * `maxDistance` bits, of a close colour), the groups that would free the most bytes first. The
+ * report reads the bucket's hashes once, in keyed batches, and groups them in memory with the
+ * same segment probes as findSimilar, so its cost is one pass over the bucket whatever the radius.
  */
 export async function findDuplicates(deps: Deps, caller: Caller, q: DuplicatesQuery): Promise<Page<DuplicateGroup>> {
   deps = { ...deps, db: readDb(deps, caller.orgId) };
@@ -179,8 +179,9 @@ export async function findDuplicates(deps: Deps, caller: Caller, q: DuplicatesQu
     after = batch[batch.length - 1]!.id;
   }
   const groups = groupNear(items, q.maxDistance)
+    .flatMap((component) => aroundLargest(component, q.maxDistance))
     .map((members) => {
-      const objects = members.map((m) => ({ id: m.id, key: m.key, size: m.size })).sort((a, b) => b.size - a.size || a.key.localeCompare(b.key));
+      const objects = members.map((m) => ({ id: m.id, key: m.key, size: m.size }));
       const total = objects.reduce((n, o) => n + o.size, 0);
       return { objects, bytes: total, reclaimable: total - objects[0]!.size };
     })
@@ -194,6 +195,29 @@ export async function findDuplicates(deps: Deps, caller: Caller, q: DuplicatesQu
  * hashes are grouped before, so a pair is missed only when its sole close segments are crowded.
  */
 export const CROWDED_SEGMENT = 2_000;
+
+/** Largest first, then by key: the member a group keeps is its first. */
+const keptFirst = (a: Hashed, b: Hashed) => b.size - a.size || a.key.localeCompare(b.key);
+
+/**
+ * A connected group split so that every member is alike to its group's first, the largest, which
+ * a "keep one" clean-up keeps: pictures alike only through a chain of others (a gradient of
+ * colours, a series of edits) would otherwise all be offered as copies of one they do not look
+ * like. The largest takes what is alike to it; the rest split again. Groups of one are dropped.
+ */
+export function aroundLargest(component: Hashed[], radius: number): Hashed[][] {
+  const out: Hashed[][] = [];
+  let left = [...component].sort(keptFirst);
+  while (left.length > 1) {
+    const [kept, ...others] = left as [Hashed, ...Hashed[]];
+    const group = [kept];
+    const rest: Hashed[] = [];
+    for (const o of others) (alike(kept, o, radius) ? group : rest).push(o);
+    if (group.length > 1) out.push(group);
+    left = rest;
+  }
+  return out;
+}
 
 /** The side of a cell of L*a*b* in which any two colours are within SAME_PICTURE_DELTA_E (its diagonal). */
 const COLOR_CELL = SAME_PICTURE_DELTA_E / Math.sqrt(3);

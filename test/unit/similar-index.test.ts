@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { type Hashed, SAME_PICTURE_DELTA_E, groupNear } from "../../domain/media/similar.ts";
+import { type Hashed, SAME_PICTURE_DELTA_E, aroundLargest, groupNear } from "../../domain/media/similar.ts";
 import { hashColumns, segmentNeighbours } from "../../domain/media/picture-facts.ts";
 import { deltaE, labOf } from "../../domain/media/colors.ts";
 
@@ -51,6 +51,18 @@ describe("the segment index", () => {
     expect(near.map((g) => g.map((x) => x.id).sort())).toEqual([["a", "b"]]);
     // No stored colour: the hash alone decides.
     expect(groupNear([flat("red", "#e02020"), { ...flat("unknown", "#000000"), lab: null }], 0)).toHaveLength(1);
+  });
+
+  test("a duplicate group is what is alike to its largest: a chain of small colour steps is not one group", () => {
+    const grey = (id: string, size: number, l: number): Hashed => ({ id, key: id, size, hi: 0, lo: 0, lab: { l, a: 0, b: 0 } });
+    // Each step 20 apart: a chain joins them all, but 0 and 40 are not alike.
+    const chain = [grey("l0", 100, 0), grey("l20", 50, 20), grey("l40", 90, 40), grey("l60", 10, 60)];
+    expect(groupNear(chain, 4)).toHaveLength(1);
+    const groups = groupNear(chain, 4).flatMap((c) => aroundLargest(c, 4)).map((g) => g.map((x) => x.id));
+    // l0 (largest) keeps l20; l40 keeps l60; every member is alike to its group's first.
+    expect(groups).toEqual([["l0", "l20"], ["l40", "l60"]]);
+    // The largest in the middle keeps both sides.
+    expect(aroundLargest([grey("a", 1, 0), grey("b", 9, 20), grey("c", 2, 40)], 4).map((g) => g.map((x) => x.id))).toEqual([["b", "c", "a"]]);
   });
 
   test("segments and neighbours", () => {
