@@ -44,6 +44,8 @@ describe("the repository stands alone", () => {
       body.split("\n").forEach((line, i) => {
         if (outside.test(line)) found.push(`${file}:${i + 1}: ${line.trim()}`);
       });
+      // The same, cut by a comment's line break: "(issue" at one line's end, "18)" at the next's start.
+      for (const m of body.matchAll(/\bissue[ \t]*\n[ \t]*(?:\*|\/\/|#)?[ \t]*\d+\b/gi)) found.push(`${file}: ${m[0].replace(/\s+/g, " ")}`);
     }
     expect(found).toEqual([]);
   });

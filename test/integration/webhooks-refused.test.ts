@@ -4,9 +4,9 @@ import { newOrg, startServer, type TestOrg, type TestServer } from "../support/s
 import { type Receiver, startReceiver } from "../support/webhook-receiver.ts";
 
 /**
- * Webhook endpoints on private, loopback, link-local or metadata addresses are refused (issue
- * 18), on a server configured as in production: no private addresses, no host allowlist (the
- * other tests' servers reach loopback receivers only). Its own file, so that no other server
+ * Webhook endpoints on private, loopback, link-local or metadata addresses are refused, on a
+ * server configured as in production: no private addresses, no host allowlist (the other tests'
+ * servers reach loopback receivers only). Its own file, so that no other server
  * shares its database and queue and delivers its events under another configuration.
  */
 
