@@ -252,32 +252,59 @@ export function groupNear(all: Hashed[], radius: number): Hashed[][] {
   return out;
 }
 
+/**
+ * Union-find over the items, joining each pair the segment probes find alike. Per segment the
+ * items are sorted by value into flat arrays (a counting sort over the 65,536 values), so a
+ * probe is two array reads: a million pictures take seconds, not minutes of map lookups.
+ */
 function groupDistinct(items: Hashed[], radius: number): Hashed[][] {
-  const parent = items.map((_, i) => i);
+  const n = items.length;
+  const parent = new Int32Array(n);
+  for (let i = 0; i < n; i++) parent[i] = i;
   const root = (i: number): number => {
     while (parent[i] !== i) i = parent[i] = parent[parent[i]!]!;
     return i;
   };
-  const segment = (it: Hashed, s: number) => (s < 2 ? (it.hi >>> (16 * (1 - s))) & 0xffff : (it.lo >>> (16 * (3 - s))) & 0xffff);
-  const sub = Math.floor(radius / SEGMENTS);
+  const hi = Uint32Array.from(items, (it) => it.hi);
+  const lo = Uint32Array.from(items, (it) => it.lo);
+  // The values within reach of a segment's are its own XOR each of these.
+  const masks = segmentNeighbours(0, Math.floor(radius / SEGMENTS));
+  const values = new Uint16Array(n);
+  const start = new Int32Array(65_537);
+  const sorted = new Int32Array(n);
   for (let s = 0; s < SEGMENTS; s++) {
-    const bySegment = new Map<number, number[]>();
-    items.forEach((it, i) => {
-      const v = segment(it, s);
-      const list = bySegment.get(v);
-      if (list) list.push(i);
-      else bySegment.set(v, [i]);
-    });
-    items.forEach((it, i) => {
-      for (const v of segmentNeighbours(segment(it, s), sub)) {
-        const list = bySegment.get(v);
-        if (!list || list.length > CROWDED_SEGMENT) continue;
-        for (const j of list) {
-          if (j <= i || root(i) === root(j)) continue;
-          if (alike(it, items[j]!, radius)) parent[root(j)] = root(i);
+    const word = s < 2 ? hi : lo;
+    const shift = s % 2 === 0 ? 16 : 0;
+    start.fill(0);
+    for (let i = 0; i < n; i++) {
+      values[i] = (word[i]! >>> shift) & 0xffff;
+      start[values[i]! + 1]!++;
+    }
+    for (let v = 0; v < 65_536; v++) start[v + 1]! += start[v]!;
+    const next = start.slice(0, 65_536);
+    for (let i = 0; i < n; i++) sorted[next[values[i]!]!++] = i;
+    // Each pair of values within reach once (v below its neighbour, or v itself), each pair of their items once.
+    for (let v = 0; v < 65_536; v++) {
+      const from = start[v]!;
+      const to = start[v + 1]!;
+      if (to === from || to - from > CROWDED_SEGMENT) continue;
+      for (const mask of masks) {
+        const w = v ^ mask;
+        if (w < v) continue;
+        const wTo = start[w + 1]!;
+        if (wTo - start[w]! > CROWDED_SEGMENT) continue;
+        for (let a = from; a < to; a++) {
+          const i = sorted[a]!;
+          for (let b = w === v ? a + 1 : start[w]!; b < wTo; b++) {
+            const j = sorted[b]!;
+            if (popcount32(hi[i]! ^ hi[j]!) + popcount32(lo[i]! ^ lo[j]!) > radius) continue;
+            const ri = root(i);
+            const rj = root(j);
+            if (ri !== rj && alike(items[i]!, items[j]!, radius)) parent[rj] = ri;
+          }
         }
       }
-    });
+    }
   }
   const byRoot = new Map<number, Hashed[]>();
   items.forEach((it, i) => {
