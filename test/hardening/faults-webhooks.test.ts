@@ -47,7 +47,7 @@ describe.skipIf(skip)(`worker killed mid-delivery${why}`, () => {
     const doomed = spawnScript("worker/main.ts", env);
     children.push(doomed);
     const bucket = (await org.admin.post("/api/buckets", { name: "killed-mid-delivery" })).body;
-    await eventually(async () => (rx.received.length === 1 ? true : undefined), { what: "the first request to arrive", timeoutMs: 20_000 });
+    await eventually(async () => (rx.received.length === 1 ? true : undefined), { what: "the first request to arrive", timeoutMs: 90_000 });
     doomed.proc.kill("SIGKILL");
     await doomed.proc.exited;
 
@@ -58,7 +58,7 @@ describe.skipIf(skip)(`worker killed mid-delivery${why}`, () => {
         const list = (await org.admin.get(`/api/webhooks/${created.body.id}/deliveries`)).body.data;
         return list[0]?.status === "succeeded" ? list : undefined;
       },
-      { what: "the delivery to succeed after the rescue", timeoutMs: 40_000 },
+      { what: "the delivery to succeed after the rescue", timeoutMs: 120_000 },
     );
     rescuer.proc.kill("SIGTERM");
     await rescuer.proc.exited;
@@ -71,5 +71,5 @@ describe.skipIf(skip)(`worker killed mid-delivery${why}`, () => {
     expect(rx.received.map((r) => r.verifyError)).toEqual([null, null]);
     expect(deliveries).toHaveLength(1);
     expect(deliveries[0].attempts).toEqual([expect.objectContaining({ attempt: 1, statusCode: 200, succeeded: true })]);
-  }, 90_000);
+  }, 300_000);
 });
