@@ -26,9 +26,13 @@ const MULTIPART_IDLE_MS = 24 * 60 * 60 * 1000;
 /** S3's largest single PUT: no URL signs more. */
 export const MAX_SINGLE_PUT_BYTES = 5 * 1024 ** 3;
 
-/** Upload tags travel to storage as one header, the labels URL-encoded and joined with "&". */
+/**
+ * Upload tags travel to storage as one header, the labels URL-encoded and joined with "&". A
+ * label given twice is sent once: S3 refuses a tag set with a key twice (InvalidTag), which
+ * failed the call (or the client's PUT) for what the catalogue records as one tag anyway.
+ */
 export function taggingHeader(tags: string[]): string {
-  return tags.map((t) => encodeURIComponent(t)).join("&");
+  return [...new Set(tags)].map((t) => encodeURIComponent(t)).join("&");
 }
 
 export interface UploadTarget {

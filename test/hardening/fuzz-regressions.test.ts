@@ -98,6 +98,21 @@ describe("content types travel as headers to storage", () => {
   });
 });
 
+describe("a tag given twice", () => {
+  test("is one tag in storage: a multipart upload starts, and a single PUT with the signed headers is stored (S3 refuses a tag key twice)", async () => {
+    const bucket = await newBucket(org);
+    const multipart = await org.admin.post("/api/presign/create-multipart", { bucketId: bucket.id, key: "twice.bin", tags: ["-", "-", "sunset"] });
+    expect(multipart.status).toBe(200);
+    const presigned = await org.admin.post("/api/presign/upload", { bucketId: bucket.id, key: "twice.txt", contentType: "text/plain", tags: ["sunset", "sunset"] });
+    expect(presigned.status).toBe(200);
+    const put = await fetch(presigned.body.url, { method: "PUT", headers: presigned.body.headers, body: "hello" });
+    expect(put.status).toBe(200);
+    const confirmed = await org.admin.post("/api/presign/confirm", { bucketId: bucket.id, key: "twice.txt" });
+    expect(confirmed.status).toBe(200);
+    expect(confirmed.body.tags.map((t: { slug: string }) => t.slug)).toEqual(["sunset"]);
+  });
+});
+
 describe("validation answers stay small whatever the input", () => {
   test("thousands of bad entries or unknown keys give a bounded list of details", async () => {
     const bucket = await newBucket(org);
