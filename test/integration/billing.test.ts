@@ -200,6 +200,9 @@ describe("auto-capacity", () => {
   test("disabled auto-capacity never fires; shrinking overwrites never fire", async () => {
     const { org, bucket } = await orgWithBucket();
     await upload(org.admin, bucket.id, "x", bytesOf(9_500));
+    // The usage rollup folds that upload's bytes while auto-capacity is still off (on a busy
+    // machine its next turn could otherwise come after the setting, and fire for this growth).
+    await server.services.rollup.flush();
     expect(await eventsOf(org, "auto_capacity")).toEqual([]);
     expect((await org.admin.put("/api/billing/capacity/auto", { ...settings, thresholdPct: 90 })).status).toBe(200);
     await upload(org.admin, bucket.id, "x", bytesOf(9_400, 2)); // still 94%, but smaller
