@@ -106,21 +106,29 @@ const lines: string[] = [];
 const load = [load1()];
 let met = true;
 const rows: string[] = [];
+// Which of them are flat (about 5%): the p95 of 200 queries is the 190th, so whether the sample
+// drew more than ten of them decides the row; the pictures with edges are shown apart too.
+const flatInSample = new Set(
+  rowsOf<{ id: string }>(await db.execute(sql`select object_id as id from object_facts where org_id = ${orgId} and phash0 = 0 and phash1 = 0 and object_id in ${sql.raw(`('${sample.join("','")}')`)}`)).map((r) => r.id),
+);
 for (const radius of [4, 7, 8, 10]) {
   const samples: number[] = [];
+  const withEdges: number[] = [];
   let found = 0;
   for (const id of sample.slice(0, 10)) await findSimilar(deps, caller, { id, maxDistance: radius, limit: 50, offset: 0 });
   for (const id of sample) {
-    samples.push(
-      await time(async () => {
-        found += (await findSimilar(deps, caller, { id, maxDistance: radius, limit: 50, offset: 0 })).total;
-      }),
-    );
+    const t = await time(async () => {
+      found += (await findSimilar(deps, caller, { id, maxDistance: radius, limit: 50, offset: 0 })).total;
+    });
+    samples.push(t);
+    if (!flatInSample.has(id)) withEdges.push(t);
   }
   const p = percentiles(samples);
+  const e = percentiles(withEdges);
   if (radius === 7) met = p.p95 <= 20;
   rows.push(`| media_similar, maxDistance ${radius}${radius === 7 ? " (default)" : ""} | ${ms(p.p50)} | **${ms(p.p95)}** | ${ms(p.p99)} | ${(found / sample.length).toFixed(1)} |`);
-  console.error(rows.at(-1));
+  rows.push(`| of which the ${withEdges.length} pictures that are not flat | ${ms(e.p50)} | ${ms(e.p95)} | ${ms(e.p99)} | |`);
+  console.error(rows.slice(-2).join("\n"));
 }
 // The worst case apart: flat pictures, whose first two segments 50,000 others share.
 const flat = rowsOf<{ id: string }>(await db.execute(sql`select object_id as id from object_facts where org_id = ${orgId} and phash0 = 0 and phash1 = 0 order by random() limit 20`)).map((r) => r.id);
