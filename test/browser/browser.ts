@@ -1,6 +1,8 @@
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
+import { expect } from "bun:test";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import { seriousViolations } from "./axe.ts";
 
 /** Debian's Chromium (`apt-get install chromium`); Playwright's own browser download is not reachable here. */
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
@@ -39,4 +41,18 @@ export async function screenshot(page: Page, name: string): Promise<string> {
   const file = join(SCREENSHOTS, `${name}.png`);
   await page.screenshot({ path: file });
   return file;
+}
+
+/** Signs in to the console at `baseUrl` with a key's secret (or a JWT) and waits for its navigation. */
+export async function signIn(page: Page, baseUrl: string, secret: string): Promise<void> {
+  await page.goto(`${baseUrl}/console`);
+  await page.getByLabel("API key secret or JWT").fill(secret);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByRole("navigation", { name: "Console" }).waitFor();
+}
+
+/** Photographs the page as `name` and expects no serious accessibility violation on it. */
+export async function screenshotAccessible(page: Page, name: string): Promise<void> {
+  console.log(`screenshot: ${await screenshot(page, name)}`);
+  expect({ page: name, violations: await seriousViolations(page) }).toEqual({ page: name, violations: [] });
 }

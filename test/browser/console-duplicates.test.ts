@@ -7,7 +7,7 @@ import { copiesOf, otherScene, scene } from "../support/pictures.ts";
 import { newOrg, startServer, type TestOrg, type TestServer } from "../support/server.ts";
 import { upload } from "../support/upload.ts";
 import { seriousViolations } from "./axe.ts";
-import { haveChromium, launch, newPage, screenshot } from "./browser.ts";
+import { haveChromium, launch, newPage, screenshot, screenshotAccessible, signIn } from "./browser.ts";
 import { containsText, hasCount, until } from "./expect.ts";
 
 /**
@@ -26,18 +26,6 @@ let browser: Browser;
 let bucket: { id: string; name: string };
 let copies: { id: string; key: string; size: number }[];
 let different: { id: string };
-
-async function signIn(p: Page, secret: string) {
-  await p.goto(`${server.url}/console`);
-  await p.getByLabel("API key secret or JWT").fill(secret);
-  await p.getByRole("button", { name: "Sign in" }).click();
-  await p.getByRole("navigation", { name: "Console" }).waitFor();
-}
-
-async function check(p: Page, name: string) {
-  console.log(`screenshot: ${await screenshot(p, name)}`);
-  expect({ page: name, violations: await seriousViolations(p) }).toEqual({ page: name, violations: [] });
-}
 
 const trashed = async () => ((await org.admin.get("/api/trash?limit=200")).body.data as { id: string }[]).map((o) => o.id).sort();
 const live = async (id: string) => (await org.admin.get(`/api/media/${id}`)).status === 200;
@@ -75,7 +63,7 @@ describe.skipIf(!run)("the console's duplicates page", () => {
 
   test("desktop: from the bucket to its one group of three; keep the largest moves the other two to the trash; Undo restores them", async () => {
     const { page, problems } = await newPage(browser, { viewport: { width: 1440, height: 900 } });
-    await signIn(page, org.adminKey.secret);
+    await signIn(page, server.url, org.adminKey.secret);
     await page.goto(`${server.url}/console/buckets/${bucket.id}`);
     await page.getByRole("link", { name: "Duplicates" }).click();
     await page.getByRole("heading", { level: 1, name: "Duplicates" }).waitFor();
@@ -90,7 +78,7 @@ describe.skipIf(!run)("the console's duplicates page", () => {
     await containsText(group.locator("li.duplicate").first(), "largest, kept");
     expect(await page.locator(`li.duplicate[data-id="${different.id}"]`).count()).toBe(0);
     await thumbnailsDrawn(page, 3);
-    await check(page, "duplicates-desktop");
+    await screenshotAccessible(page, "duplicates-desktop");
 
     const freed = copies[1]!.size + copies[2]!.size;
     await group.getByRole("button", { name: "Group 1: keep the largest, move the rest to Trash" }).click();
@@ -101,7 +89,7 @@ describe.skipIf(!run)("the console's duplicates page", () => {
     const kib = freed / 1024;
     expect(said).toContain(`freeing ${kib < 10 ? kib.toFixed(1) : kib.toFixed(0)} KiB`);
     expect(said).toContain("copies/large.jpg");
-    await check(page, "duplicates-confirm-desktop");
+    await screenshotAccessible(page, "duplicates-confirm-desktop");
     await dialog.getByRole("button", { name: "Move 2 objects to trash" }).click();
 
     await until(async () => expect(await trashed()).toEqual([copies[1]!.id, copies[2]!.id].sort()), 30_000);
@@ -122,7 +110,7 @@ describe.skipIf(!run)("the console's duplicates page", () => {
 
   test("phone, dark: the group fits the screen; a copy picked on its own goes to the trash after a confirmation, and Undo brings it back", async () => {
     const { page, problems } = await newPage(browser, { viewport: { width: 390, height: 844 }, colorScheme: "dark" });
-    await signIn(page, org.adminKey.secret);
+    await signIn(page, server.url, org.adminKey.secret);
     await page.goto(`${server.url}/console/buckets/${bucket.id}/duplicates`);
     const group = page.getByRole("article", { name: "Group 1: 3 pictures" });
     await hasCount(group.locator("li.duplicate"), 3);
@@ -168,7 +156,7 @@ describe.skipIf(!run)("the console's duplicates page", () => {
     await eventually(async () => ((await org.admin.get(`/api/buckets/${two.id}/duplicates`)).body.total === 2 ? true : undefined), { timeoutMs: 120_000, what: "two groups" });
     const extras = made.flatMap((g) => g.slice(1));
     const { page, problems } = await newPage(browser, { viewport: { width: 1440, height: 900 } });
-    await signIn(page, org.adminKey.secret);
+    await signIn(page, server.url, org.adminKey.secret);
     await page.goto(`${server.url}/console/buckets/${two.id}/duplicates`);
     await hasCount(page.locator("article.duplicate-group"), 2);
     // The group that frees the most comes first.

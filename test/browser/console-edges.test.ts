@@ -3,7 +3,7 @@ import type { Browser, Page } from "playwright-core";
 import { testEnv } from "../support/env.ts";
 import { insertObject, newBucket } from "../support/objects.ts";
 import { newOrg, startServer, type TestOrg, type TestServer } from "../support/server.ts";
-import { haveChromium, launch, newPage, screenshot } from "./browser.ts";
+import { haveChromium, launch, newPage, screenshot, signIn } from "./browser.ts";
 import { containsText, hasCount, until } from "./expect.ts";
 import { bigPng } from "./files.ts";
 
@@ -20,13 +20,6 @@ let browser: Browser;
 let page: Page;
 let problems: string[];
 
-async function signIn(p: Page, secret: string) {
-  await p.goto(`${server.url}/console`);
-  await p.getByLabel("API key secret or JWT").fill(secret);
-  await p.getByRole("button", { name: "Sign in" }).click();
-  await p.getByRole("navigation", { name: "Console" }).waitFor();
-}
-
 describe.skipIf(!run)("web console, edges", () => {
   beforeAll(async () => {
     server = await startServer();
@@ -40,7 +33,7 @@ describe.skipIf(!run)("web console, edges", () => {
   }, 60_000);
 
   test("a JWT signs in too, and shows who it is", async () => {
-    await signIn(page, org.jwt);
+    await signIn(page, server.url, org.jwt);
     await containsText(page.locator(".who"), `${org.userId}@example.test`);
   }, 60_000);
 

@@ -5,8 +5,7 @@ import { eventually } from "../support/eventually.ts";
 import { pdf, png } from "../support/media-files.ts";
 import { insertObject, newBucket, softDeleteObject } from "../support/objects.ts";
 import { newOrg, startServer, type TestOrg, type TestServer } from "../support/server.ts";
-import { seriousViolations } from "./axe.ts";
-import { haveChromium, launch, newPage, screenshot } from "./browser.ts";
+import { haveChromium, launch, newPage, screenshot, screenshotAccessible, signIn } from "./browser.ts";
 import { containsText, hasCount, until } from "./expect.ts";
 
 /**
@@ -24,18 +23,6 @@ const SIZES = [
 let server: TestServer;
 let org: TestOrg;
 let browser: Browser;
-
-async function signIn(p: Page, secret: string) {
-  await p.goto(`${server.url}/console`);
-  await p.getByLabel("API key secret or JWT").fill(secret);
-  await p.getByRole("button", { name: "Sign in" }).click();
-  await p.getByRole("navigation", { name: "Console" }).waitFor();
-}
-
-async function check(p: Page, name: string) {
-  console.log(`screenshot: ${await screenshot(p, name)}`);
-  expect({ page: name, violations: await seriousViolations(p) }).toEqual({ page: name, violations: [] });
-}
 
 const keysIn = async (bucketId: string) =>
   ((await org.admin.get(`/api/media?bucketId=${bucketId}&sort=key&order=asc&limit=200`)).body.data as { id: string; key: string; size: number; tags: { slug: string }[] }[]);
@@ -63,7 +50,7 @@ describe.skipIf(!run)("the console's media page", () => {
         const keys = ["readme.txt", "photos/b.txt", "photos/a.txt", "photos/c.txt", "photos/2024/old.txt", "variants/set-1/wide.txt"];
         for (let i = 0; i < 8; i++) keys.push(`many/file-${i}.txt`);
         for (const key of keys) await insertObject(server, org, bucket.id, { key, contentType: "text/plain", bytes: new TextEncoder().encode(key) });
-        await signIn(page, org.adminKey.secret);
+        await signIn(page, server.url, org.adminKey.secret);
       }, 120_000);
 
       test("folders come first, files sort by their name in the folder, the folder is in the URL, breadcrumbs lead back", async () => {
@@ -80,7 +67,7 @@ describe.skipIf(!run)("the console's media page", () => {
         await page.getByRole("button", { name: "2024", exact: true }).click();
         await containsText(page.getByRole("navigation", { name: "Folder" }), "2024");
         await hasCount(page.locator(".grid-sizer .tile[data-id]"), 1);
-        await check(page, `media-folder-${size.name}`);
+        await screenshotAccessible(page, `media-folder-${size.name}`);
         // A reload keeps the folder; the crumbs lead up.
         await page.reload();
         await hasCount(page.locator(".grid-sizer .tile[data-id]"), 1);
@@ -107,7 +94,7 @@ describe.skipIf(!run)("the console's media page", () => {
           const tagged = (await keysIn(bucket.id)).filter((o) => o.tags.some((t) => t.slug === "picked")).map((o) => o.key);
           expect(tagged.sort()).toEqual(["many/file-0.txt", "many/file-1.txt", "many/file-2.txt", "many/file-3.txt", "many/file-5.txt"]);
         });
-        await check(page, `media-selection-${size.name}`);
+        await screenshotAccessible(page, `media-selection-${size.name}`);
 
         // All of the filter: 8, though a bulk call names them without their being on screen.
         await page.getByRole("button", { name: "Select all 8 objects" }).click();
@@ -178,7 +165,7 @@ describe.skipIf(!run)("the console's media page", () => {
         await viewer.getByRole("combobox", { name: /^Link valid for/ }).selectOption({ label: "7 days" });
         await viewer.getByRole("button", { name: "Copy link" }).click();
         await until(async () => expect(await viewer.getByLabel("Download link").inputValue()).toContain("604800"));
-        await check(page, `viewer-image-${size.name}`);
+        await screenshotAccessible(page, `viewer-image-${size.name}`);
         await page.keyboard.press("ArrowRight");
         const pdfViewer = page.getByRole("dialog", { name: "Viewer: 2-doc.pdf" });
         await pdfViewer.waitFor();
@@ -192,7 +179,7 @@ describe.skipIf(!run)("the console's media page", () => {
           const box = (await part.boundingBox())!;
           expect({ size: size.name, left: box.x >= 0, right: box.x + box.width <= size.viewport.width }).toEqual({ size: size.name, left: true, right: true });
         }
-        await check(page, `viewer-pdf-${size.name}`);
+        await screenshotAccessible(page, `viewer-pdf-${size.name}`);
         await page.keyboard.press("ArrowLeft");
         await viewer.waitFor();
         await page.keyboard.press("Escape");
@@ -212,7 +199,7 @@ describe.skipIf(!run)("the console's media page", () => {
         const row = page.locator(`tr[data-id="${gone.id}"]`);
         await containsText(row, "readme.txt");
         await containsText(row, "6 days");
-        await check(page, `trash-${size.name}`);
+        await screenshotAccessible(page, `trash-${size.name}`);
         await row.getByRole("button", { name: "Restore readme.txt" }).click();
         await hasCount(row, 0);
         expect((await org.admin.get(`/api/media/${gone.id}`)).status).toBe(200);
@@ -236,7 +223,7 @@ describe.skipIf(!run)("the console's media page", () => {
         await input.setInputFiles(file("second, skipped"));
         const asked = page.getByRole("group", { name: "drop/note.txt already exists" });
         await asked.waitFor();
-        await check(page, `upload-conflict-${size.name}`);
+        await screenshotAccessible(page, `upload-conflict-${size.name}`);
         await asked.getByRole("button", { name: "Skip" }).click();
         await until(async () => expect(await row.getAttribute("class")).toContain("upload-skipped"));
         expect((await keysIn(bucket.id)).find((o) => o.key === "drop/note.txt")!.size).toBe(first.size);
