@@ -36,6 +36,7 @@ import { pdfRenderer } from "../worker/derivatives/pdf.ts";
 import { renderThumbnail } from "../worker/derivatives/render.ts";
 import { sharpTransformer } from "../worker/derivatives/transform.ts";
 import { videoRenderer } from "../worker/derivatives/video.ts";
+import { pdfFile } from "../test/support/pdf-file.ts";
 import { median, percentile, writeSection } from "./_load.ts";
 
 const args = new Map<string, string>();
@@ -88,16 +89,7 @@ function reportPdf(pages: number): Buffer {
     kids.push(`${pageId} 0 R`);
   }
   objects[1] = `<< /Type /Pages /Kids [${kids.join(" ")}] /Count ${pages} >>`;
-  let out = "%PDF-1.4\n";
-  const offsets: number[] = [];
-  objects.forEach((body, i) => {
-    offsets.push(out.length);
-    out += `${i + 1} 0 obj\n${body}\nendobj\n`;
-  });
-  const xref = out.length;
-  out += `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n${offsets.map((o) => `${String(o).padStart(10, "0")} 00000 n \n`).join("")}`;
-  out += `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`;
-  return Buffer.from(out, "latin1");
+  return pdfFile(objects);
 }
 
 const videos = Array.from({ length: FILES }, (_, i) =>
