@@ -18,6 +18,11 @@ export interface ObjectFilter {
   categorySlugs: readonly string[];
 }
 
+/** The ILIKE pattern of a key search: the term anywhere in the key, its wildcards literal. */
+export function keyPattern(search: string): string {
+  return `%${escapeLike(search)}%`;
+}
+
 /**
  * The conditions on media_objects for a filter: the caller's organization, live objects, the
  * bucket (the caller's own when a restricted key names none; 404 or 403 outside its reach), and
@@ -28,7 +33,7 @@ export async function objectConditions(deps: Deps, caller: Caller, f: ObjectFilt
   const bucketId = f.bucketId ? (await resolveBucket(deps, caller, f.bucketId)).id : caller.bucketId;
   if (bucketId) where.push(eq(mediaObjects.bucketId, bucketId));
   if (f.kind) where.push(eq(mediaObjects.kind, f.kind));
-  if (f.search) where.push(ilike(mediaObjects.key, `%${escapeLike(f.search)}%`));
+  if (f.search) where.push(ilike(mediaObjects.key, keyPattern(f.search)));
   if (f.prefix) where.push(sql`${mediaObjects.key} like ${`${escapeLike(f.prefix)}%`}`);
   for (const slug of f.tagSlugs) {
     where.push(sql`exists (select 1 from object_tags ot join tags t on t.id = ot.tag_id
