@@ -12,6 +12,8 @@ import type { MediaKind } from "../media/kind.ts";
 import { complexityProblems, hasPositiveClause, parseQuery } from "./query.ts";
 import { labelSlugs } from "../labels/refs.ts";
 import { type FactFilters, resolveFactFilters } from "../derivatives/facts.ts";
+import type { SearchHits, SearchRequest } from "../ports/search.ts";
+import { answerCacheFor } from "./answer-cache.ts";
 
 export interface SearchInput extends FactFilters {
   q: string;
@@ -43,6 +45,7 @@ function bound(value: string | undefined, end: boolean): Date | null {
 export async function searchMedia(deps: Deps, caller: Caller, input: SearchInput): Promise<SearchResult> {
   // Chosen together, so the hits and the views read after them come from the same replica.
   const replica = deps.reads?.replicaFor(caller.orgId, "search") ?? null;
+  const primary = deps.db;
   deps = { ...deps, db: readDb(deps, caller.orgId) };
   const query = parseQuery(input.q);
   if (!hasPositiveClause(query)) {
@@ -85,7 +88,8 @@ export async function searchMedia(deps: Deps, caller: Caller, input: SearchInput
     replica,
   };
   // The one statement whose cost the caller steers holds one of the organization's search slots.
-  const hits = deps.concurrency ? await deps.concurrency.search.run(caller.orgId, () => deps.search.search(request)) : await deps.search.search(request);
+  const search = () => (deps.concurrency ? deps.concurrency.search.run(caller.orgId, () => deps.search.search(request)) : deps.search.search(request));
+  const hits = cacheable(deps, request) ? await throughCache(deps, primary, request, search) : await search();
   // Deleted since the index answered (an external backend syncs later): left out.
   const media = await viewsOf(deps, caller.orgId, hits.ids, { live: true });
   const matchOf = new Map((hits.matches ?? []).map((m) => [m.id, m]));
@@ -97,6 +101,34 @@ export async function searchMedia(deps: Deps, caller: Caller, input: SearchInput
     facets: hits.facets,
     facetsApproximate: hits.facetsApproximate,
   };
+}
+
+/**
+ * Answers are kept (domain/search/answer-cache.ts) for the PostgreSQL backend only: an external
+ * one is synced later than the database's change rows say. Not for a search read from a replica,
+ * whose snapshots trail the primary's that pruning goes by, nor with filters on the files' facts,
+ * which the worker writes into tables the change rows do not follow.
+ */
+function cacheable(deps: Deps, request: SearchRequest): boolean {
+  return deps.search.name === "postgres" && !request.replica && !request.facts;
+}
+
+/**
+ * The kept hits of the same search when nothing searchable of the organization changed since,
+ * else the search's, kept. The key is everything the hits depend on: the organization, the
+ * bucket (a key restricted to one never shares another's counts), the query, every filter and
+ * the page.
+ */
+async function throughCache(deps: Deps, primary: Deps["db"], request: SearchRequest, search: () => Promise<SearchHits>): Promise<SearchHits> {
+  const cache = answerCacheFor(primary);
+  const { replica: _, ...asked } = request;
+  const key = JSON.stringify(asked);
+  const { hits: kept, taken } = await cache.lookup(primary, request.orgId, key);
+  cache.prune(primary, (err) => deps.log.warn("search_changes prune failed", { err: String(err) }));
+  if (kept) return kept;
+  const hits = await search();
+  cache.store(key, taken, hits);
+  return hits;
 }
 
 /**

@@ -1,0 +1,195 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { sql } from "drizzle-orm";
+import { rowsOf } from "../../db/client.ts";
+import type { Deps } from "../../domain/core/deps.ts";
+import { answerCacheFor, SearchAnswerCache } from "../../domain/search/answer-cache.ts";
+import { testEnv } from "../support/env.ts";
+import { newOrg, startServer, type TestOrg, type TestServer } from "../support/server.ts";
+import { upload } from "../support/upload.ts";
+
+/**
+ * A search asked again answers from the hits kept for it (domain/search/answer-cache.ts) only
+ * while nothing searchable of its organization changed: every kind of write a caller makes is
+ * in its very next search, through this instance or another on the same database, and a key
+ * restricted to one bucket never gets an answer counted over others.
+ */
+let server: TestServer;
+let org: TestOrg;
+let buckets: { a: string; b: string };
+
+/** Counts the searches answered from kept hits, on this server's cache. */
+function countKept(deps: Deps) {
+  const cache = answerCacheFor(deps.db);
+  const lookup = cache.lookup.bind(cache);
+  const counter = { kept: 0 };
+  cache.lookup = async (...args) => {
+    const found = await lookup(...args);
+    if (found.hits) counter.kept++;
+    return found;
+  };
+  return counter;
+}
+
+let kept: { kept: number };
+
+beforeAll(async () => {
+  server = await startServer();
+  org = await newOrg(server);
+  buckets = { a: (await org.admin.post("/api/buckets", { name: "a" })).body.id, b: (await org.admin.post("/api/buckets", { name: "b" })).body.id };
+  await upload(org.admin, buckets.a, "zebra/one.jpg", "x", { contentType: "image/jpeg", tags: ["stripes"] });
+  await upload(org.admin, buckets.b, "zebra/two.png", "xx", { contentType: "image/png", tags: ["stripes", "savanna"] });
+  await upload(org.admin, buckets.a, "lion.jpg", "xxx", { contentType: "image/jpeg" });
+  kept = countKept(server.services.deps);
+});
+afterAll(() => server?.stop());
+
+const search = (qs: string, api = org.admin) => api.get(`/api/search?${qs}`);
+const keysOf = (res: { body: { media: { key: string }[] } }) => res.body.media.map((m) => m.key).sort();
+const tagCounts = (res: { body: { facets: { tags: { slug: string; count: number }[] } } }) => Object.fromEntries(res.body.facets.tags.map((t) => [t.slug, t.count]));
+
+describe("kept search answers", () => {
+  test("the same search asked again is answered from its kept hits, with the same answer", async () => {
+    const first = await search("q=zebra");
+    expect(first.status).toBe(200);
+    const before = kept.kept;
+    const again = await search("q=zebra");
+    expect(kept.kept).toBe(before + 1);
+    expect(again.body).toEqual(first.body);
+    expect(again.body.total).toBe(2);
+    // Another page, filter or query is another answer.
+    expect((await search("q=zebra&limit=1")).body.media).toHaveLength(1);
+    expect((await search("q=zebra&kind=image&bucketId=" + buckets.b)).body.total).toBe(1);
+    expect(kept.kept).toBe(before + 1);
+  });
+
+  test("each write of the caller is in its next search", async () => {
+    const run = () => search("q=zebra");
+    await run();
+    await run();
+    // an upload, confirmed
+    const three = await upload(org.admin, buckets.a, "zebra/three.gif", "xxxx", { contentType: "image/gif" });
+    let res = await run();
+    expect(keysOf(res)).toEqual(["zebra/one.jpg", "zebra/three.gif", "zebra/two.png"]);
+    // metadata
+    const lion = (await search("q=lion")).body.media[0];
+    expect((await org.admin.put(`/api/media/${lion.id}/metadata`, { metadata: { seen: "zebra crossing" } })).status).toBe(200);
+    res = await run();
+    expect(res.body.total).toBe(4);
+    // tags
+    const tag = (await org.admin.post("/api/tags", { name: "herd" })).body;
+    expect((await org.admin.put(`/api/objects/${three.id}/tags`, { tagIds: [tag.id] })).status).toBe(200);
+    res = await run();
+    expect(tagCounts(res)).toEqual({ stripes: 2, savanna: 1, herd: 1 });
+    // a tag deleted: gone from the facets
+    expect((await org.admin.delete(`/api/tags/${tag.id}`)).status).toBeLessThan(300);
+    res = await run();
+    expect(tagCounts(res)).toEqual({ stripes: 2, savanna: 1 });
+    // a delete
+    expect((await org.admin.delete(`/api/media/${three.id}`)).status).toBeLessThan(300);
+    res = await run();
+    expect(res.body.total).toBe(3);
+    expect(keysOf(res)).not.toContain("zebra/three.gif");
+    // and unchanged since: kept again
+    const before = kept.kept;
+    expect((await run()).body).toEqual(res.body);
+    expect(kept.kept).toBe(before + 1);
+  });
+
+  test("another organization's writes leave its kept answers alone", async () => {
+    const other = await newOrg(server);
+    await search("q=zebra");
+    const ob = (await other.admin.post("/api/buckets", { name: "a" })).body.id;
+    await upload(other.admin, ob, "zebra/elsewhere.jpg", "x");
+    const before = kept.kept;
+    const res = await search("q=zebra");
+    expect(kept.kept).toBe(before + 1);
+    expect(keysOf(res)).not.toContain("zebra/elsewhere.jpg");
+  });
+
+  test("a key restricted to a bucket never gets an answer counted over other buckets", async () => {
+    const all = await search("q=stripes");
+    expect(all.body.total).toBe(2);
+    expect((await search("q=stripes")).body).toEqual(all.body);
+    const onlyA = await org.keyClient(["read"], { bucketId: buckets.a });
+    const res = await search("q=stripes", onlyA);
+    expect(res.status).toBe(200);
+    expect(keysOf(res)).toEqual(["zebra/one.jpg"]);
+    expect(res.body.total).toBe(1);
+    expect(tagCounts(res)).toEqual({ stripes: 1 });
+    // and the other way round, after the restricted answer was kept
+    expect((await search("q=stripes", onlyA)).body.total).toBe(1);
+    expect((await search("q=stripes")).body.total).toBe(2);
+  });
+
+  test("memory is bounded: the least recently asked answers go", () => {
+    const cache = new SearchAnswerCache();
+    const hits = { ids: [], total: 0, totalRelation: "eq" as const, facets: { tags: [], categories: [], kinds: [] }, facetsApproximate: false };
+    for (let i = 0; i < 1_500; i++) cache.store(`k${i}`, { snapshot: "1:1:", at: 0 }, hits);
+    expect(cache.size).toBe(1_000);
+  });
+
+  test("pruning deletes only change rows no kept answer can need", async () => {
+    const db = server.services.deps.db;
+    let now = 0;
+    const cache = new SearchAnswerCache(() => now);
+    const key = "prune-test";
+    const first = await cache.lookup(db, org.orgId, key);
+    const hits = { ids: [], total: 0, totalRelation: "eq" as const, facets: { tags: [], categories: [], kinds: [] }, facetsApproximate: false };
+    cache.store(key, first.taken, hits);
+    await upload(org.admin, buckets.a, "zebra/four.jpg", "x");
+    const rowsOfOrg = async () =>
+      rowsOf<{ n: number }>(await db.execute(sql`select count(*)::int as n from search_changes where org_id = ${org.orgId}`))[0]!.n;
+    expect(await rowsOfOrg()).toBeGreaterThan(0);
+    // Rows of transactions that had ended before the snapshot the prune goes by (the cache sees
+    // its own a moment later; other work on the server may hold the horizon back, never forward).
+    const horizon = rowsOf<{ x: string }>(await db.execute(sql`select pg_snapshot_xmin(pg_current_snapshot())::text as x`))[0]!.x;
+    const settledRows = async () =>
+      rowsOf<{ n: number }>(await db.execute(sql`select count(*)::int as n from search_changes where org_id = ${org.orgId} and xid < ${horizon}::xid8`))[0]!.n;
+    expect(await settledRows()).toBeGreaterThan(0);
+    // Too soon: an answer kept anywhere may still need them.
+    now = 30_000;
+    await cache.lookup(db, org.orgId, "another");
+    cache.prune(db, (err) => {
+      throw err;
+    });
+    await Bun.sleep(50);
+    expect(await settledRows()).toBeGreaterThan(0);
+    // Once every answer made before the upload has expired, its rows can go.
+    now = 100_000;
+    await cache.lookup(db, org.orgId, "another");
+    cache.prune(db, (err) => {
+      throw err;
+    });
+    for (let i = 0; i < 50 && (await settledRows()) > 0; i++) await Bun.sleep(20);
+    expect(await settledRows()).toBe(0);
+    // The kept answer expired with them: not served.
+    expect((await cache.lookup(db, org.orgId, key)).hits).toBeNull();
+  });
+});
+
+const shared = testEnv.mode === "services";
+describe.skipIf(!shared)(shared ? "two instances on one database" : "two instances on one database: SKIPPED, embedded run (one process's database)", () => {
+  let b: TestServer;
+  beforeAll(async () => {
+    b = await startServer();
+  });
+  afterAll(() => b?.stop());
+
+  test("a write through one instance is in the next search through the other", async () => {
+    const onB = b.api.withToken(org.adminKey.secret);
+    const keptOnB = countKept(b.services.deps);
+    const first = await search("q=giraffe", onB);
+    expect(first.body.total).toBe(0);
+    expect((await search("q=giraffe", onB)).body.total).toBe(0);
+    expect(keptOnB.kept).toBe(1);
+    const giraffe = await upload(org.admin, buckets.a, "giraffe.jpg", "x", { contentType: "image/jpeg" });
+    const res = await search("q=giraffe", onB);
+    expect(res.body.total).toBe(1);
+    expect(res.body.media[0].id).toBe(giraffe.id);
+    expect((await org.admin.put(`/api/media/${giraffe.id}/metadata`, { metadata: { note: "tall" } })).status).toBe(200);
+    expect((await search("q=tall", onB)).body.total).toBe(1);
+    expect((await search("q=tall", onB)).body.total).toBe(1);
+    expect((await org.admin.put(`/api/media/${giraffe.id}/metadata`, { metadata: {} })).status).toBe(200);
+    expect((await search("q=tall", onB)).body.total).toBe(0);
+  });
+});
