@@ -18,7 +18,8 @@ import {
   S3ServiceException,
 } from "@aws-sdk/client-s3";
 import type { ListedObject, ObjectStorage, PresignedRequest, StoredObjectInfo, UploadedPart, WriteCondition } from "../domain/ports/storage.ts";
-import { MAX_LENGTH_PARAM } from "./local-s3/index.ts";
+import { S3Error } from "./local-s3/errors.ts";
+import { type InProcessObjects, inProcessNode, MAX_LENGTH_PARAM } from "./local-s3/index.ts";
 import { Presigner } from "./presigner.ts";
 import { ATTEMPTS, timeoutError, withinDeadline } from "./s3-deadline.ts";
 
@@ -47,6 +48,12 @@ export interface S3StorageOptions {
    * maximum is not signed and confirm measures the bytes.
    */
   enforcesMaxLength?: boolean;
+  /**
+   * Whole-object GET and PUT against an embedded node running in this same process go to its
+   * store directly (default); false sends them over HTTP as to any other store (the benches
+   * compare the two; tests check they answer alike).
+   */
+  inProcess?: boolean;
 }
 
 export type StorageInstrument = <T>(operation: string, run: () => Promise<T>) => Promise<T>;
@@ -247,12 +254,29 @@ export class S3Storage implements ObjectStorage {
     }
   }
 
-  // GET and PUT of whole objects are the worker's hot path (one of each per thumbnail): they
-  // are signed by our presigner and sent with fetch, which costs half the CPU of the SDK's
-  // middleware stack per request (bench/notes/2026-11-22-thumbnails.md). Streams of unknown length still go
-  // through the SDK, which knows how to upload them.
+  // GET and PUT of whole objects are the worker's hot path (one of each per thumbnail). Against
+  // the embedded node of this same process they go to its store directly (storage/local-s3/in-process.ts:
+  // no HTTP, no SigV4 on either side). Otherwise they are signed by our presigner and sent with
+  // fetch, which costs half the CPU of the SDK's middleware stack per request
+  // (bench/notes/2026-11-22-thumbnails.md). Streams of unknown length still go through the SDK,
+  // which knows how to upload them.
+
+  /** The embedded node of this process this client is aimed at, if it is (looked up per call: a node may stop). */
+  private inProcess(): InProcessObjects | null {
+    if (this.opts.inProcess === false || !this.opts.endpoint || !this.opts.forcePathStyle) return null;
+    return inProcessNode(this.opts.endpoint, this.opts, this.opts.region);
+  }
 
   async get(key: string): Promise<{ body: ReadableStream<Uint8Array>; info: StoredObjectInfo } | null> {
+    const local = this.inProcess();
+    if (local) {
+      // Any 404 (no such key, no such bucket) is null, as over HTTP.
+      const got = await local.get(this.opts.bucket, key).catch((err: unknown) => (err instanceof S3Error && err.status === 404 ? null : asStorageError("GET", key)(err)));
+      if (!got) return null;
+      const { meta } = got;
+      // As the HTTP answer has them: a quoted ETag, the modification time to the second.
+      return { body: got.body, info: { size: meta.size, contentType: meta.contentType, etag: `"${meta.etag}"`, lastModified: new Date(meta.lastModified) } };
+    }
     const res = await this.signedFetch("GET", key);
     if (res.status === 404) {
       await res.body?.cancel();
@@ -277,6 +301,11 @@ export class S3Storage implements ObjectStorage {
         new PutObjectCommand({ Bucket: this.opts.bucket, Key: key, Body: body, ContentType: opts.contentType, CacheControl: opts.cacheControl }),
       );
       return { etag: out.ETag ?? null };
+    }
+    const local = this.inProcess();
+    if (local) {
+      const meta = await local.put(this.opts.bucket, key, body, opts).catch(asStorageError("PUT", key));
+      return { etag: `"${meta.etag}"` };
     }
     const headers: Record<string, string> = { "Content-Type": opts.contentType };
     if (opts.cacheControl) headers["Cache-Control"] = opts.cacheControl;
@@ -419,6 +448,17 @@ async function storageError(res: Response, method: string, key: string): Promise
   err.name = code;
   Object.assign(err, { $metadata: { httpStatusCode: res.status } });
   return err;
+}
+
+/** The in-process node's refusals, shaped as storageError makes the same answers over HTTP. */
+function asStorageError(method: string, key: string): (err: unknown) => never {
+  return (err) => {
+    if (!(err instanceof S3Error)) throw err;
+    const out = new Error(`storage ${method} ${key}: ${err.status} ${err.code}`);
+    out.name = err.code;
+    Object.assign(out, { $metadata: { httpStatusCode: err.status } });
+    throw out;
+  };
 }
 
 function statusOf(err: unknown): number | undefined {

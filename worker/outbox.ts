@@ -22,7 +22,9 @@ export class OutboxDispatcher implements JobLedger {
     private readonly opts: { pollMs?: number; lockMs: number },
   ) {}
 
+  /** Starts dispatching, also again after stop (the thumbs bench fills the outbox while stopped). */
   start(): void {
+    this.stopped = false;
     this.timer ??= setInterval(() => this.kick(), this.opts.pollMs ?? 2000);
     this.kick();
   }

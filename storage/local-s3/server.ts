@@ -19,6 +19,7 @@ import { Errors, S3Error } from "./errors.ts";
 import { Uploads } from "./multipart.ts";
 import { route } from "./router.ts";
 import { lockDataDir } from "./dir-lock.ts";
+import { registerInProcess } from "./in-process.ts";
 import { type AuthOptions, authenticate, decodeComponent, parseQuery } from "./sigv4.ts";
 import { Store } from "./store.ts";
 import { errorXml } from "./xml.ts";
@@ -57,9 +58,10 @@ export async function startLocalS3(opts: LocalS3Options): Promise<LocalS3> {
   // Before the store opens: its start-up cleanup deletes files another node may be writing.
   const lock = await lockDataDir(dir);
   let server: ReturnType<typeof createServer>;
+  let env: Env;
   try {
     const store = await Store.open(dir);
-    const env: Env = {
+    env = {
       store,
       uploads: await Uploads.load(store),
       auth: {
@@ -82,10 +84,13 @@ export async function startLocalS3(opts: LocalS3Options): Promise<LocalS3> {
     throw err;
   }
   const port = (server.address() as AddressInfo).port;
+  const url = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
+  const unregister = registerInProcess(url, { store: env.store, region: env.auth.region, secrets: env.auth.secrets });
   return {
-    url: `http://${host.includes(":") ? `[${host}]` : host}:${port}`,
+    url,
     port,
     stop: async () => {
+      unregister();
       await new Promise<void>((ok) => {
         server.close(() => ok());
         server.closeAllConnections();

@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { and, eq } from "drizzle-orm";
 import { derivatives } from "../../db/schema/index.ts";
+import type { WorkerConfig } from "../../domain/core/config.ts";
 import type { Deps } from "../../domain/core/deps.ts";
 import {
   beginDerivativeRun,
@@ -13,6 +14,7 @@ import {
   THUMBNAIL,
   unsupportedKind,
 } from "../../domain/derivatives/derivatives.ts";
+import type { MediaKind } from "../../domain/media/kind.ts";
 import { hasPicture } from "../../domain/media/picture-facts.ts";
 import type { MediaRow } from "../../domain/media/view.ts";
 import { isLastAttempt, type JobRun } from "../../domain/ports/queue.ts";
@@ -56,10 +58,8 @@ async function render(deps: Deps, object: MediaRow): Promise<{ rendered: Rendere
   const w = deps.config.worker;
   if (object.size > w.maxInputBytes) throw new Unsupported(`Files larger than ${formatBytes(w.maxInputBytes)} get no thumbnail`);
   const key = objectPath(object.bucketId, object.key);
-  const base = { contentType: object.contentType, limits: { maxPixels: w.maxPixels }, timeoutMs: w.toolTimeoutMs };
-  // Decoding is the CPU-heavy part: at WORKER_NICE > 0 it runs in the lower-priority host process.
-  const host = w.nice > 0 ? nicedHost({ nice: w.nice, idle: w.schedIdle }, w.toolTimeoutMs) : null;
-  const run = (ctx: RenderContext) => (host ? host.derive(object.kind, ctx) : renderer.render(ctx));
+  const base = renderBase(w, object.contentType);
+  const run = (ctx: RenderContext) => renderKind(w, object.kind, ctx);
   // Most images are a few megabytes: a temporary file would cost more than the bytes in memory.
   if (renderer.inMemory && object.size <= IN_MEMORY_BYTES) {
     const { bytes, sha256 } = await readSmall(deps.storage, key, { etag: object.etag, maxBytes: IN_MEMORY_BYTES });
@@ -72,6 +72,29 @@ async function render(deps: Deps, object: MediaRow): Promise<{ rendered: Rendere
   });
 }
 
+/** What every render of an object of `contentType` is given besides its bytes. */
+export function renderBase(w: WorkerConfig, contentType: string): Pick<RenderContext, "contentType" | "limits" | "timeoutMs"> {
+  return { contentType, limits: { maxPixels: w.maxPixels }, timeoutMs: w.toolTimeoutMs };
+}
+
+/**
+ * The thumbnail and facts of an object of `kind`, rendered where the worker renders: decoding is
+ * the CPU-heavy part, so at WORKER_NICE > 0 it runs in the lower-priority host process, else
+ * here. The thumbs bench's bare loop calls this too, so both sides render the same way.
+ */
+export async function renderKind(w: WorkerConfig, kind: MediaKind, ctx: RenderContext): Promise<Rendered> {
+  const renderer = RENDERERS[kind];
+  if (!renderer) throw new Unsupported(unsupportedKind(kind));
+  if (w.nice > 0) return nicedHost({ nice: w.nice, idle: w.schedIdle }, w.toolTimeoutMs).derive(kind, ctx);
+  return renderer.render(ctx);
+}
+
+/** What `info` learns from the thumbnail: the placeholder, and for pictures the hash that finds near-duplicates (media_similar). */
+export async function thumbnailFacts(kind: MediaKind, thumbnail: Buffer): Promise<Record<string, unknown>> {
+  const [placeholder, phash] = await Promise.all([placeholderOf(thumbnail), hasPicture(kind) ? phashOf(thumbnail) : undefined]);
+  return phash === undefined ? { placeholder } : { placeholder, phash };
+}
+
 /** Objects up to this size reach in-memory renderers (sharp) without a temporary file. */
 const IN_MEMORY_BYTES = 32 * 1024 * 1024;
 
@@ -79,9 +102,7 @@ async function store(deps: Deps, object: MediaRow, rendered: Rendered, sha256: s
   const made = [{ variant: THUMBNAIL, ...rendered.thumbnail }];
   const variants = made.map((v) => ({ variant: v.variant, bytes: v.bytes, contentType: v.contentType, width: v.width, height: v.height, etag: hashOf(v.bytes) }));
   await Promise.all(variants.map((v) => deps.storage.put(derivativeKey({ ...v, bucketId: object.bucketId, objectId: object.id }), v.bytes, { contentType: v.contentType })));
-  const info: Record<string, unknown> = { ...rendered.info, sha256, placeholder: await placeholderOf(rendered.thumbnail.bytes) };
-  // Pictures (not waveforms) get the hash that finds near-duplicates (media_similar).
-  if (hasPicture(object.kind)) info.phash = await phashOf(rendered.thumbnail.bytes);
+  const info: Record<string, unknown> = { ...rendered.info, sha256, ...(await thumbnailFacts(object.kind, rendered.thumbnail.bytes)) };
   const recorded = await recordRendered(deps, object, variants, info);
   if (!recorded.recorded) deps.log.debug("object changed while its thumbnail was made; result dropped", { objectId: object.id });
   await cleanUp(deps, recorded);
