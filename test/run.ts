@@ -6,9 +6,9 @@
  * REQUIRE_SERVICES=1 (set by .ci/run) turns a missing service into a failure.
  * Extra arguments go to `bun test` (e.g. a file filter). TEST_MODES=services|embedded picks one.
  */
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { chmodSync, closeSync, copyFileSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statfsSync, writeSync } from "node:fs";
+import { homedir, tmpdir } from "node:os";
+import { dirname, join } from "node:path";
 import Redis from "ioredis";
 import postgres from "postgres";
 
@@ -81,6 +81,18 @@ function failuresIn(xml: string, mode: string): string[] {
 }
 
 /**
+ * A pass's ten slowest files by the time their tests took (the report times each file, hooks
+ * excluded): where to look first when the suite grows slower.
+ */
+function slowestFiles(xml: string, mode: string): string {
+  const files = [...xml.matchAll(/^  <testsuite name="([^"]*)"[^>]*?\btime="([\d.]+)"/gm)].map((m) => ({ file: fromXml(m[1]!), s: Number(m[2]) }));
+  if (files.length < 2) return "";
+  const sum = files.reduce((a, f) => a + f.s, 0);
+  const top = files.sort((a, b) => b.s - a.s).slice(0, 10);
+  return `${mode}: ${files.length} files, ${Math.round(sum)} s in their tests; the slowest:\n${top.map((f) => `  ${f.s.toFixed(1).padStart(6)} s  ${f.file}`).join("\n")}\n`;
+}
+
+/**
  * The test files whose outcome can depend on the backends: those that reach test/support/env.ts
  * (where the backends of a pass are read) through their imports or the helper scripts they
  * start, followed through test/. The others (the storage node, the CLI's parsing, the real
@@ -142,7 +154,7 @@ function outputFor(alone: boolean, dir: string, name: string): Output {
   };
 }
 
-async function runBunTest(name: string, env: Record<string, string>, files: string[], alone: boolean): Promise<Counts> {
+async function runBunTest(name: string, env: Record<string, string>, files: string[], alone: boolean, workers = 1): Promise<Counts> {
   const dir = mkdtempSync(join(tmpdir(), "media-junit-"));
   const report = join(dir, "junit.xml");
   const out = outputFor(alone, dir, name);
@@ -152,8 +164,15 @@ async function runBunTest(name: string, env: Record<string, string>, files: stri
   // above the waits' own (test/support/eventually.ts), which give up first and say on what.
   const timeout = `--timeout=${process.env.TEST_TIMEOUT_MS ?? "120000"}`;
   // As `npm start` runs the service: Bun's own head limit above the service's (http/server.ts).
-  const proc = Bun.spawn([process.execPath, "--max-http-header-size=262144", "test", timeout, "--reporter=junit", `--reporter-outfile=${report}`, ...args, ...files], {
-    env: { ...process.env, ...env },
+  // Each file's time in the last run on this machine, so the slowest files start first (the
+  // run's end waits for the last file to finish); kept outside the repository.
+  const timings = join(process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "media-storage", `test-timings-${name.replace(/\W+/g, "-").replace(/-+$/, "")}.json`);
+  if (workers > 1) mkdirSync(dirname(timings), { recursive: true });
+  const parallel = workers > 1 ? [`--parallel=${workers}`, `--timings=${timings}`, "--update-timings"] : [];
+  const headLimit = "--max-http-header-size=262144";
+  const proc = Bun.spawn([process.execPath, headLimit, "test", timeout, ...parallel, "--reporter=junit", `--reporter-outfile=${report}`, ...args, ...files], {
+    // The files' worker processes get Bun's flags from BUN_OPTIONS, not from this command line.
+    env: { ...process.env, ...env, BUN_OPTIONS: [process.env.BUN_OPTIONS, headLimit].filter(Boolean).join(" ") },
     stdout: out.stdout,
     stderr: out.stdout,
   });
@@ -171,7 +190,14 @@ async function runBunTest(name: string, env: Record<string, string>, files: stri
     // A crash outside any test still fails the run.
     counts = { passed: tests - failed - skipped, failed: failed || (code === 0 ? 0 : 1), skipped };
     failures.push(...failuresIn(xml, name));
+    say(slowestFiles(xml, name));
   } catch {}
+  // TEST_REPORTS_DIR (.ci/run sets it to its log directory) keeps each pass's report.
+  if (process.env.TEST_REPORTS_DIR) {
+    try {
+      copyFileSync(report, join(process.env.TEST_REPORTS_DIR, `junit-${name.replace(/\W+/g, "-").replace(/-+$/, "")}.xml`));
+    } catch {}
+  }
   rmSync(dir, { recursive: true, force: true });
   say(`--- ${name}: ${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped\n`);
   return counts;
@@ -190,6 +216,39 @@ const notes: string[] = [];
 // little longer than the longer one alone. TEST_PARALLEL=0 runs them one after the other, with
 // their output as it comes.
 const sideBySide = args.length === 0 && process.env.TEST_PARALLEL !== "0";
+
+/**
+ * The run's temporary files (every test server's embedded database and storage node, copied
+ * from a 41 MB template at each start) go to memory when the machine has room there: on a
+ * busy disk one copy took 12-14 s and 1.6 s of CPU, against 1-2 s in /dev/shm, and PGlite's
+ * fsyncs cost nothing there. TEST_TMPDIR=disk keeps them on disk. Directories of runs that
+ * were killed are removed first (their names carry the runner's pid).
+ */
+function memoryTmpDir(): string | null {
+  if (process.env.TEST_TMPDIR === "disk" || process.platform !== "linux") return null;
+  const shm = "/dev/shm";
+  try {
+    const fs = statfsSync(shm);
+    if (fs.bavail * fs.bsize < 4 * 1024 ** 3) return null;
+    for (const name of readdirSync(shm)) {
+      const pid = /^media-tests-(\d+)-/.exec(name)?.[1];
+      if (!pid) continue;
+      try {
+        process.kill(Number(pid), 0);
+      } catch {
+        rmSync(join(shm, name), { recursive: true, force: true });
+      }
+    }
+    const dir = mkdtempSync(join(shm, `media-tests-${process.pid}-`));
+    // Open to every user, as /tmp is: tests run PostgreSQL servers of their own as `postgres`.
+    chmodSync(dir, 0o1777);
+    return dir;
+  } catch {
+    return null;
+  }
+}
+const memoryTmp = memoryTmpDir();
+if (memoryTmp) process.env.TMPDIR = memoryTmp;
 const logDir = mkdtempSync(join(tmpdir(), "media-test-run-"));
 const running: Promise<void>[] = [];
 
@@ -255,7 +314,16 @@ async function servicesPass(): Promise<void> {
   }
 }
 
-const embeddedPass = async () => add(await runBunTest("embedded (PGlite, in-process queue and stores)", { TEST_DATABASE_URL: "", TEST_REDIS_URL: "" }, [], !sideBySide));
+/**
+ * The embedded pass runs its files two at a time (TEST_EMBEDDED_WORKERS), each in a process of
+ * its own: every file there has its own databases, queues and stores, and most of a file's time
+ * is spent waiting on the servers, workers and browsers it started. The services pass keeps one
+ * file at a time: its files share one database and one Redis prefix, and some of them stop,
+ * pause or count what is in them.
+ */
+const embeddedWorkers = Number(process.env.TEST_EMBEDDED_WORKERS ?? 2);
+const embeddedPass = async () =>
+  add(await runBunTest("embedded (PGlite, in-process queue and stores)", { TEST_DATABASE_URL: "", TEST_REDIS_URL: "" }, [], !sideBySide, embeddedWorkers));
 
 for (const [mode, pass] of [
   ["services", servicesPass],
@@ -267,6 +335,7 @@ for (const [mode, pass] of [
 }
 await Promise.all(running);
 rmSync(logDir, { recursive: true, force: true });
+if (memoryTmp) rmSync(memoryTmp, { recursive: true, force: true });
 
 for (const note of notes) say(`\n${note}\n`);
 if (failures.length) say(`\nFailed:\n${failures.map((f) => `  ${f}`).join("\n")}\n`);

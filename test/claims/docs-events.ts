@@ -6,7 +6,7 @@ import { pruneEvents } from "../../domain/events/retention.ts";
 import { webhookSender } from "../../worker/webhook-sender.ts";
 import type { PageClaims } from "./claim.ts";
 import { defaults, org } from "../support/claim-checks.ts";
-import { eventually } from "../support/eventually.ts";
+import { eventually, WAIT_CEILING_MS } from "../support/eventually.ts";
 import type { TestOrg, TestServer } from "../support/server.ts";
 import { startReceiver } from "../support/webhook-receiver.ts";
 
@@ -52,7 +52,7 @@ const claims: PageClaims = {
           expect(Math.abs(Number(row!.left_ms) - 24 * HOUR_MS)).toBeLessThan(60_000);
           const sent = async () => {
             const id = (await o.admin.post(`/api/webhooks/${ep.id}/test`)).body.eventId;
-            return eventually(async () => rx.received.find((r) => r.id === id), { what: "the test event", timeoutMs: 30_000 });
+            return eventually(async () => rx.received.find((r) => r.id === id), { what: "the test event", timeoutMs: WAIT_CEILING_MS });
           };
           expect((await sent()).signature.split(" ")).toHaveLength(2);
           // Past the day, only the new secret signs.

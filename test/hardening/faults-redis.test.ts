@@ -3,7 +3,7 @@ import { derivativePrefix } from "../../domain/media/storage-keys.ts";
 import type { S3Storage } from "../../storage/s3.ts";
 import type { BullQueue } from "../../worker/bullmq-queue.ts";
 import { aroundGenerate } from "../support/around-generate.ts";
-import { eventually } from "../support/eventually.ts";
+import { eventually, WAIT_CEILING_MS } from "../support/eventually.ts";
 import { type PrivateRedis, privateRedis, redisServerPath } from "../support/faults.ts";
 import { png } from "../support/media-files.ts";
 import { newOrg, startServer, type TestOrg, type TestServer } from "../support/server.ts";
@@ -57,7 +57,7 @@ describe.skipIf(!redisServerPath)("Redis stopped and started again under backgro
     expect(server.services.backends).toMatchObject({ queue: "bullmq", jobs: "here", guards: "redis" });
     org = await newOrg(server);
     bucket = (await org.admin.post("/api/buckets", { name: "redis-faults" })).body;
-  }, 60_000);
+  }, 3 * WAIT_CEILING_MS);
   afterAll(async () => {
     await (server?.services.queue as BullQueue | undefined)?.obliterate().catch(() => {});
     await server?.stop();
@@ -95,12 +95,12 @@ describe.skipIf(!redisServerPath)("Redis stopped and started again under backgro
           const res = await org.admin.get(`/api/media/${obj.id}`);
           return res.body.thumbnail?.state === "ready" ? res.body : undefined;
         },
-        { what: `the thumbnail of ${obj.key} after Redis returned`, timeoutMs: 20_000 },
+        { what: `the thumbnail of ${obj.key} after Redis returned`, timeoutMs: WAIT_CEILING_MS },
       );
       expect(done.thumbnail).toMatchObject(size);
     }
     // However often the job in hand ran, its thumbnail exists once.
     expect(await derivativeObjects(inHand.id)).toHaveLength(1);
     expect(await derivativeObjects(during.id)).toHaveLength(1);
-  }, 60_000);
+  }, 3 * WAIT_CEILING_MS);
 });

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type LocalS3, startLocalS3 } from "../../storage/local-s3/index.ts";
-import { eventually } from "../support/eventually.ts";
+import { eventually, WAIT_CEILING_MS } from "../support/eventually.ts";
 import { type FaultProxy, faultProxy, type PrivatePostgres, privatePostgres, privatePostgresUnavailable, type PrivateRedis, privateRedis, redisServerPath } from "../support/faults.ts";
 import { type Child, freePort, spawnScript } from "../support/processes.ts";
 import { startServer, type TestServer } from "../support/server.ts";
@@ -39,7 +39,7 @@ async function becomes(base: string, expected: { status: number; failed?: string
       if (expected.failed && JSON.stringify(p.body.failed) !== JSON.stringify(expected.failed)) return undefined;
       return p;
     },
-    { what, timeoutMs: 20_000, intervalMs: 100 },
+    { what, timeoutMs: WAIT_CEILING_MS, intervalMs: 100 },
   );
 }
 
@@ -78,8 +78,8 @@ describe.skipIf(unavailable !== null)(`readiness follows PostgreSQL, Redis and s
     const workerPort = await freePort();
     worker = spawnScript("worker/main.ts", { ...env, DATA_DIR: server.config.dataDir, METRICS_PORT: String(workerPort) });
     workerBase = `http://127.0.0.1:${workerPort}`;
-    await eventually(async () => ((await fetch(`${workerBase}/healthz`)).ok ? true : undefined), { what: "the worker's /healthz", timeoutMs: 20_000 });
-  }, 60_000);
+    await eventually(async () => ((await fetch(`${workerBase}/healthz`)).ok ? true : undefined), { what: "the worker's /healthz", timeoutMs: WAIT_CEILING_MS });
+  }, 3 * WAIT_CEILING_MS);
 
   afterAll(async () => {
     worker?.proc.kill("SIGKILL");
@@ -112,7 +112,7 @@ describe.skipIf(unavailable !== null)(`readiness follows PostgreSQL, Redis and s
     }
     await pg.start();
     for (const base of [server.url, workerBase]) await becomes(base, { status: 200 }, "postgres to be reported back");
-  }, 60_000);
+  }, 3 * WAIT_CEILING_MS);
 
   test("Redis killed: the worker answers 503 naming redis; the server, which serves without it, stays ready naming it degraded; both whole again once it is back", async () => {
     await redis.kill();
@@ -122,14 +122,14 @@ describe.skipIf(unavailable !== null)(`readiness follows PostgreSQL, Redis and s
         const p = await probe(server.url);
         return (p.body as { degraded?: string[] }).degraded ? p : undefined;
       },
-      { what: "redis to be reported degraded by the server", timeoutMs: 20_000, intervalMs: 100 },
+      { what: "redis to be reported degraded by the server", timeoutMs: WAIT_CEILING_MS, intervalMs: 100 },
     );
     expect(degraded.status).toBe(200);
     expect(degraded.body).toMatchObject({ status: "ready", degraded: ["redis"], checks: { redis: { ok: false } } });
     await redis.start();
     await becomes(workerBase, { status: 200 }, "redis to be reported back by the worker");
-    await eventually(async () => ((await probe(server.url)).body as { degraded?: string[] }).degraded ? undefined : true, { what: "redis to be reported back by the server", timeoutMs: 20_000 });
-  }, 60_000);
+    await eventually(async () => ((await probe(server.url)).body as { degraded?: string[] }).degraded ? undefined : true, { what: "redis to be reported back by the server", timeoutMs: WAIT_CEILING_MS });
+  }, 3 * WAIT_CEILING_MS);
 
   test("storage stopped, then hung: 503 naming storage within the probe's deadline; ready again once it answers", async () => {
     await node!.stop();
@@ -143,5 +143,5 @@ describe.skipIf(unavailable !== null)(`readiness follows PostgreSQL, Redis and s
     expect(hung.body.checks.storage!.error).toContain(`${READY_TIMEOUT_MS} ms`);
     proxy.setMode("pass");
     await becomes(server.url, { status: 200 }, "storage to answer again");
-  }, 60_000);
+  }, 3 * WAIT_CEILING_MS);
 });

@@ -4,7 +4,7 @@ import { Queue } from "bullmq";
 import Redis from "ioredis";
 import { type BullQueue, LEGACY_QUEUE_NAME } from "../../worker/bullmq-queue.ts";
 import { testEnv } from "../support/env.ts";
-import { eventually } from "../support/eventually.ts";
+import { eventually, WAIT_CEILING_MS } from "../support/eventually.ts";
 import { png } from "../support/media-files.ts";
 import { type Child, spawnScript } from "../support/processes.ts";
 import { newOrg, startServer, type TestOrg, type TestServer, workerEnvFor } from "../support/server.ts";
@@ -73,7 +73,7 @@ describe.skipIf(!testEnv.redisUrl || !testEnv.databaseUrl)("BullMQ workers in th
     worker.proc.kill("SIGTERM");
     expect(await worker.proc.exited).toBe(0);
     expect(worker.errors()).toContain('"msg":"worker stopped"');
-  }, 60_000);
+  }, 3 * WAIT_CEILING_MS);
 
   test("a worker killed mid-job (SIGKILL) loses nothing: another worker takes the job over", async () => {
     const doomed = start("test/support/job-process.ts", { ROLE: "worker" });
@@ -89,12 +89,12 @@ describe.skipIf(!testEnv.redisUrl || !testEnv.databaseUrl)("BullMQ workers in th
         const r = await org.admin.get(`/api/media/${obj.id}`);
         return r.body.thumbnail.state === "ready" ? r.body : undefined;
       },
-      { what: "the stalled job to be taken over", timeoutMs: 20_000 },
+      { what: "the stalled job to be taken over", timeoutMs: WAIT_CEILING_MS },
     );
     expect(res.thumbnail).toMatchObject({ width: 320, height: 160 });
     rescuer.proc.kill("SIGTERM");
     await rescuer.proc.exited;
-  }, 60_000);
+  }, 3 * WAIT_CEILING_MS);
 
   test("SIGTERM mid-job: the worker finishes the job in hand before it exits", async () => {
     const worker = start("test/support/job-process.ts", { ROLE: "worker", HOLD_MS: "1500" });
@@ -105,7 +105,7 @@ describe.skipIf(!testEnv.redisUrl || !testEnv.databaseUrl)("BullMQ workers in th
     expect(await worker.proc.exited).toBe(0);
     expect(worker.output()).toMatch(new RegExp(`finished ${obj.id}[\\s\\S]*closed`));
     expect(await state(obj.id)).toBe("ready");
-  }, 60_000);
+  }, 3 * WAIT_CEILING_MS);
 
   test("a job whose worker dies in it twice is failed, and its thumbnail says so instead of staying pending", async () => {
     const obj = await upload(org.admin, bucket.id, "w/poison.png", await png(100, 100), { contentType: "image/png" });
@@ -116,13 +116,13 @@ describe.skipIf(!testEnv.redisUrl || !testEnv.databaseUrl)("BullMQ workers in th
       await doomed.proc.exited;
     }
     const checker = start("worker/main.ts");
-    await eventually(async () => ((await state(obj.id)) === "failed" ? true : undefined), { what: "the job to be given up", timeoutMs: 20_000 });
+    await eventually(async () => ((await state(obj.id)) === "failed" ? true : undefined), { what: "the job to be given up", timeoutMs: WAIT_CEILING_MS });
     const res = await org.admin.get(`/api/media/${obj.id}/thumbnail`);
     expect(res.body.error).toMatchObject({ code: "thumbnail_unavailable", details: { state: "failed" } });
     expect(res.body.error.message).toContain("worker stopped while processing this file");
     checker.proc.kill("SIGTERM");
     await checker.proc.exited;
-  }, 90_000);
+  }, 3 * WAIT_CEILING_MS);
 
   test("a job an older release put in the one queue it knew (<prefix>:jobs) is run by this release's worker: a rolling upgrade strands nothing", async () => {
     const obj = await upload(org.admin, bucket.id, "w/legacy.png", await png(200, 100), { contentType: "image/png" });
@@ -146,7 +146,7 @@ describe.skipIf(!testEnv.redisUrl || !testEnv.databaseUrl)("BullMQ workers in th
       await legacy.close();
       connection.disconnect();
     }
-  }, 60_000);
+  }, 3 * WAIT_CEILING_MS);
 });
 
 describe.skipIf(!testEnv.redisUrl)("BullMQ's keeping of finished jobs (docs/worker.md, Failed jobs)", () => {

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { derivatives } from "../../db/schema/index.ts";
 import { testEnv } from "../support/env.ts";
-import { eventually } from "../support/eventually.ts";
+import { eventually, WAIT_CEILING_MS } from "../support/eventually.ts";
 import { png } from "../support/media-files.ts";
 import { newOrg, startServer, type TestOrg, type TestServer } from "../support/server.ts";
 import { upload } from "../support/upload.ts";
@@ -72,7 +72,7 @@ describe("signed thumbnail paths", () => {
         const [t] = await db().select().from(derivatives).where(eq(derivatives.objectId, pic.id));
         return t?.state === "ready" ? t : undefined;
       },
-      { timeoutMs: 30_000, what: "the thumbnail" },
+      { timeoutMs: WAIT_CEILING_MS, what: "the thumbnail" },
     );
     const reader = await org.keyClient(["read"]);
     const res = await reader.get(`/api/media?bucketId=${bucketId}&folder=pics%2F`);

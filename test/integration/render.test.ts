@@ -9,7 +9,7 @@ import { renderCacheBytes, renderKey } from "../../domain/derivatives/render.ts"
 import { signRenderUrl } from "../../domain/derivatives/render-urls.ts";
 import { renderParams } from "../../contract/render.ts";
 import { parseExif } from "../../worker/derivatives/exif.ts";
-import { eventually } from "../support/eventually.ts";
+import { eventually, WAIT_CEILING_MS } from "../support/eventually.ts";
 import { fadeInMp4, gpsJpeg, halves, mp3, mp4, pdf, png } from "../support/media-files.ts";
 import { newOrg, startServer, type TestOrg, type TestServer } from "../support/server.ts";
 import { sha256, upload } from "../support/upload.ts";
@@ -50,7 +50,7 @@ async function settled(id: string, api = org.admin) {
       const res = await api.get(`/api/media/${id}`);
       return res.body.thumbnail && res.body.thumbnail.state !== "pending" ? res.body : undefined;
     },
-    { timeoutMs: 30_000, what: `the derivatives of ${id}` },
+    { timeoutMs: WAIT_CEILING_MS, what: `the derivatives of ${id}` },
   );
 }
 

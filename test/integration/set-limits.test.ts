@@ -5,7 +5,7 @@ import { GENERATION_PIXELS_PER_MINUTE, MAX_GENERATIONS_PER_HOUR } from "../../do
 import type { Processors } from "../../domain/ports/queue.ts";
 import type { JobPayloads } from "../../domain/core/jobs.ts";
 import { processorsFor } from "../../worker/processors.ts";
-import { eventually } from "../support/eventually.ts";
+import { eventually, WAIT_CEILING_MS } from "../support/eventually.ts";
 import { png } from "../support/media-files.ts";
 import { newOrg, startServer, type TestOrg, type TestServer } from "../support/server.ts";
 import { upload } from "../support/upload.ts";
@@ -101,7 +101,7 @@ describe("set rendition limits", () => {
     const setId = await newSet(base.id);
     expect((await org.admin.post(`/api/sets/${setId}/items`, { aspectRatio: "1:1", width: 100, height: 100, role: "square" })).status).toBe(201);
     expect((await org.admin.post(`/api/sets/${setId}/generate`)).status).toBe(202);
-    await eventually(async () => (generateRuns.has(setId) ? true : undefined), { timeoutMs: 20_000, what: "the generate job to run" });
+    await eventually(async () => (generateRuns.has(setId) ? true : undefined), { timeoutMs: WAIT_CEILING_MS, what: "the generate job to run" });
     // Retries would come 50 ms and 100 ms later; give them ten times that.
     await Bun.sleep(1500);
     expect(generateRuns.get(setId)).toBe(1);

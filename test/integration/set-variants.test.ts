@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { eventually } from "../support/eventually.ts";
+import { eventually, WAIT_CEILING_MS } from "../support/eventually.ts";
 import { dimensions, mp4, png } from "../support/media-files.ts";
 import { newOrg, startServer, type TestOrg, type TestServer } from "../support/server.ts";
 import { upload } from "../support/upload.ts";
@@ -33,7 +33,7 @@ async function renditionsOf(setId: string) {
   const set = await eventually(async () => {
     const s = (await org.admin.get(`/api/sets/${setId}`)).body;
     return s.items.every((i: { objectId: string | null }) => i.objectId) ? s : undefined;
-  }, { timeoutMs: 30_000, what: "every item to have a rendition" });
+  }, { timeoutMs: WAIT_CEILING_MS, what: "every item to have a rendition" });
   const out = [];
   for (const item of set.items) {
     const dl = await org.admin.post("/api/presign/download", { objectId: item.objectId });
@@ -61,14 +61,14 @@ describe("POST /api/sets/{id}/generate renders the items", () => {
     const again = await renditionsOf(setId);
     expect(again.map((r) => r.item.objectId).sort()).toEqual(first.map((r) => r.item.objectId).sort());
     await eventually(async () => ((await org.admin.get(`/api/media?bucketId=${bucket}&limit=200`)).body.total === before ? true : undefined));
-  }, 60_000);
+  }, 3 * WAIT_CEILING_MS);
 
   test("a video base is rendered from its poster frame", async () => {
     const base = await upload(org.admin, bucket, "clips/base.mp4", await mp4(2, "640x480"), { contentType: "video/mp4" });
     const setId = await setWithItems(base.id);
     expect((await org.admin.post(`/api/sets/${setId}/generate`)).status).toBe(202);
     for (const { item, size } of await renditionsOf(setId)) expect(size).toMatchObject({ width: item.width, height: item.height });
-  }, 60_000);
+  }, 3 * WAIT_CEILING_MS);
 
   test("attached items are left alone; a base that cannot be rendered is 409", async () => {
     const base = await upload(org.admin, bucket, "photos/attached-base.png", await png(400, 400), { contentType: "image/png" });
@@ -80,7 +80,7 @@ describe("POST /api/sets/{id}/generate renders the items", () => {
     const done = await eventually(async () => {
       const s = (await org.admin.get(`/api/sets/${set.id}`)).body;
       return s.items.every((i: { objectId: string | null }) => i.objectId) ? s : undefined;
-    }, { timeoutMs: 30_000 });
+    }, { timeoutMs: WAIT_CEILING_MS });
     expect(done.items.find((i: { role: string }) => i.role === "mine").objectId).toBe(own.id);
 
     const audio = await upload(org.admin, bucket, "sound/a.mp3", "not really audio", { contentType: "audio/mpeg" });
@@ -88,5 +88,5 @@ describe("POST /api/sets/{id}/generate renders the items", () => {
     const res = await org.admin.post(`/api/sets/${audioSet.id}/generate`);
     expect(res.status).toBe(409);
     expect(res.body.error.message).toMatch(/images, videos/);
-  }, 60_000);
+  }, 3 * WAIT_CEILING_MS);
 });

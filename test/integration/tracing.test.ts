@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { BullQueue } from "../../worker/bullmq-queue.ts";
 import { testEnv } from "../support/env.ts";
-import { eventually } from "../support/eventually.ts";
+import { eventually, WAIT_CEILING_MS } from "../support/eventually.ts";
 import { png } from "../support/media-files.ts";
 import { type OtlpReceiver, otlpReceiver, type ReceivedSpan } from "../support/otlp-receiver.ts";
 import { type Child, spawnScript } from "../support/processes.ts";
@@ -77,7 +77,7 @@ describe("OpenTelemetry traces", () => {
         const job = inTrace.find((s) => s.name === "job derivatives.generate");
         return job && inTrace.some((s) => s.parentSpanId === job.spanId && s.name === "storage put") ? inTrace : undefined;
       },
-      { what: "the job's spans to arrive in the confirm's trace", timeoutMs: 30_000 },
+      { what: "the job's spans to arrive in the confirm's trace", timeoutMs: WAIT_CEILING_MS },
     );
 
     const root = spans.find((s) => s.name === "POST /api/presign/confirm")!;
@@ -110,7 +110,7 @@ describe("OpenTelemetry traces", () => {
 
     expect(receiver.encodings.has("application/x-protobuf")).toBe(true);
     if (separateWorker) expect([...receiver.encodings].some((e) => e.includes("json"))).toBe(true);
-  }, 60_000);
+  }, 3 * WAIT_CEILING_MS);
 
   test("a request without a traceparent starts its own trace; errors are marked", async () => {
     const res = await org.admin.get(`/api/buckets/${crypto.randomUUID()}`);

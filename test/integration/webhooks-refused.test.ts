@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { eventually } from "../support/eventually.ts";
+import { eventually, WAIT_CEILING_MS } from "../support/eventually.ts";
 import { newOrg, startServer, type TestOrg, type TestServer } from "../support/server.ts";
 import { type Receiver, startReceiver } from "../support/webhook-receiver.ts";
 
@@ -62,9 +62,9 @@ describe("addresses that are refused", () => {
     const [d] = await eventually(async () => {
       const list = await deliveries(ep.body.id);
       return list[0]?.status === "failed" ? list : undefined;
-    }, { timeoutMs: 30_000 });
+    }, { timeoutMs: WAIT_CEILING_MS });
     expect(d!.attempts.length).toBe(3);
     for (const a of d!.attempts) expect(a).toMatchObject({ statusCode: null, succeeded: false, error: "Refused: localhost resolves to an address this service may not reach" });
     expect(r.received).toEqual([]);
-  }, 40_000);
+  }, 3 * WAIT_CEILING_MS);
 });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Webhook } from "standardwebhooks";
 import { deliver, stripeEvent, subscriptionObject, TEST_PLANS, WEBHOOK_SECRET } from "../support/billing.ts";
-import { eventually } from "../support/eventually.ts";
+import { eventually, WAIT_CEILING_MS } from "../support/eventually.ts";
 import { png } from "../support/media-files.ts";
 import { newBucket } from "../support/objects.ts";
 import { newOrg, startServer, type TestOrg, type TestServer } from "../support/server.ts";
@@ -121,7 +121,7 @@ describe("every event type reaches a real receiver, signed per Standard Webhooks
     expect((await org.admin.delete(`/api/buckets/${empty.id}`)).status).toBe(200);
     const [bucketDeleted] = await waitFor(rx, "bucket.deleted");
     expect(bucketDeleted!.payload.data).toEqual({ bucketId: empty.id, name: empty.name });
-  }, 60_000);
+  }, 3 * WAIT_CEILING_MS);
 
   test("API keys: created, rotated, deleted, never with the secret", async () => {
     const key = await org.keyClient(["read"]);
@@ -161,7 +161,7 @@ describe("every event type reaches a real receiver, signed per Standard Webhooks
     expect(changes[1]!.payload.data).toMatchObject({ from: "pro", to: "free", source: "api" });
     // Only upward crossings are announced: nothing new after the allocation grew.
     expect(r.ofType("usage.threshold")).toHaveLength(2);
-  }, 60_000);
+  }, 3 * WAIT_CEILING_MS);
 
   test("the test event, and what every delivery carries", async () => {
     const sent = await org.admin.post(`/api/webhooks/${endpoint.id}/test`);
@@ -275,7 +275,7 @@ describe("delivery: retries, timeouts, giving up, redelivery", () => {
     const endpoint = await eventually(async () => {
       const got = (await org.admin.get(`/api/webhooks/${ep.id}`)).body;
       return got.enabled ? undefined : got;
-    }, { what: "the endpoint to be disabled", timeoutMs: 30_000 });
+    }, { what: "the endpoint to be disabled", timeoutMs: WAIT_CEILING_MS });
     expect(endpoint).toMatchObject({ enabled: false, disabledReason: "failing", disabledAt: expect.any(String) });
     const [failed] = await deliveries(org, ep.id);
     expect(failed).toMatchObject({ status: "failed", nextAttemptAt: null });
@@ -298,7 +298,7 @@ describe("delivery: retries, timeouts, giving up, redelivery", () => {
     });
     expect(after).toHaveLength(2);
     expect(r.received.length).toBe(4);
-  }, 60_000);
+  }, 3 * WAIT_CEILING_MS);
 
   test("a manually disabled endpoint gets nothing, and says so", async () => {
     const r = receiver();

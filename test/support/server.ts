@@ -88,6 +88,16 @@ export async function startServer(opts: TestServerOptions = {}): Promise<TestSer
     // fuzzer registers endpoints at made-up hosts). Refusal tests override both.
     WEBHOOK_ALLOW_PRIVATE: "true",
     WEBHOOK_ALLOWED_HOSTS: "127.0.0.1,localhost",
+    // The per-organization budgets of search and render time count wall time, which a loaded
+    // machine stretches: back-to-back searches were refused with 429 at load 17. The tests of
+    // the budgets turn them on.
+    ORG_SEARCH_MS_PER_SECOND: "0",
+    ORG_RENDER_MS_PER_SECOND: "0",
+    // Picture work runs at normal priority here: in the idle class (the default) a machine busy
+    // with other work gave the render child no CPU, and thumbnails, renders and set renditions
+    // missed every wait. The scheduling itself is tested on its own (niced-host, bullmq-worker).
+    WORKER_NICE: "0",
+    WORKER_SCHED_IDLE: "false",
     ...opts.env,
   });
   config.validateOutputs = true;

@@ -1,5 +1,5 @@
 import { expect } from "bun:test";
-import { eventually } from "./eventually.ts";
+import { eventually, WAIT_CEILING_MS } from "./eventually.ts";
 import type { Api } from "./http.ts";
 import { png } from "./media-files.ts";
 
@@ -38,7 +38,7 @@ export async function pictureWithThumbnail(api: Api, bucketName: string): Promis
   const bucket = (await api.post("/api/buckets", { name: bucketName })).body;
   const id = (await upload(api, bucket.id, "photo.png", await png(64, 48), { contentType: "image/png" })).id as string;
   await eventually(async () => ((await api.get(`/api/media/${id}`)).body.thumbnail?.state === "ready" ? true : undefined), {
-    timeoutMs: 30_000,
+    timeoutMs: WAIT_CEILING_MS,
     what: "the thumbnail",
   });
   return id;
