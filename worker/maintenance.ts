@@ -6,11 +6,12 @@ import { pruneAudit } from "../domain/audit/audit.ts";
 import { pruneEvents } from "../domain/events/retention.ts";
 import { sweepOAuth } from "../domain/access/oauth-sweep.ts";
 import { planPictureBackfills } from "../domain/media/picture-backfill.ts";
+import { answerCacheFor } from "../domain/search/answer-cache.ts";
 
 /**
  * Periodic housekeeping: expired upload reservations are released, soft-deleted objects past
  * retention are queued for purge, old outbox rows, audit entries and webhook deliveries are deleted,
- * and so are expired OAuth codes and tokens and OAuth clients never used. Safe to run on every instance at once.
+ * and so are expired OAuth codes and tokens and OAuth clients never used, and the search change rows no kept answer can need. Safe to run on every instance at once.
  */
 export function startMaintenance(deps: Deps, everyMs = 60_000): { stop(): Promise<void>; runOnce(): Promise<void> } {
   let running: Promise<void> | null = null;
@@ -22,6 +23,7 @@ export function startMaintenance(deps: Deps, everyMs = 60_000): { stop(): Promis
       await pruneAudit(deps);
       await pruneEvents(deps);
       await sweepOAuth(deps);
+      await answerCacheFor(deps.db).housekeep(deps.db);
     } catch (err) {
       deps.log.warn("maintenance pass failed", { error: String(err) });
     }

@@ -33,6 +33,8 @@ const PRUNE_EVERY_MS = 60_000;
 const PRUNE_MARGIN_MS = 10_000;
 /** Deleted per prune at most, so a prune after a long write-only spell stays one short statement. */
 const PRUNE_BATCH = 20_000;
+/** Batches one maintenance pass deletes at most: 200,000 rows a minute per instance. */
+const PRUNE_BATCHES_PER_PASS = 10;
 
 /** A snapshot and the time just before it was taken. */
 export interface Taken {
@@ -142,18 +144,58 @@ export class SearchAnswerCache {
   prune(db: Db, onError: (err: unknown) => void): void {
     const now = this.now();
     if (this.pruning || now - this.lastPrune < PRUNE_EVERY_MS) return;
-    let settled: bigint | null = null;
-    while (this.seen.length && now - this.seen[0]!.at >= TTL_MS + PRUNE_MARGIN_MS) settled = this.seen.shift()!.xmin;
+    const settled = this.settled(now);
     if (settled === null) return;
     this.lastPrune = now;
     this.pruning = true;
-    db.execute(
-      sql`delete from search_changes where ctid = any(array(select ctid from search_changes where xid < ${settled.toString()}::xid8 limit ${sql.raw(String(PRUNE_BATCH))}))`,
-    )
+    this.deleteBelow(db, settled)
       .catch(onError)
       .finally(() => {
         this.pruning = false;
       });
+  }
+
+  /**
+   * The maintenance pass's share (worker/maintenance.ts, every minute on every instance): sees a
+   * snapshot and deletes what the ones it saw before settle, as searches do, so the change rows
+   * of organizations nobody searches do not pile up. Batches until none is left below the
+   * horizon, at most PRUNE_BATCHES_PER_PASS; answers how many rows went.
+   */
+  async housekeep(db: Db): Promise<number> {
+    const [row] = rowsOf<{ xmin: string }>(await db.execute(sql`select pg_snapshot_xmin(pg_current_snapshot())::text as xmin`));
+    const now = this.now();
+    this.observe(now, BigInt(row!.xmin));
+    if (this.pruning) return 0;
+    const settled = this.settled(now);
+    if (settled === null) return 0;
+    this.lastPrune = now;
+    this.pruning = true;
+    try {
+      let deleted = 0;
+      for (let batch = 0; batch < PRUNE_BATCHES_PER_PASS; batch++) {
+        const n = await this.deleteBelow(db, settled);
+        deleted += n;
+        if (n < PRUNE_BATCH) break;
+      }
+      return deleted;
+    } finally {
+      this.pruning = false;
+    }
+  }
+
+  /** The newest xmin seen at least TTL_MS + PRUNE_MARGIN_MS before `now` (and forgets the older ones). */
+  private settled(now: number): bigint | null {
+    let settled: bigint | null = null;
+    while (this.seen.length && now - this.seen[0]!.at >= TTL_MS + PRUNE_MARGIN_MS) settled = this.seen.shift()!.xmin;
+    return settled;
+  }
+
+  private async deleteBelow(db: Db, xmin: bigint): Promise<number> {
+    const result = await db.execute(
+      sql`with gone as (delete from search_changes where ctid = any(array(select ctid from search_changes where xid < ${xmin.toString()}::xid8 limit ${sql.raw(String(PRUNE_BATCH))})) returning 1)
+        select count(*)::int as n from gone`,
+    );
+    return rowsOf<{ n: number }>(result)[0]?.n ?? 0;
   }
 }
 
