@@ -186,7 +186,8 @@ export default {
     },
     {
       says: "the requests it held fail (a job retries, a render answers 404 thumbnail_unavailable with the reason) and the next one starts a new child.",
-      check: async (server) => {
+      // A server whose picture work runs in the niced child (test servers render in-process by default).
+      check: () => withServer({ WORKER_NICE: "10" }, async (server) => {
         const o = await org(server);
         const bucket = await newBucket(o);
         const picture = await upload(o.admin, bucket.id, "big.png", await png(4000, 3000), { contentType: "image/png" });
@@ -221,7 +222,7 @@ export default {
         const again = await renderOf(server, o.adminKey.secret, picture.id, "width=100");
         expect(again.status).toBe(200);
         expect(host.pid).not.toBe(killed);
-      },
+      }),
     },
     { says: "| pending | being made (also between retries; the last attempt's reason is kept) | 404 thumbnail_pending |", by: { file: DERIVATIVES, test: "right after confirm the thumbnail is pending: thumbnail_pending, then ready" } },
     { says: "| failed | every attempt failed; details.reason says why | 404 thumbnail_unavailable |", by: { file: DERIVATIVES, test: "bad media is retried, then failed with its reason (truncated PNG, text sent as image/png)" } },

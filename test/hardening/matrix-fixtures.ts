@@ -242,8 +242,10 @@ const VOLATILE_COLUMNS = new Set(["api_calls"]);
 // The audit log records every refused call by design: what it records is checked by test/hardening/audit.test.ts.
 // A backfill's progress and the text it reads are written by jobs an earlier, accepted call
 // queued (media_text_extract), finishing at their own pace during later checks; a refused
-// call is stopped before it could queue one (its job_outbox rows are compared).
-const VOLATILE_TABLES = new Set(["audit_log", "backfill_runs", "media_text"]);
+// call is stopped before it could queue one (its job_outbox rows are compared). The search
+// change log gains a row with each of those jobs' text writes; what it records of the calls is
+// checked by test/integration/search-answer-cache.test.ts.
+const VOLATILE_TABLES = new Set(["audit_log", "backfill_runs", "media_text", "search_changes"]);
 
 /**
  * Everything the database and storage hold for one organization, as sorted JSON rows per
