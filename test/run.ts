@@ -129,6 +129,9 @@ function backendDependentFiles(): string[] {
   return files.filter((f) => !onePass(f) && reaches(join(testDir, f), new Set())).map((f) => `./test/${f}`);
 }
 
+/** A pass's name as part of a file name. */
+const fileName = (name: string) => name.replace(/\W+/g, "-").replace(/-+$/, "");
+
 /**
  * A pass's output: straight to the terminal when it runs alone; into a file, printed whole when
  * the pass ends, when passes run side by side (their lines would interleave otherwise).
@@ -140,7 +143,7 @@ interface Output {
 
 function outputFor(alone: boolean, dir: string, name: string): Output {
   if (alone) return { stdout: "inherit", flush: () => {} };
-  const path = join(dir, `${name.replace(/\W+/g, "-")}.log`);
+  const path = join(dir, `${fileName(name)}.log`);
   // One descriptor opened for appending, so stdout and stderr keep their order in one file.
   const fd = openSync(path, "a");
   return {
@@ -166,7 +169,7 @@ async function runBunTest(name: string, env: Record<string, string>, files: stri
   // As `npm start` runs the service: Bun's own head limit above the service's (http/server.ts).
   // Each file's time in the last run on this machine, so the slowest files start first (the
   // run's end waits for the last file to finish); kept outside the repository.
-  const timings = join(process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "media-storage", `test-timings-${name.replace(/\W+/g, "-").replace(/-+$/, "")}.json`);
+  const timings = join(process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "media-storage", `test-timings-${fileName(name)}.json`);
   if (workers > 1) mkdirSync(dirname(timings), { recursive: true });
   const parallel = workers > 1 ? [`--parallel=${workers}`, `--timings=${timings}`, "--update-timings"] : [];
   const headLimit = "--max-http-header-size=262144";
@@ -195,7 +198,7 @@ async function runBunTest(name: string, env: Record<string, string>, files: stri
   // TEST_REPORTS_DIR (.ci/run sets it to its log directory) keeps each pass's report.
   if (process.env.TEST_REPORTS_DIR) {
     try {
-      copyFileSync(report, join(process.env.TEST_REPORTS_DIR, `junit-${name.replace(/\W+/g, "-").replace(/-+$/, "")}.xml`));
+      copyFileSync(report, join(process.env.TEST_REPORTS_DIR, `junit-${fileName(name)}.xml`));
     } catch {}
   }
   rmSync(dir, { recursive: true, force: true });
