@@ -302,7 +302,9 @@ async function servicesPass(): Promise<void> {
       ),
     );
   } finally {
-    await admin.unsafe(`drop database if exists ${dbName} with (force)`).catch(() => {});
+    // With the databases of single servers (startServer's ownDatabase) a killed file left behind.
+    const own = await admin<{ datname: string }[]>`select datname from pg_database where datname like ${`${dbName}\\_own\\_%`}`.catch(() => []);
+    for (const { datname } of [...own, { datname: dbName }]) await admin.unsafe(`drop database if exists ${datname} with (force)`).catch(() => {});
     await admin.end();
     if (redis) {
       const r = new Redis(REDIS_URL);

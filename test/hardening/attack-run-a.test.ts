@@ -22,7 +22,7 @@ const clock = new ManualClock();
 const MiB = 1024 * 1024;
 
 beforeAll(async () => {
-  server = await startServer({ clock, env: { PLANS: JSON.stringify(TEST_PLANS), STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET } });
+  server = await startServer({ clock, ownDatabase: true, env: { PLANS: JSON.stringify(TEST_PLANS), STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET } });
 }, 60_000);
 afterAll(() => server.stop());
 

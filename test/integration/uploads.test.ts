@@ -16,7 +16,7 @@ const clock = new ManualClock();
 const MiB = 1024 * 1024;
 
 beforeAll(async () => {
-  server = await startServer({ clock });
+  server = await startServer({ clock, ownDatabase: true });
   org = await newOrg(server);
   other = await newOrg(server);
   bucket = (await org.admin.post("/api/buckets", { name: "uploads" })).body;

@@ -18,7 +18,7 @@ const GiB = 1024 ** 3;
 const DAY = 86_400_000;
 
 beforeAll(async () => {
-  server = await startServer({ clock });
+  server = await startServer({ clock, ownDatabase: true });
 }, 60_000);
 afterAll(() => server.stop());
 
