@@ -6,9 +6,9 @@
  * REQUIRE_SERVICES=1 (set by .ci/run) turns a missing service into a failure.
  * Extra arguments go to `bun test` (e.g. a file filter). TEST_MODES=services|embedded picks one.
  */
-import { chmodSync, closeSync, copyFileSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statfsSync, writeSync } from "node:fs";
-import { homedir, tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { chmodSync, closeSync, copyFileSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statfsSync, writeSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import Redis from "ioredis";
 import postgres from "postgres";
 
@@ -103,8 +103,7 @@ function slowestFiles(xml: string, mode: string): string {
  */
 function backendDependentFiles(): string[] {
   const testDir = import.meta.dir;
-  const glob = new Bun.Glob("**/*.test.ts");
-  const files = [...glob.scanSync({ cwd: testDir })].filter((f) => !f.includes("node_modules")).sort();
+  const files = testFiles();
   const envFile = join(testDir, "support/env.ts");
   const seen = new Map<string, boolean>();
   const reaches = (file: string, path: Set<string>): boolean => {
@@ -127,6 +126,28 @@ function backendDependentFiles(): string[] {
   };
   const onePass = (f: string) => /^\/\/ One pass: /m.test(readFileSync(join(testDir, f), "utf8"));
   return files.filter((f) => !onePass(f) && reaches(join(testDir, f), new Set())).map((f) => `./test/${f}`);
+}
+
+/** Every test file, relative to test/. */
+function testFiles(): string[] {
+  return [...new Bun.Glob("**/*.test.ts").scanSync({ cwd: import.meta.dir })].filter((f) => !f.includes("node_modules")).sort();
+}
+
+/**
+ * The embedded pass's files in parts of a dozen, the slow kinds first (browsers, whole
+ * processes, attack runs) and the quick ones (pure rules) last, so the two streams that take
+ * parts as they come free end close together.
+ */
+function embeddedParts(): string[][] {
+  const order = ["browser", "e2e", "hardening", "clients", "compat", "contract", "integration", "unit"];
+  const rank = (f: string) => {
+    const at = order.indexOf(f.slice(0, f.indexOf("/")));
+    return at < 0 ? order.length : at;
+  };
+  const files = testFiles().sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
+  const parts: string[][] = [];
+  for (let i = 0; i < files.length; i += 12) parts.push(files.slice(i, i + 12).map((f) => `./test/${f}`));
+  return parts;
 }
 
 /** A pass's name as part of a file name. */
@@ -157,7 +178,12 @@ function outputFor(alone: boolean, dir: string, name: string): Output {
   };
 }
 
-async function runBunTest(name: string, env: Record<string, string>, files: string[], alone: boolean, workers = 1): Promise<Counts> {
+/**
+ * One `bun test` run. `pass` names the pass it belongs to (a part of the embedded pass is a run
+ * of its own): failures are reported under it, and a part leaves the pass's summary (its counts,
+ * its slowest files) to the end of the pass.
+ */
+async function runBunTest(name: string, env: Record<string, string>, files: string[], alone: boolean, pass = name): Promise<{ counts: Counts; xml: string }> {
   const dir = mkdtempSync(join(tmpdir(), "media-junit-"));
   const report = join(dir, "junit.xml");
   const out = outputFor(alone, dir, name);
@@ -167,15 +193,8 @@ async function runBunTest(name: string, env: Record<string, string>, files: stri
   // above the waits' own (test/support/eventually.ts), which give up first and say on what.
   const timeout = `--timeout=${process.env.TEST_TIMEOUT_MS ?? "120000"}`;
   // As `npm start` runs the service: Bun's own head limit above the service's (http/server.ts).
-  // Each file's time in the last run on this machine, so the slowest files start first (the
-  // run's end waits for the last file to finish); kept outside the repository.
-  const timings = join(process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "media-storage", `test-timings-${fileName(name)}.json`);
-  if (workers > 1) mkdirSync(dirname(timings), { recursive: true });
-  const parallel = workers > 1 ? [`--parallel=${workers}`, `--timings=${timings}`, "--update-timings"] : [];
-  const headLimit = "--max-http-header-size=262144";
-  const proc = Bun.spawn([process.execPath, headLimit, "test", timeout, ...parallel, "--reporter=junit", `--reporter-outfile=${report}`, ...args, ...files], {
-    // The files' worker processes get Bun's flags from BUN_OPTIONS, not from this command line.
-    env: { ...process.env, ...env, BUN_OPTIONS: [process.env.BUN_OPTIONS, headLimit].filter(Boolean).join(" ") },
+  const proc = Bun.spawn([process.execPath, "--max-http-header-size=262144", "test", timeout, "--reporter=junit", `--reporter-outfile=${report}`, ...args, ...files], {
+    env: { ...process.env, ...env },
     stdout: out.stdout,
     stderr: out.stdout,
   });
@@ -183,8 +202,9 @@ async function runBunTest(name: string, env: Record<string, string>, files: stri
   if (!alone) say(`\n=== ${name} ===\n`);
   out.flush();
   let counts: Counts = { passed: 0, failed: code === 0 ? 0 : 1, skipped: 0 };
+  let xml = "";
   try {
-    const xml = readFileSync(report, "utf8");
+    xml = readFileSync(report, "utf8");
     const head = /<testsuites\b[^>]*>/.exec(xml)?.[0] ?? "";
     const attr = (n: string) => Number(new RegExp(`\\b${n}="(\\d+)"`).exec(head)?.[1] ?? 0);
     const tests = attr("tests");
@@ -192,8 +212,8 @@ async function runBunTest(name: string, env: Record<string, string>, files: stri
     const skipped = attr("skipped");
     // A crash outside any test still fails the run.
     counts = { passed: tests - failed - skipped, failed: failed || (code === 0 ? 0 : 1), skipped };
-    failures.push(...failuresIn(xml, name));
-    say(slowestFiles(xml, name));
+    failures.push(...failuresIn(xml, pass));
+    if (pass === name) say(slowestFiles(xml, name));
   } catch {}
   // TEST_REPORTS_DIR (.ci/run sets it to its log directory) keeps each pass's report.
   if (process.env.TEST_REPORTS_DIR) {
@@ -203,7 +223,7 @@ async function runBunTest(name: string, env: Record<string, string>, files: stri
   }
   rmSync(dir, { recursive: true, force: true });
   say(`--- ${name}: ${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped\n`);
-  return counts;
+  return { counts, xml };
 }
 
 const total: Counts = { passed: 0, failed: 0, skipped: 0 };
@@ -290,7 +310,7 @@ async function servicesPass(): Promise<void> {
   const prefix = `mtest-${dbName}`;
   try {
     add(
-      await runBunTest(
+      (await runBunTest(
         `PostgreSQL${redis ? " + Redis" : ""}`,
         {
           TEST_DATABASE_URL: url.toString(),
@@ -299,7 +319,7 @@ async function servicesPass(): Promise<void> {
         // The whole suite, unless the embedded pass follows and it was not narrowed by hand.
         args.length === 0 && modes.includes("embedded") ? backendDependentFiles() : [],
         !sideBySide,
-      ),
+      )).counts,
     );
   } finally {
     // With the databases of single servers (startServer's ownDatabase) a killed file left behind.
@@ -319,26 +339,46 @@ async function servicesPass(): Promise<void> {
   }
 }
 
-/**
- * TEST_EMBEDDED_WORKERS=n runs the embedded pass's files n at a time, each in a process of its
- * own (its files have their own databases, queues and stores; the services pass's share one
- * database and one Redis prefix, and some stop, pause or count what is in them). Off by default:
- * on a 2-vCPU machine the suite is bound by CPU: two at a time, the run took 30 minutes, each
- * file about twice its time alone, and the services pass (27 minutes) slowed by the third stream.
- */
-const embeddedWorkers = Number(process.env.TEST_EMBEDDED_WORKERS ?? 1);
-const embeddedPass = async () =>
-  add(await runBunTest("embedded (PGlite, in-process queue and stores)", { TEST_DATABASE_URL: "", TEST_REDIS_URL: "" }, [], !sideBySide, embeddedWorkers));
+const EMBEDDED = "embedded (PGlite, in-process queue and stores)";
+const embeddedEnv = { TEST_DATABASE_URL: "", TEST_REDIS_URL: "" };
 
-for (const [mode, pass] of [
-  ["services", servicesPass],
-  ["embedded", embeddedPass],
-] as const) {
-  if (!modes.includes(mode)) continue;
-  if (sideBySide) running.push(pass());
-  else await pass();
+/**
+ * Side by side, the embedded pass runs in parts that two streams take as they come free: one
+ * stream from the start, the other once the PostgreSQL pass is done. As one run, the embedded
+ * pass (1,333 s of tests in CI) ended minutes after the PostgreSQL pass (947 s), with one core
+ * idle. Two embedded files at once only while the other pass is over keeps the machine at two
+ * streams, as before: two embedded files beside the PostgreSQL pass made three, and 30 minutes.
+ */
+const embeddedQueue = sideBySide && modes.includes("embedded") ? embeddedParts() : [];
+const partsCount = embeddedQueue.length;
+const embeddedRuns: { counts: Counts; xml: string }[] = [];
+async function takeEmbeddedParts(): Promise<void> {
+  for (let files = embeddedQueue.shift(); files; files = embeddedQueue.shift()) {
+    const part = partsCount - embeddedQueue.length;
+    embeddedRuns.push(await runBunTest(`${EMBEDDED}, part ${part} of ${partsCount}`, embeddedEnv, files, false, EMBEDDED));
+  }
+}
+
+if (embeddedQueue.length) {
+  if (modes.includes("services")) running.push(servicesPass().then(takeEmbeddedParts));
+  running.push(takeEmbeddedParts());
+} else {
+  const embeddedPass = async () => add((await runBunTest(EMBEDDED, embeddedEnv, [], !sideBySide)).counts);
+  for (const [mode, pass] of [
+    ["services", servicesPass],
+    ["embedded", embeddedPass],
+  ] as const) {
+    if (!modes.includes(mode)) continue;
+    if (sideBySide) running.push(pass());
+    else await pass();
+  }
 }
 await Promise.all(running);
+if (embeddedRuns.length) {
+  const counts = embeddedRuns.reduce((a, r) => ({ passed: a.passed + r.counts.passed, failed: a.failed + r.counts.failed, skipped: a.skipped + r.counts.skipped }), { passed: 0, failed: 0, skipped: 0 });
+  add(counts);
+  say(`\n${slowestFiles(embeddedRuns.map((r) => r.xml).join("\n"), EMBEDDED)}--- ${EMBEDDED}: ${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped\n`);
+}
 rmSync(logDir, { recursive: true, force: true });
 if (memoryTmp) rmSync(memoryTmp, { recursive: true, force: true });
 
