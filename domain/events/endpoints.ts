@@ -1,4 +1,4 @@
-import { and, asc, count, desc, eq, inArray, sql } from "drizzle-orm";
+import { and, count, desc, eq, sql } from "drizzle-orm";
 import { webhookAttempts, webhookDeliveries, webhookEndpoints, webhookEvents } from "../../db/schema/index.ts";
 import type { WebhookDelivery, WebhookEndpoint, WebhookEndpointWithSecret } from "../../contract/webhooks.ts";
 import type { Caller } from "../access/caller.ts";
@@ -156,31 +156,49 @@ export async function sendTestEvent(deps: Deps, caller: Caller, id: string): Pro
 
 type DeliveryRow = typeof webhookDeliveries.$inferSelect;
 
-async function deliveryViews(deps: Deps, rows: (DeliveryRow & { eventType: string })[]): Promise<WebhookDelivery[]> {
-  const ids = rows.map((r) => r.id);
-  const attempts = ids.length
-    ? await deps.db.select().from(webhookAttempts).where(inArray(webhookAttempts.deliveryId, ids)).orderBy(asc(webhookAttempts.attempt), asc(webhookAttempts.startedAt))
-    : [];
-  return rows.map((r) => ({
+/** An attempt as the delivery's view shows it. */
+interface AttemptRow {
+  attempt: number;
+  startedAt: string;
+  statusCode: number | null;
+  latencyMs: number;
+  succeeded: boolean;
+  error: string | null;
+}
+
+/**
+ * A delivery's attempts, read in the statement that reads the delivery: an attempt and the
+ * delivery's outcome are committed together, and two statements could show one without the
+ * other (an attempt that succeeded on a delivery still pending).
+ */
+const attemptsOf = sql<AttemptRow[]>`coalesce((
+  select json_agg(json_build_object(
+    'attempt', a.attempt, 'startedAt', a.started_at, 'statusCode', a.status_code,
+    'latencyMs', a.latency_ms, 'succeeded', a.succeeded, 'error', a.error
+  ) order by a.attempt, a.started_at)
+  from ${webhookAttempts} a where a.delivery_id = ${webhookDeliveries.id}
+), '[]'::json)`;
+
+function deliveryView(r: DeliveryRow & { eventType: string; tried: AttemptRow[] | string }): WebhookDelivery {
+  const attempts: AttemptRow[] = typeof r.tried === "string" ? JSON.parse(r.tried) : r.tried;
+  return {
     id: r.id,
     endpointId: r.endpointId,
     eventId: r.eventId,
     eventType: r.eventType,
     status: r.status,
-    attempts: attempts
-      .filter((a) => a.deliveryId === r.id)
-      .map((a) => ({
-        attempt: a.attempt,
-        startedAt: a.startedAt.toISOString(),
-        statusCode: a.statusCode,
-        latencyMs: a.latencyMs,
-        succeeded: a.succeeded,
-        error: a.error,
-      })),
+    attempts: attempts.map((a) => ({
+      attempt: a.attempt,
+      startedAt: new Date(a.startedAt).toISOString(),
+      statusCode: a.statusCode,
+      latencyMs: a.latencyMs,
+      succeeded: a.succeeded,
+      error: a.error,
+    })),
     nextAttemptAt: r.status === "pending" ? (r.nextAttemptAt?.toISOString() ?? null) : null,
     createdAt: r.createdAt.toISOString(),
     completedAt: r.completedAt?.toISOString() ?? null,
-  }));
+  };
 }
 
 export async function listDeliveries(
@@ -197,7 +215,7 @@ export async function listDeliveries(
   );
   const [rows, [{ total } = { total: 0 }]] = await Promise.all([
     deps.db
-      .select({ d: webhookDeliveries, eventType: webhookEvents.type })
+      .select({ d: webhookDeliveries, eventType: webhookEvents.type, tried: attemptsOf })
       .from(webhookDeliveries)
       .innerJoin(webhookEvents, eq(webhookEvents.id, webhookDeliveries.eventId))
       .where(where)
@@ -206,7 +224,7 @@ export async function listDeliveries(
       .offset(q.offset),
     deps.db.select({ total: count() }).from(webhookDeliveries).where(where),
   ]);
-  return page(await deliveryViews(deps, rows.map((r) => ({ ...r.d, eventType: r.eventType }))), total, q.offset);
+  return page(rows.map((r) => deliveryView({ ...r.d, eventType: r.eventType, tried: r.tried })), total, q.offset);
 }
 
 /**
@@ -230,5 +248,6 @@ export async function redeliver(deps: Deps, caller: Caller, endpointId: string, 
     return { ...row!, eventType: original.eventType };
   });
   deps.jobs.kick();
-  return (await deliveryViews(deps, [created]))[0]!;
+  // A new delivery: no attempt yet.
+  return deliveryView({ ...created, tried: [] });
 }
