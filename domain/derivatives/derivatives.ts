@@ -287,17 +287,21 @@ export async function recordRendered(deps: Deps, object: typeof mediaObjects.$in
       { when: sql`exists (select 1 from target)` },
     )}
     select (select count(*) from target)::int as current,
+           (select count(*) from ev_jobs)::int as jobs,
            coalesce((select json_agg(storage_key) from previous where storage_key is not null), '[]'::json) as previous
   `);
-  const [row] = rowsOf<{ current: number; previous: string[] | string }>(result);
+  const [row] = rowsOf<{ current: number; jobs: number; previous: string[] | string }>(result);
   const previous: string[] = typeof row?.previous === "string" ? JSON.parse(row.previous) : (row?.previous ?? []);
   if (!row?.current) {
     const inUse = new Set(previous);
     return { recorded: false, unreferencedKeys: keys.filter((k) => !inUse.has(k)) };
   }
   // An external search index carries the dominant colour: its document is written again.
-  if (deps.search.external && pic.lab) await enqueueJob(deps.db, "search.sync", { orgId: object.orgId, objectIds: [object.id] });
-  deps.jobs.kick();
+  const synced = deps.search.external && pic.lab;
+  if (synced) await enqueueJob(deps.db, "search.sync", { orgId: object.orgId, objectIds: [object.id] });
+  // A dispatch pass only when this wrote a job (a webhook delivery, the sync): for most
+  // thumbnails it would be a statement that finds nothing, on the worker's time.
+  if (synced || Number(row.jobs) > 0) deps.jobs.kick();
   const kept = new Set(keys);
   return { recorded: true, unreferencedKeys: previous.filter((k) => !kept.has(k)) };
 }
