@@ -3,7 +3,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SignJWT } from "jose";
 import Redis from "ioredis";
-import postgres from "postgres";
 import { type Config, loadConfig } from "../../app/config.ts";
 import { createServices, type Services } from "../../app/services.ts";
 import { createLogger } from "../../app/log.ts";
@@ -137,6 +136,9 @@ export async function startServer(opts: TestServerOptions = {}): Promise<TestSer
 async function ownDatabase(): Promise<{ name: string; url: string; drop(): Promise<void> }> {
   const shared = new URL(testEnv.databaseUrl!);
   const name = `${shared.pathname.slice(1)}_own_${Math.random().toString(36).slice(2, 8)}`;
+  // Imported here, not at the top: a static import would load postgres.js before
+  // db/postgres-fix.ts registers its patch, and every server of the process would run unpatched.
+  const { default: postgres } = await import("postgres");
   const admin = postgres(testEnv.databaseUrl!, { max: 1, onnotice: () => {} });
   await admin.unsafe(`create database ${name}`);
   const url = new URL(shared);
