@@ -39,7 +39,10 @@ export const mediaObjects = pgTable(
     uniqueIndex("media_bucket_key_live_uq").on(t.bucketId, t.key).where(sql`${t.deletedAt} is null`),
     index("media_org_created_idx").on(t.orgId, t.createdAt).where(sql`${t.deletedAt} is null`),
     // Substring search on keys (GET /api/media?search=) stays indexed at a million objects.
-    index("media_key_trgm_idx").using("gin", t.key.op("gin_trgm_ops")),
+    // Always within one organization: the organization in the index (btree_gin) keeps other
+    // organizations' matches out of the candidates, which a key-only index handed over and the
+    // search then read and dropped (one organization's many keys slowed every other's search).
+    index("media_org_key_trgm_idx").using("gin", t.orgId, t.key.op("gin_trgm_ops")),
     index("media_deleted_idx").on(t.deletedAt).where(sql`${t.deletedAt} is not null`),
     // What a presigned upload's write condition reads: the deleted objects at a key (their bytes
     // may still be there). The trigram index answers key equality too, but slowly on common trigrams.
