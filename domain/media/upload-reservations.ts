@@ -1,7 +1,7 @@
 import { sql } from "drizzle-orm";
 import { type Db, rowsOf } from "../../db/client.ts";
 import { preparedSql } from "../core/prepared.ts";
-import { pendingStorage, unconfirmedFits } from "../usage/counters.ts";
+import { lockUsage, pendingStorage, unconfirmedFits } from "../usage/counters.ts";
 
 /** One single-shot upload to reserve for: what presignUpload knows when it asks. */
 export interface SingleShotRequest {
@@ -97,7 +97,7 @@ const truthy = (v: unknown): boolean => v === true || v === "t" || v === 1;
  * committed: concurrent URLs without a size never pass the bound together. (Batches of
  * declared sizes alone keep their one statement; the allocation bounds them anyway.)
  */
-async function reserveTogether(db: Db, orgId: string, requests: readonly SingleShotRequest[]): Promise<(Row | undefined)[]> {
+async function reserveTogether(db: Db, orgId: string, requests: readonly SingleShotRequest[], locked = false): Promise<(Row | undefined)[]> {
   const rows = requests.map((r, i) => ({
     i,
     bucket_id: r.bucketId,
@@ -111,9 +111,9 @@ async function reserveTogether(db: Db, orgId: string, requests: readonly SingleS
   }));
   const values = { orgId, slack: requests[0]!.slack, rows: JSON.stringify(rows) };
   const unsized = rows.some((r) => r.counts > r.bytes);
-  const result = unsized
+  const result = unsized || locked
     ? await db.transaction(async (tx) => {
-        await tx.execute(sql`select 1 from org_usage where org_id = ${orgId} for update`);
+        await lockUsage(tx, orgId);
         return preparedSql(tx, "reserve_uploads", reserveSql).execute(values);
       })
     : await preparedSql(db, "reserve_uploads", reserveSql).execute(values);
@@ -180,9 +180,11 @@ async function reserveBatch(db: Db, orgId: string, batch: Waiting[]): Promise<vo
   // so what fails is the database (down, a timeout), and retrying each request alone would
   // make the last one wait for as many failures as the batch holds.
   const rows = await reserveTogether(db, orgId, batch.map((w) => w.request));
-  const refusedWhole = batch.length > 1 && rows.some((row) => row && !truthy(row.reserved));
-  if (!refusedWhole) return batch.forEach((w, i) => w.resolve(seenOf(rows[i])));
-  // Refused as a whole: each alone, in order, so those that fit are reserved. (A failure here
+  const refused = rows.some((row) => row && !truthy(row.reserved));
+  if (!refused) return batch.forEach((w, i) => w.resolve(seenOf(rows[i])));
+  // Refused: each alone, in order, so those that fit are reserved, and after the usage row's
+  // lock (lockUsage): a statement that waited for a fold may have counted its deltas twice.
+  // Refusals are rare, so the reservations that fit keep their one statement. (A failure here
   // rejects those not answered yet; a promise already resolved keeps its answer.)
-  for (const w of batch) w.resolve(seenOf((await reserveTogether(db, orgId, [w.request]))[0]));
+  for (const w of batch) w.resolve(seenOf((await reserveTogether(db, orgId, [w.request], true))[0]));
 }

@@ -10,7 +10,7 @@ import { within } from "../core/within.ts";
 import { contentTypeFor, kindOf } from "./kind.ts";
 import { loadMediaView, purgeObject } from "./media.ts";
 import { objectPath } from "./storage-keys.ts";
-import { pendingStorage, quotaExceeded, releaseReservation, reserveCounted, reserveStorage, uploadRefusal } from "../usage/counters.ts";
+import { lockUsage, pendingStorage, quotaExceeded, releaseReservation, reserveCounted, reserveStorage, uploadRefusal } from "../usage/counters.ts";
 import { appendStorageDelta } from "../usage/storage-deltas.ts";
 import type { WriteCondition } from "../ports/storage.ts";
 import { runHooks } from "./lifecycle.ts";
@@ -454,6 +454,7 @@ export async function recordStoredObject(deps: Deps, orgId: string, bucketId: st
  * none: a presign without a size) takes this lock; a declared size confirms without it.
  */
 async function fitsAllocation(tx: Deps["db"], orgId: string, growth: number, released: number): Promise<boolean> {
+  await lockUsage(tx, orgId);
   const [ok] = await tx
     .update(orgUsage)
     .set({ updatedAt: sql`now()` })

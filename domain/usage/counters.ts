@@ -96,10 +96,24 @@ export function keptCounter(row: "b" | "u", column: "object_count" | "used_stora
 }
 
 /**
+ * Locks the organization's usage row in a statement of its own, before a quota check in the same
+ * transaction. A check that is one conditional UPDATE adding the pending deltas, and that finds
+ * the row held by a fold, is evaluated again by PostgreSQL on the row the fold wrote (the
+ * deltas now in its counters) while the statement's snapshot still sees the deltas the fold
+ * deleted: counted twice, a spurious 403, or a deletion's bytes given as room twice. After the
+ * lock, the check's statement starts from a snapshot in which any fold is complete.
+ */
+export async function lockUsage(tx: Db, orgId: string): Promise<void> {
+  await tx.execute(sql`select 1 from org_usage where org_id = ${orgId} for no key update`);
+}
+
+/**
  * Reserves `bytes` of the organization's allocation for an upload, or refuses with 403
- * quota_exceeded. One conditional UPDATE: concurrent reservations can never overshoot.
+ * quota_exceeded. One conditional UPDATE, after the row's lock (lockUsage), in the caller's
+ * transaction: concurrent reservations can never overshoot.
  */
 export async function reserveStorage(tx: Db, orgId: string, bytes: number): Promise<void> {
+  await lockUsage(tx, orgId);
   const [ok] = await tx
     .update(orgUsage)
     .set({ reservedStorage: sql`${orgUsage.reservedStorage} + ${bytes}`, updatedAt: sql`now()` })
@@ -115,6 +129,7 @@ export async function reserveStorage(tx: Db, orgId: string, bytes: number): Prom
  * rule refused: the allocation (reserveStorage's), or too much unconfirmed (unconfirmedFits).
  */
 export async function reserveCounted(tx: Db, orgId: string, r: { declared: number; counted: number; slack: number }): Promise<void> {
+  await lockUsage(tx, orgId);
   const [ok] = await tx
     .update(orgUsage)
     .set({ reservedStorage: sql`${orgUsage.reservedStorage} + ${r.declared}`, updatedAt: sql`now()` })
