@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Browser, Page } from "playwright-core";
 import { testEnv } from "../support/env.ts";
+import { WAIT_CEILING_MS } from "../support/eventually.ts";
 import { insertObject, newBucket } from "../support/objects.ts";
 import { newOrg, startServer, type TestOrg, type TestServer } from "../support/server.ts";
 import { haveChromium, launch, newPage, screenshot, signIn } from "./browser.ts";
@@ -56,20 +57,20 @@ describe.skipIf(!run)("web console, edges", () => {
     const flaky = await bigPng(2000, 1900);
     await page.locator('input[type="file"]').setInputFiles([{ name: "flaky.png", mimeType: "image/png", buffer: flaky }]);
     const row = page.locator('[data-key="flaky.png"]');
-    await until(async () => expect(await row.getAttribute("class")).toContain("upload-failed"), 60_000);
+    await until(async () => expect(await row.getAttribute("class")).toContain("upload-failed"), WAIT_CEILING_MS);
     await containsText(row, "Part 2 of 3 failed");
     expect(refused).toBe(3);
     await screenshot(page, "20-upload-failed-part");
     refuse = false;
     const before = sent.length;
     await page.getByRole("button", { name: "Retry upload of flaky.png" }).click();
-    await until(async () => expect(await row.getAttribute("class")).toContain("upload-done"), 60_000);
+    await until(async () => expect(await row.getAttribute("class")).toContain("upload-done"), WAIT_CEILING_MS);
     // Parts 1 and 3 were stored already: only part 2 went again.
     expect(sent.slice(before)).toEqual([2]);
     await page.unroute(/partNumber=\d+/);
     const listed = (await org.admin.get(`/api/media?bucketId=${bucket.id}`)).body.data;
     expect(listed.map((o: { key: string; size: number }) => [o.key, o.size])).toEqual([["flaky.png", flaky.length]]);
-  }, 120_000);
+  }, 3 * WAIT_CEILING_MS);
 
   test("Cancel stops an upload and abandons its multipart upload (the reservation is released)", async () => {
     const bucket = await newBucket(org, "cancel");
@@ -85,7 +86,7 @@ describe.skipIf(!run)("web console, edges", () => {
     await until(async () => expect((await org.admin.get("/api/usage")).body.reservedStorage).toBe(0));
     await page.unroute(/partNumber=\d+/);
     expect((await org.admin.get(`/api/media?bucketId=${bucket.id}`)).body.total).toBe(0);
-  }, 120_000);
+  }, 3 * WAIT_CEILING_MS);
 
   test("deleting a bucket that holds objects explains the 409", async () => {
     const bucket = await newBucket(org, "full");
