@@ -127,20 +127,48 @@ test.skipIf(testEnv.mode === "embedded")("a confirm and a delete do not wait for
 });
 
 /**
+ * Runs `check` while a fold of the organization's deltas holds its usage row: the fold has
+ * written the row and deleted the deltas, the check waits for the lock, then the fold commits.
+ */
+async function whileFolding<T>(orgId: string, what: string, check: () => Promise<T>): Promise<T> {
+  let release!: () => void;
+  const held = new Promise<void>((r) => (release = r));
+  let folded!: () => void;
+  const foldDone = new Promise<void>((r) => (folded = r));
+  const folding = db().transaction(async (tx) => {
+    await foldStorage(tx, orgId, new Date());
+    folded();
+    await held;
+  });
+  await foldDone;
+  const checking = check();
+  await eventually(async () => {
+    const [w] = rowsOf<{ n: number | string }>(await db().execute(sql`select count(*) as n from pg_stat_activity where wait_event_type = 'Lock' and query like '%org_usage%'`));
+    return Number(w!.n) > 0 ? true : undefined;
+  }, { what: `${what} waiting for the fold` });
+  release();
+  await folding;
+  return checking;
+}
+
+/**
  * A quota check is a conditional UPDATE of the usage row that adds the pending deltas. When it
  * waits for a fold holding that row, PostgreSQL rechecks its condition on the row the fold
  * wrote (the deltas now counted in it) while its own snapshot still sees the deltas the fold
- * deleted: counted twice, unless the check takes only deltas the row has not folded.
+ * deleted: counted twice, unless the check's statement starts after the row's lock is taken.
  */
 test.skipIf(testEnv.mode === "embedded")("a quota check that waits for a fold counts the folded changes once, whichever their sign", async () => {
   for (const sign of [1, -1]) {
     const org = await newOrg(server);
     const bucket = await newBucket(org, "racing");
     const [u] = await db().select().from(orgUsage).where(eq(orgUsage.orgId, org.orgId));
-    // Used storage at half the allocation, kept in the row; a pending change of a quarter.
+    // Used storage at half the allocation, kept in the row, nothing reserved; a pending change of a quarter.
     const quarter = Math.floor(u!.allocatedStorage / 4);
-    await db().update(orgUsage).set({ usedStorage: 2 * quarter, reservedStorage: 0 }).where(eq(orgUsage.orgId, org.orgId));
-    await appendStorageDelta(db(), org.orgId, { bucketId: bucket.id, bytes: sign * quarter, objects: 0 }, new Date());
+    const reset = async () => {
+      await appendStorageDelta(db(), org.orgId, { bucketId: bucket.id, bytes: sign * quarter, objects: 0 }, new Date());
+      await db().update(orgUsage).set({ usedStorage: 2 * quarter, reservedStorage: 0 }).where(eq(orgUsage.orgId, org.orgId));
+    };
+    await reset();
     // What is left of the allocation once the change counts, once: the reservation of exactly
     // that fits; one byte more does not.
     const room = u!.allocatedStorage - (2 + sign) * quarter;
@@ -148,61 +176,25 @@ test.skipIf(testEnv.mode === "embedded")("a quota check that waits for a fold co
       [room, true],
       [room + 1, false],
     ] as const) {
-      let release!: () => void;
-      const held = new Promise<void>((r) => (release = r));
-      let folded!: () => void;
-      const foldDone = new Promise<void>((r) => (folded = r));
-      const folding = db().transaction(async (tx) => {
-        await foldStorage(tx, org.orgId, new Date());
-        folded();
-        await held;
-      });
-      await foldDone;
-      const reserving = db()
-        .transaction((tx) => reserveStorage(tx, org.orgId, bytes))
-        .then(
-        () => true,
-        () => false,
+      const reserved = await whileFolding(org.orgId, "the reservation", () =>
+        db()
+          .transaction((tx) => reserveStorage(tx, org.orgId, bytes))
+          .then(
+            () => true,
+            () => false,
+          ),
       );
-      // The reservation waits for the fold's lock, then the fold commits.
-      await eventually(async () => {
-        const [w] = rowsOf<{ n: number | string }>(
-          await db().execute(sql`select count(*) as n from pg_stat_activity where wait_event_type = 'Lock' and query like '%org_usage%'`),
-        );
-        return Number(w!.n) > 0 ? true : undefined;
-      }, { what: "the reservation waiting for the fold" });
-      release();
-      await folding;
-      expect({ sign, bytes: bytes - room, fits: await reserving }).toEqual({ sign, bytes: bytes - room, fits });
+      expect({ sign, bytes: bytes - room, fits: reserved }).toEqual({ sign, bytes: bytes - room, fits });
+      await reset();
       if (sign === 1) {
         // The same through an upload URL with a declared size (one statement, no lock taken
         // first): a refusal there is checked again after the lock.
-        await db().update(orgUsage).set({ reservedStorage: 0 }).where(eq(orgUsage.orgId, org.orgId));
-        await appendStorageDelta(db(), org.orgId, { bucketId: bucket.id, bytes: quarter, objects: 0 }, new Date());
-        await db().update(orgUsage).set({ usedStorage: 2 * quarter }).where(eq(orgUsage.orgId, org.orgId));
-        let go!: () => void;
-        const holding = new Promise<void>((r) => (go = r));
-        let foldedAgain!: () => void;
-        const foldDoneAgain = new Promise<void>((r) => (foldedAgain = r));
-        const foldingAgain = db().transaction(async (tx) => {
-          await foldStorage(tx, org.orgId, new Date());
-          foldedAgain();
-          await holding;
-        });
-        await foldDoneAgain;
-        const presigning = org.admin.post("/api/presign/upload", { bucketId: bucket.id, key: `racing-${bytes}`, size: bytes });
-        await eventually(async () => {
-          const [w] = rowsOf<{ n: number | string }>(await db().execute(sql`select count(*) as n from pg_stat_activity where wait_event_type = 'Lock' and query like '%org_usage%'`));
-          return Number(w!.n) > 0 ? true : undefined;
-        }, { what: "the upload URL's reservation waiting for the fold" });
-        go();
-        await foldingAgain;
-        expect({ bytes: bytes - room, status: (await presigning).status }).toEqual({ bytes: bytes - room, status: fits ? 200 : 403 });
+        const presigned = await whileFolding(org.orgId, "the upload URL's reservation", () =>
+          org.admin.post("/api/presign/upload", { bucketId: bucket.id, key: `racing-${bytes}`, size: bytes }),
+        );
+        expect({ bytes: bytes - room, status: presigned.status }).toEqual({ bytes: bytes - room, status: fits ? 200 : 403 });
+        await reset();
       }
-      // Back to where it was, with a pending change of a quarter again.
-      if (fits) await db().update(orgUsage).set({ reservedStorage: 0 }).where(eq(orgUsage.orgId, org.orgId));
-      await appendStorageDelta(db(), org.orgId, { bucketId: bucket.id, bytes: sign * quarter, objects: 0 }, new Date());
-      await db().update(orgUsage).set({ usedStorage: 2 * quarter }).where(eq(orgUsage.orgId, org.orgId));
     }
   }
 });
