@@ -1,7 +1,7 @@
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync, appendFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type postgres from "postgres";
+import postgres from "postgres";
 import { freePort } from "./processes.ts";
 
 /**
@@ -62,9 +62,6 @@ export async function startReplicaPair(): Promise<ReplicaPair> {
     rmSync(root, { recursive: true, force: true });
     throw err;
   }
-  // Imported here: a static import would load postgres.js before db/postgres-fix.ts registers
-  // its patch, and the servers of the test process would run unpatched.
-  const { default: postgres } = await import("postgres");
   const primaryUrl = `postgres://postgres@127.0.0.1:${pPort}/postgres`;
   const replicaUrl = `postgres://postgres@127.0.0.1:${rPort}/postgres`;
   const primary = postgres(primaryUrl, { max: 1, onnotice: () => {} });

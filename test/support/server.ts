@@ -2,7 +2,7 @@ import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, renameSync,
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SignJWT } from "jose";
-import Redis from "ioredis";
+import postgres from "postgres";
 import { type Config, loadConfig } from "../../app/config.ts";
 import { createServices, type Services } from "../../app/services.ts";
 import { createLogger } from "../../app/log.ts";
@@ -130,15 +130,12 @@ export async function startServer(opts: TestServerOptions = {}): Promise<TestSer
 }
 
 /**
- * A database named after the run's (test/run.ts drops any left by a killed file), and the
- * Redis keys of the prefix named after it.
+ * A database named after the run's (test/run.ts drops any left by a killed file). Its Redis
+ * prefix starts with the run's, whose keys test/run.ts deletes when the pass ends.
  */
 async function ownDatabase(): Promise<{ name: string; url: string; drop(): Promise<void> }> {
   const shared = new URL(testEnv.databaseUrl!);
   const name = `${shared.pathname.slice(1)}_own_${Math.random().toString(36).slice(2, 8)}`;
-  // Imported here, not at the top: a static import would load postgres.js before
-  // db/postgres-fix.ts registers its patch, and every server of the process would run unpatched.
-  const { default: postgres } = await import("postgres");
   const admin = postgres(testEnv.databaseUrl!, { max: 1, onnotice: () => {} });
   await admin.unsafe(`create database ${name}`);
   const url = new URL(shared);
@@ -149,12 +146,6 @@ async function ownDatabase(): Promise<{ name: string; url: string; drop(): Promi
     drop: async () => {
       await admin.unsafe(`drop database if exists ${name} with (force)`);
       await admin.end();
-      if (!testEnv.redisUrl) return;
-      const redis = new Redis(testEnv.redisUrl);
-      for await (const keys of redis.scanStream({ match: `${testEnv.redisPrefix}-${name}*`, count: 1000 }) as AsyncIterable<string[]>) {
-        if (keys.length) await redis.del(...keys);
-      }
-      redis.disconnect();
     },
   };
 }
