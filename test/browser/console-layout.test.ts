@@ -74,17 +74,16 @@ async function focusOnHeading(page: Page, name: string) {
   });
 }
 
-async function noHorizontalOverflow(page: Page, what: string) {
-  const widths = await page.evaluate(() => ({
+/** How wide the page is against the window, with the outermost elements that reach past its right edge (to say what to fix). */
+function overflow(page: Page) {
+  return page.evaluate(() => ({
     scroll: document.scrollingElement!.scrollWidth,
     inner: window.innerWidth,
-    // The outermost elements that reach past the right edge, to say what to fix.
     past: (document.scrollingElement!.scrollWidth <= window.innerWidth ? [] : [...document.querySelectorAll("body *")])
       .filter((el) => el.getBoundingClientRect().right > window.innerWidth + 1 && !(el.parentElement && el.parentElement.getBoundingClientRect().right > window.innerWidth + 1))
       .slice(0, 5)
       .map((el) => `${el.tagName.toLowerCase()}.${[...el.classList].join(".")} ${Math.round(el.getBoundingClientRect().right)}`),
   }));
-  expect({ page: what, fits: widths.scroll <= widths.inner, ...widths }).toEqual({ page: what, fits: true, ...widths, past: [] });
 }
 
 type Box = { x: number; y: number; width: number; height: number };
@@ -160,29 +159,74 @@ describe.skipIf(!run)("web console layout, keyboard and dialogs", () => {
     await server?.stop();
   }, 60_000);
 
-  for (const mode of MODES) {
-    test(`${mode.name}: every page fits the screen, is photographed, and axe-core finds nothing`, async () => {
-      const w = await open(browser, mode);
+  /** What one mode saw on one page. */
+  interface Seen {
+    page: string;
+    widths: Awaited<ReturnType<typeof overflow>>;
+    violations: Awaited<ReturnType<typeof seriousViolations>>;
+  }
+  /**
+   * Every page loaded once and looked at in each mode in turn, the page resized or its colour
+   * scheme switched in between (the console's layout follows both through CSS and a
+   * ResizeObserver): a third of the page loads, sign-ins and browser contexts of one sweep per
+   * mode. What a mode saw, and the problems and failed answers while it was shown, are its own;
+   * each mode's test asserts on them.
+   */
+  let sweeping: Promise<Map<string, { seen: Seen[]; problems: string[]; failedAnswers: string[] }>> | undefined;
+  const sweep = () =>
+    (sweeping ??= (async () => {
+      const results = new Map(MODES.map((m) => [m.name, { seen: [] as Seen[], problems: [] as string[], failedAnswers: [] as string[] }]));
+      const w = await open(browser, MODES[0]!);
       const { page } = w;
-      await signIn(page, org.adminKey.secret);
-      for (const visit of VISITS) {
-        await page.goto(`${server.url}/console${visit.path()}`);
-        await visit.ready(page);
-        await page.locator("main h1").first().waitFor();
-        await page.screenshot({ path: join(shots, `${mode.name}-${visit.name}.png`), fullPage: mode.name === "phone" && !visit.name.startsWith("bucket") });
-        await noHorizontalOverflow(page, `${mode.name} ${visit.name}`);
-        const violations = await seriousViolations(page);
-        expect({ page: `${mode.name} ${visit.name}`, violations }).toEqual({ page: `${mode.name} ${visit.name}`, violations: [] });
+      // Problems so far belong to the mode on screen since the last call.
+      const settle = (mode: Mode) => {
+        const r = results.get(mode.name)!;
+        r.problems.push(...w.problems.splice(0));
+        r.failedAnswers.push(...w.failedAnswers.splice(0));
+      };
+      try {
+        await signIn(page, org.adminKey.secret);
+        for (const visit of VISITS) {
+          for (const [i, mode] of MODES.entries()) {
+            await page.setViewportSize(mode.viewport);
+            await page.emulateMedia({ colorScheme: mode.colorScheme });
+            if (i === 0) await page.goto(`${server.url}/console${visit.path()}`);
+            await visit.ready(page);
+            await page.locator("main h1").first().waitFor();
+            // Two frames: what a resize or a new scheme changes is laid out and painted.
+            await page.evaluate(() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done))));
+            await page.screenshot({ path: join(shots, `${mode.name}-${visit.name}.png`), fullPage: mode.name === "phone" && !visit.name.startsWith("bucket") });
+            const widths = await overflow(page);
+            const violations = await seriousViolations(page);
+            results.get(mode.name)!.seen.push({ page: `${mode.name} ${visit.name}`, widths, violations });
+            settle(mode);
+          }
+        }
+      } finally {
+        await page.context().close();
+      }
+      return results;
+    })());
+
+  // The tests that only look run side by side, each in a browser context of its own (a test's
+  // time goes mostly to waiting on the page or the server); the two that change the set and the
+  // storyboard the sweep photographs run after them, one at a time.
+  for (const mode of MODES) {
+    test.concurrent(`${mode.name}: every page fits the screen, is photographed, and axe-core finds nothing`, async () => {
+      const mine = (await sweep()).get(mode.name)!;
+      expect(mine.seen.map((s) => s.page)).toEqual(VISITS.map((v) => `${mode.name} ${v.name}`));
+      for (const { page, widths, violations } of mine.seen) {
+        expect({ page, fits: widths.scroll <= widths.inner, ...widths }).toEqual({ page, fits: true, ...widths, past: [] });
+        expect({ page, violations }).toEqual({ page, violations: [] });
       }
       // No eval probe, no script error, no 501 from Usage (or anything else) on any page.
-      expect(w.problems).toEqual([]);
-      expect(w.failedAnswers).toEqual([]);
-      await page.context().close();
+      expect(mine.problems).toEqual([]);
+      expect(mine.failedAnswers).toEqual([]);
     }, 240_000);
   }
 
   for (const mode of MODES.slice(0, 2)) {
-    test(`${mode.name}: focus lands on the page's heading after sign-in and every navigation; a skip link leads to the content`, async () => {
+    test.concurrent(`${mode.name}: focus lands on the page's heading after sign-in and every navigation; a skip link leads to the content`, async () => {
       const { page } = await open(browser, mode);
       await signIn(page, org.adminKey.secret);
       await focusOnHeading(page, "Buckets");
@@ -206,7 +250,7 @@ describe.skipIf(!run)("web console layout, keyboard and dialogs", () => {
       await page.context().close();
     }, 120_000);
 
-    test(`${mode.name}: dialogs opened from table rows wrap their text, left-aligned, and Escape closes them`, async () => {
+    test.concurrent(`${mode.name}: dialogs opened from table rows wrap their text, left-aligned, and Escape closes them`, async () => {
       const { page } = await open(browser, mode);
       await signIn(page, org.adminKey.secret);
       await page.getByRole("button", { name: `Delete bucket ${full.name}` }).click();
@@ -239,7 +283,7 @@ describe.skipIf(!run)("web console layout, keyboard and dialogs", () => {
       await page.context().close();
     }, 120_000);
 
-    test(`${mode.name}: the detail panel never overlaps the grid, nor the upload button its actions`, async () => {
+    test.concurrent(`${mode.name}: the detail panel never overlaps the grid, nor the upload button its actions`, async () => {
       const { page } = await open(browser, mode);
       await signIn(page, org.adminKey.secret);
       await page.goto(`${server.url}/console/buckets/${photos.id}?sort=key&order=asc`);
@@ -302,7 +346,7 @@ describe.skipIf(!run)("web console layout, keyboard and dialogs", () => {
     }, 120_000);
   }
 
-  test("the tool explorer asks before a destructive call; Cancel sends nothing", async () => {
+  test.concurrent("the tool explorer asks before a destructive call; Cancel sends nothing", async () => {
     const { page } = await open(browser, MODES[0]!);
     await signIn(page, org.adminKey.secret);
     await page.goto(`${server.url}/console/tools/buckets_delete`);
