@@ -49,8 +49,16 @@ export interface TestServerOptions {
 /**
  * A fresh PGlite database costs seconds (extensions, migrations); copying a migrated one costs
  * milliseconds. The template is keyed by the migrations, so a schema change makes a new one.
+ * Tests of one file that start side by side wait for one build rather than each making its own.
  */
-async function pgliteTemplate(): Promise<string> {
+let template: Promise<string> | undefined;
+function pgliteTemplate(): Promise<string> {
+  template ??= buildPgliteTemplate();
+  template.catch(() => (template = undefined));
+  return template;
+}
+
+async function buildPgliteTemplate(): Promise<string> {
   const migrations = join(import.meta.dir, "../../db/migrations");
   const hasher = new Bun.CryptoHasher("sha256");
   for (const f of readdirSync(migrations).sort()) if (f.endsWith(".sql")) hasher.update(readFileSync(join(migrations, f)));
