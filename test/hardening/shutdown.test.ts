@@ -51,13 +51,21 @@ async function newDataDir(): Promise<string> {
   return dir;
 }
 
+/**
+ * Each test has processes, data directories and (on the embedded pass) databases of its own,
+ * and spends most of its time waiting on them: there they run side by side. On the PostgreSQL
+ * pass they share one database, whose outbox any of the servers may hand a job from, so one
+ * at a time.
+ */
+const alongside = testEnv.mode === "embedded" ? test.concurrent : test;
+
 afterAll(() => {
   for (const c of children) c.proc.kill("SIGKILL");
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
 describe("graceful shutdown", () => {
-  test("SIGTERM drains the request in flight and the job in hand, then exits 0", async () => {
+  alongside("SIGTERM drains the request in flight and the job in hand, then exits 0", async () => {
     const dir = await newDataDir();
     const { child, url, ops, server } = await start(dir, { HOLD_MS: "1500", SHUTDOWN_TIMEOUT_MS: "20000" });
     const org = await newOrg(server);
@@ -66,7 +74,7 @@ describe("graceful shutdown", () => {
     await child.waitFor(new RegExp(`started ${object.id}`));
 
     const slow = fetch(`${url}/test/slow?ms=1200`).then(async (r) => ({ status: r.status, text: await r.text() }));
-    await Bun.sleep(200);
+    await child.waitFor(/slow request started/);
     child.proc.kill("SIGTERM");
 
     // Not ready from the first moment, while the work in hand goes on.
@@ -94,7 +102,7 @@ describe("graceful shutdown", () => {
     expect(await again.child.proc.exited).toBe(0);
   }, 90_000);
 
-  test("a job that outlasts SHUTDOWN_TIMEOUT_MS: exit 1 at the deadline, and the job runs on the next start", async () => {
+  alongside("a job that outlasts SHUTDOWN_TIMEOUT_MS: exit 1 at the deadline, and the job runs on the next start", async () => {
     const dir = await newDataDir();
     const { child, server } = await start(dir, { SHUTDOWN_TIMEOUT_MS: "1500" });
     const org = await newOrg(server);
@@ -119,7 +127,7 @@ describe("graceful shutdown", () => {
 
   // Attack run, finding 8: with Redis gone the process stayed up 90 s after SIGTERM, port held.
   for (const how of ["killed", "frozen"] as const)
-  test.skipIf(!redisServerPath)(`SIGTERM while Redis is unreachable (${how}): the process exits well within the deadline and frees its port`, async () => {
+  (redisServerPath ? alongside : test.skip)(`SIGTERM while Redis is unreachable (${how}): the process exits well within the deadline and frees its port`, async () => {
     const redis = await privateRedis();
     try {
       const dir = await newDataDir();
@@ -194,7 +202,7 @@ describe.skipIf(!redisServerPath || testEnv.mode !== "embedded")("SIGTERM after 
   }, 60_000);
 
   for (const how of ["killed", "frozen"] as const)
-    test(`Redis ${how}: the process exits 0 in seconds, and the next start dispatches the confirmed upload's job`, async () => {
+    test.concurrent(`Redis ${how}: the process exits 0 in seconds, and the next start dispatches the confirmed upload's job`, async () => {
       const redis = await privateRedis();
       try {
         const dir = await newDataDir();

@@ -1,8 +1,9 @@
 /**
  * `npm start` as app/main.ts runs it (same services, same signal handling), plus two things a
- * shutdown test needs: GET /test/slow?ms=N answers after N ms, and each derivative job prints
- * "started <objectId>", waits HOLD_MS (forever when unset), does its work and prints
- * "finished <objectId>". The exit status is printed as "exit <code>" before exiting.
+ * shutdown test needs: GET /test/slow?ms=N prints "slow request started" and answers after N
+ * ms, and each derivative job prints "started <objectId>", waits HOLD_MS (forever when unset),
+ * does its work and prints "finished <objectId>". The exit status is printed as "exit <code>"
+ * before exiting.
  */
 import { createHttpApp } from "../../app/http.ts";
 import { loadConfig } from "../../app/config.ts";
@@ -23,6 +24,7 @@ const services = await createServices(config, {
 const app = createHttpApp(services, {
   extraRoutes: (app) => {
     app.get("/test/slow", async ({ request }) => {
+      process.stdout.write("slow request started\n");
       await Bun.sleep(Number(new URL(request.url).searchParams.get("ms") ?? "1000"));
       return new Response("slow done");
     });
