@@ -51,11 +51,9 @@ export interface TestServerOptions {
  * milliseconds. The template is keyed by the migrations, so a schema change makes a new one.
  * Tests of one file that start side by side wait for one build rather than each making its own.
  */
-let template: Promise<string> | undefined;
+let building: Promise<string> | undefined;
 function pgliteTemplate(): Promise<string> {
-  template ??= buildPgliteTemplate();
-  template.catch(() => (template = undefined));
-  return template;
+  return (building ??= buildPgliteTemplate().finally(() => (building = undefined)));
 }
 
 async function buildPgliteTemplate(): Promise<string> {
