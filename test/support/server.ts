@@ -1,4 +1,4 @@
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SignJWT } from "jose";
@@ -13,7 +13,10 @@ import type { Logger } from "../../domain/ports/log.ts";
 import type { Processors } from "../../domain/ports/queue.ts";
 import { createHttpApp } from "../../app/http.ts";
 import { Api } from "./http.ts";
+import { seedDataDir } from "./pglite-template.ts";
 import { JWT_SECRET, testEnv } from "./env.ts";
+
+export { seedDataDir };
 
 export interface TestServer {
   url: string;
@@ -44,40 +47,6 @@ export interface TestServerOptions {
    * sweeps and purges every earlier file's rows, which took over three minutes in CI.
    */
   ownDatabase?: boolean;
-}
-
-/**
- * A fresh PGlite database costs seconds (extensions, migrations); copying a migrated one costs
- * milliseconds. The template is keyed by the migrations, so a schema change makes a new one.
- * Tests of one file that start side by side wait for one build rather than each making its own.
- */
-let building: Promise<string> | undefined;
-function pgliteTemplate(): Promise<string> {
-  return (building ??= buildPgliteTemplate().finally(() => (building = undefined)));
-}
-
-async function buildPgliteTemplate(): Promise<string> {
-  const migrations = join(import.meta.dir, "../../db/migrations");
-  const hasher = new Bun.CryptoHasher("sha256");
-  for (const f of readdirSync(migrations).sort()) if (f.endsWith(".sql")) hasher.update(readFileSync(join(migrations, f)));
-  const dir = join(tmpdir(), `media-pglite-template-${hasher.digest("hex").slice(0, 16)}`);
-  if (existsSync(dir)) return dir;
-  const { openDatabase } = await import("../../db/client.ts");
-  const building = mkdtempSync(join(tmpdir(), "media-pglite-building-"));
-  const database = await openDatabase({ dataDir: building });
-  await database.close();
-  try {
-    renameSync(building, dir);
-  } catch {
-    // Another run built it first; theirs is as good as ours.
-    rmSync(building, { recursive: true, force: true });
-  }
-  return dir;
-}
-
-/** Gives a data directory a migrated embedded database, unless it has one already. */
-export async function seedDataDir(dataDir: string): Promise<void> {
-  if (!existsSync(join(dataDir, "db"))) cpSync(await pgliteTemplate(), join(dataDir, "db"), { recursive: true });
 }
 
 /**
