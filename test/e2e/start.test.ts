@@ -2,9 +2,15 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { seedDataDir } from "../support/pglite-template.ts";
 import { freePort, START_CEILING_MS, spawnScript, untilServing } from "../support/processes.ts";
 
-/** `npm start` as a user runs it: a real process on the embedded defaults. */
+/**
+ * `npm start` as a user runs it: a real process on the embedded defaults. The first test starts
+ * on an empty data directory (the database made and migrated by the start itself); the others,
+ * about what a start does with a new database, begin from a migrated copy (seedDataDir): a
+ * migration costs a start seconds of CPU.
+ */
 const dataDir = mkdtempSync(join(tmpdir(), "media-start-"));
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
@@ -76,6 +82,7 @@ describe("npm start on embedded defaults", () => {
 
   test("INITIAL_ADMIN_KEY becomes the admin secret on a fresh data directory", async () => {
     const dir = mkdtempSync(join(tmpdir(), "media-start-key-"));
+    await seedDataDir(dir);
     const key = "ab".repeat(32);
     const s = await start({ DATA_DIR: dir, INITIAL_ADMIN_KEY: key });
     try {
@@ -100,6 +107,7 @@ describe("npm start on embedded defaults", () => {
     test(`${variable} in use: one line naming the port and ${variable}, exit status 1`, async () => {
       const held = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
       const dir = mkdtempSync(join(tmpdir(), "media-start-port-"));
+      await seedDataDir(dir);
       try {
         const ports = { PORT: String(await freePort()), STORAGE_PORT: String(await freePort()), [variable]: String(held.port) };
         const run = await refusedStart({ DATA_DIR: dir, ...ports });
