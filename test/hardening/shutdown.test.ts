@@ -33,6 +33,11 @@ async function start(dataDir: string, env: Record<string, string>) {
     LOG_LEVEL: "info",
     WORKER_LOCK_MS: "1000",
     WORKER_STALLED_INTERVAL_MS: "500",
+    // Picture work at normal priority, as test servers run it (test/support/server.ts): in the
+    // idle class a busy machine gives the render child no CPU, and the job in hand outlasts
+    // the deadline for want of it rather than for anything the shutdown does.
+    WORKER_NICE: "0",
+    WORKER_SCHED_IDLE: "false",
     ...services,
     ...env,
   });
