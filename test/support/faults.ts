@@ -146,6 +146,12 @@ export interface FaultProxy {
    * answered, as behind a dead load balancer; requests end only by the client's own deadline.
    */
   setMode(mode: "pass" | "hang"): void;
+  /**
+   * Closes the connections held silent by a hang, as a store coming back after a restart would:
+   * their requests fail now instead of at the client's deadline (a server stopped meanwhile
+   * would otherwise wait for them).
+   */
+  dropHung(): void;
   stop(): void;
 }
 
@@ -235,6 +241,9 @@ export function faultProxy(targetPort: number): FaultProxy {
         c.data.upstream?.end();
         c.data.upstream = null;
       }
+    },
+    dropHung() {
+      for (const c of conns) if (c.data.hung) c.end();
     },
     stop() {
       for (const c of conns) c.end();
