@@ -17,9 +17,9 @@ export function launch(): Promise<Browser> {
   });
 }
 
-/** A fresh context (its own sessionStorage) that records CSP violations and page errors. */
-export async function newPage(browser: Browser, opts: { colorScheme?: "light" | "dark"; viewport?: { width: number; height: number } } = {}) {
-  const context: BrowserContext = await browser.newContext({
+/** A context as newPage makes one, for several pages to share (see newPage's `context`). */
+export async function newContext(browser: Browser, opts: { colorScheme?: "light" | "dark"; viewport?: { width: number; height: number } } = {}): Promise<BrowserContext> {
+  const context = await browser.newContext({
     viewport: opts.viewport ?? { width: 1360, height: 880 },
     colorScheme: opts.colorScheme ?? "light",
     acceptDownloads: true,
@@ -27,6 +27,17 @@ export async function newPage(browser: Browser, opts: { colorScheme?: "light" | 
   // A wait's ceiling that holds on a busy machine (Playwright's own is 30 s): what the page
   // waits for is often the worker's thumbnail or facts, which a loaded CI machine delays.
   context.setDefaultTimeout(90_000);
+  return context;
+}
+
+/**
+ * A page that records CSP violations and page errors, in a fresh context (its own
+ * sessionStorage, cookies and cache) or, given `context`, in that one: a page of its own still
+ * has its own sessionStorage (a sign-in of its own), while the context's cache saves loading
+ * and compiling the console's scripts again.
+ */
+export async function newPage(browser: Browser, opts: { colorScheme?: "light" | "dark"; viewport?: { width: number; height: number }; context?: BrowserContext } = {}) {
+  const context = opts.context ?? (await newContext(browser, opts));
   const page = await context.newPage();
   const problems: string[] = [];
   page.on("console", (m) => {
