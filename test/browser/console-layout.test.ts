@@ -2,12 +2,12 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Browser, Page } from "playwright-core";
+import type { Browser, BrowserContext, Page } from "playwright-core";
 import { testEnv } from "../support/env.ts";
 import { insertObject, newBucket } from "../support/objects.ts";
 import { newOrg, startServer, type TestOrg, type TestServer } from "../support/server.ts";
 import { seriousViolations } from "./axe.ts";
-import { haveChromium, launch, newPage } from "./browser.ts";
+import { haveChromium, launch, newContext, newPage } from "./browser.ts";
 import { containsText, until } from "./expect.ts";
 import { png } from "./files.ts";
 
@@ -46,8 +46,20 @@ interface Watched {
   failedAnswers: string[];
 }
 
-async function open(browser: Browser, mode: Mode): Promise<Watched> {
-  const { page, problems } = await newPage(browser, { viewport: mode.viewport, colorScheme: mode.colorScheme });
+/**
+ * A mode's context, shared by the pages of the tests that only look, each page signing in on
+ * its own (sessionStorage is a page's): the console's scripts come from the context's cache.
+ */
+const contexts = new Map<string, Promise<BrowserContext>>();
+function contextFor(browser: Browser, mode: Mode): Promise<BrowserContext> {
+  let context = contexts.get(mode.name);
+  if (!context) contexts.set(mode.name, (context = newContext(browser, { viewport: mode.viewport, colorScheme: mode.colorScheme })));
+  return context;
+}
+
+/** A page in a context of its own, or (`shared`) in the mode's context, where a test closes only its page. */
+async function open(browser: Browser, mode: Mode, shared = false): Promise<Watched> {
+  const { page, problems } = await newPage(browser, { viewport: mode.viewport, colorScheme: mode.colorScheme, context: shared ? await contextFor(browser, mode) : undefined });
   const failedAnswers: string[] = [];
   page.on("response", (r) => {
     if (r.status() >= 500) failedAnswers.push(`${r.status()} ${r.request().method()} ${new URL(r.url()).pathname}`);
@@ -227,7 +239,7 @@ describe.skipIf(!run)("web console layout, keyboard and dialogs", () => {
 
   for (const mode of MODES.slice(0, 2)) {
     test.concurrent(`${mode.name}: focus lands on the page's heading after sign-in and every navigation; a skip link leads to the content`, async () => {
-      const { page } = await open(browser, mode);
+      const { page } = await open(browser, mode, true);
       await signIn(page, org.adminKey.secret);
       await focusOnHeading(page, "Buckets");
       await page.getByRole("navigation", { name: "Console" }).getByRole("link", { name: "API keys" }).click();
@@ -247,11 +259,11 @@ describe.skipIf(!run)("web console layout, keyboard and dialogs", () => {
       expect(box.x >= 0 && box.y >= 0 && box.x + box.width <= mode.viewport.width).toBe(true);
       await page.keyboard.press("Enter");
       await until(async () => expect(await page.evaluate(() => document.activeElement?.id)).toBe("main"));
-      await page.context().close();
+      await page.close();
     }, 120_000);
 
     test.concurrent(`${mode.name}: dialogs opened from table rows wrap their text, left-aligned, and Escape closes them`, async () => {
-      const { page } = await open(browser, mode);
+      const { page } = await open(browser, mode, true);
       await signIn(page, org.adminKey.secret);
       await page.getByRole("button", { name: `Delete bucket ${full.name}` }).click();
       const dialog = page.getByRole("dialog", { name: `Delete bucket ${full.name}?` });
@@ -280,11 +292,11 @@ describe.skipIf(!run)("web console layout, keyboard and dialogs", () => {
       await page.screenshot({ path: join(shots, `${mode.name}-dialog-rotate.png`) });
       await page.keyboard.press("Escape");
       await until(async () => expect(await rotate.count()).toBe(0));
-      await page.context().close();
+      await page.close();
     }, 120_000);
 
     test.concurrent(`${mode.name}: the detail panel never overlaps the grid, nor the upload button its actions`, async () => {
-      const { page } = await open(browser, mode);
+      const { page } = await open(browser, mode, true);
       await signIn(page, org.adminKey.secret);
       await page.goto(`${server.url}/console/buckets/${photos.id}?sort=key&order=asc`);
       const tiles = page.locator(".grid-sizer .tile[data-id]");
@@ -342,12 +354,12 @@ describe.skipIf(!run)("web console layout, keyboard and dialogs", () => {
       })).toBe(true);
       await panel.getByRole("button", { name: "Close details" }).click();
       await until(async () => expect(await page.getByRole("complementary").count()).toBe(0));
-      await page.context().close();
+      await page.close();
     }, 120_000);
   }
 
   test.concurrent("the tool explorer asks before a destructive call; Cancel sends nothing", async () => {
-    const { page } = await open(browser, MODES[0]!);
+    const { page } = await open(browser, MODES[0]!, true);
     await signIn(page, org.adminKey.secret);
     await page.goto(`${server.url}/console/tools/buckets_delete`);
     await page.getByLabel(/^id/).fill(full.id);
@@ -362,11 +374,11 @@ describe.skipIf(!run)("web console layout, keyboard and dialogs", () => {
     await page.goto(`${server.url}/console/tools/buckets_list`);
     await page.getByRole("button", { name: "Call buckets_list" }).click();
     await containsText(page.getByLabel("Result"), photos.name);
-    await page.context().close();
+    await page.close();
   }, 60_000);
 
   test("a storyboard clip is picked by searching, not by typing an id", async () => {
-    const { page, problems } = await open(browser, MODES[1]!);
+    const { page, problems } = await open(browser, MODES[1]!, true);
     await signIn(page, org.adminKey.secret);
     await page.goto(`${server.url}/console/storyboards/${boardId}`);
     await page.locator(".clip").nth(1).waitFor();
@@ -378,11 +390,11 @@ describe.skipIf(!run)("web console layout, keyboard and dialogs", () => {
     expect(clips.map((c) => c.objectId)).toContain(objectIds[7]!);
     await page.screenshot({ path: join(shots, "phone-storyboard-picked.png"), fullPage: true });
     expect(problems).toEqual([]);
-    await page.context().close();
+    await page.close();
   }, 60_000);
 
   test("a set's renditions keep their shape and open or download; a stale error note goes once an action succeeds", async () => {
-    const { page } = await open(browser, MODES[0]!);
+    const { page } = await open(browser, MODES[0]!, true);
     await signIn(page, org.adminKey.secret);
     await page.goto(`${server.url}/console/sets/${setId}`);
     const banner = page.locator(".rendition").filter({ hasText: "banner" });
@@ -404,6 +416,6 @@ describe.skipIf(!run)("web console layout, keyboard and dialogs", () => {
 
     await page.getByRole("link", { name: "Open banner 600×200" }).click();
     await page.getByRole("complementary").getByRole("button", { name: "Download" }).waitFor();
-    await page.context().close();
+    await page.close();
   }, 120_000);
 });
