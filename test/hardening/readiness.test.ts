@@ -31,9 +31,14 @@ async function probe(base: string, path = "/readyz"): Promise<Probe> {
   return { status: res.status, body: await res.json() };
 }
 
+/** A process the probes reach: when it has exited, a wait on it says so and what it wrote. */
+const exited = new Map<string, () => string | null>();
+
 async function becomes(base: string, expected: { status: number; failed?: string[] }, what: string): Promise<Probe> {
   return eventually(
     async () => {
+      const gone = exited.get(base)?.();
+      if (gone) throw new Error(gone);
       const p = await probe(base);
       if (p.status !== expected.status) return undefined;
       if (expected.failed && JSON.stringify(p.body.failed) !== JSON.stringify(expected.failed)) return undefined;
@@ -78,6 +83,7 @@ describe.skipIf(unavailable !== null)(`readiness follows PostgreSQL, Redis and s
     const workerPort = await freePort();
     worker = spawnScript("worker/main.ts", { ...env, DATA_DIR: server.config.dataDir, METRICS_PORT: String(workerPort) });
     workerBase = `http://127.0.0.1:${workerPort}`;
+    exited.set(workerBase, () => (worker.proc.exitCode === null && !worker.proc.signalCode ? null : `the worker exited (${worker.proc.exitCode ?? worker.proc.signalCode}); its stderr ends: ${worker.errors().slice(-1500)}`));
     await eventually(async () => ((await fetch(`${workerBase}/healthz`)).ok ? true : undefined), { what: "the worker's /healthz", timeoutMs: WAIT_CEILING_MS });
   }, 3 * WAIT_CEILING_MS);
 
@@ -93,7 +99,8 @@ describe.skipIf(unavailable !== null)(`readiness follows PostgreSQL, Redis and s
 
   test("all up: both processes are ready and say what they checked", async () => {
     for (const base of [server.url, workerBase]) {
-      const ready = await probe(base);
+      // Each check has READY_TIMEOUT_MS (1 s): on a busy machine a process just started can miss it once.
+      const ready = await becomes(base, { status: 200 }, "the process to be ready");
       expect(ready.status).toBe(200);
       expect(ready.body.status).toBe("ready");
       expect(Object.keys(ready.body.checks).sort()).toEqual(["postgres", "redis", "storage"]);
