@@ -6,7 +6,7 @@ import { testEnv, JWT_SECRET } from "../support/env.ts";
 import { eventually } from "../support/eventually.ts";
 import { Api } from "../support/http.ts";
 import { png } from "../support/media-files.ts";
-import { type Child, freePort, spawnScript } from "../support/processes.ts";
+import { type Child, freePort, spawnScript, TEST_PICTURE_PRIORITY } from "../support/processes.ts";
 import { loadConfig } from "../../app/config.ts";
 import { BullQueue, PRODUCER_COMMAND_TIMEOUT_MS } from "../../worker/bullmq-queue.ts";
 import { privateRedis, redisServerPath } from "../support/faults.ts";
@@ -33,11 +33,7 @@ async function start(dataDir: string, env: Record<string, string>) {
     LOG_LEVEL: "info",
     WORKER_LOCK_MS: "1000",
     WORKER_STALLED_INTERVAL_MS: "500",
-    // Picture work at normal priority, as test servers run it (test/support/server.ts): in the
-    // idle class a busy machine gives the render child no CPU, and the job in hand outlasts
-    // the deadline for want of it rather than for anything the shutdown does.
-    WORKER_NICE: "0",
-    WORKER_SCHED_IDLE: "false",
+    ...TEST_PICTURE_PRIORITY,
     ...services,
     ...env,
   });

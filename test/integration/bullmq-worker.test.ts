@@ -36,12 +36,6 @@ describe.skipIf(!testEnv.redisUrl || !testEnv.databaseUrl)("BullMQ workers in th
       // Leftover jobs of other test files (their storage is gone) must not hold the slots.
       WORKER_CONCURRENCY: "8",
       WORKER_BACKOFF_MS: "100",
-      // Pictures render at normal priority, as test servers render them: in the idle class (the
-      // default) a machine busy with other work gave the render child no CPU, and a job held
-      // over SIGTERM outlasted SHUTDOWN_TIMEOUT_MS (four busy loops, load 7-11). The first test
-      // sets the default priority back and checks it.
-      WORKER_NICE: "0",
-      WORKER_SCHED_IDLE: "false",
       ...LOCK,
     };
   });
@@ -62,6 +56,7 @@ describe.skipIf(!testEnv.redisUrl || !testEnv.databaseUrl)("BullMQ workers in th
   const ownSession = Bun.which("setsid") && existsSync("/proc/self/autogroup") ? [Bun.which("setsid")!] : [];
 
   test("npm run worker runs the jobs at WORKER_NICE, every thread of it, and its own session's autogroup too; SIGTERM stops it cleanly", async () => {
+    // The scheduling the other tests leave at normal priority (TEST_PICTURE_PRIORITY), as deployed.
     const worker = start("worker/main.ts", { LOG_LEVEL: "info", WORKER_NICE: "6", WORKER_SCHED_IDLE: "true" }, ownSession);
     const obj = await upload(org.admin, bucket.id, "w/one.png", await png(640, 480), { contentType: "image/png" });
     await eventually(async () => ((await state(obj.id)) === "ready" ? true : undefined), { what: "the worker to make the thumbnail" });

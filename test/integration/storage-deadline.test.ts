@@ -70,9 +70,10 @@ function countingProxy(targetPort: number | null) {
     },
     hungRequests: () => hungLines.length,
     /**
-     * The held requests for the object at `path` (bucket id / key). On the PostgreSQL pass the
-     * server's worker also takes jobs other files left in the pass's shared outbox and queue,
-     * whose objects it then asks this store for: those are not the operation's requests.
+     * The held requests for the object at `path` (bucket id / key). Run on PostgreSQL
+     * (TEST_MODES=services runs this one-pass file there too), the server's worker also takes
+     * jobs other files left in the shared outbox and queue, and asks this store for their
+     * objects: those are not the operation's requests.
      */
     hungFor: (path: string) => hungLines.filter((l) => l.split(" ")[1]?.split("?")[0]?.endsWith(`/${path}`)),
     stop: () => server.stop(true),

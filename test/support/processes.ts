@@ -20,6 +20,14 @@ export interface Child {
  */
 export const START_CEILING_MS = 150_000;
 
+/**
+ * Picture work at normal priority, for every server and worker a test starts: in the idle class
+ * (the default) a machine busy with other work gives the render child no CPU, and thumbnails,
+ * renders, set renditions and a job held over SIGTERM missed every wait (load 7-17). The
+ * scheduling itself is tested on its own (niced-host, bullmq-worker's first test).
+ */
+export const TEST_PICTURE_PRIORITY = { WORKER_NICE: "0", WORKER_SCHED_IDLE: "false" } as const;
+
 /** Runs a repository script under Bun with a minimal environment plus `env`, reading its output as it comes. */
 export function spawnScript(script: string, env: Record<string, string>, prefix: string[] = []): Child {
   const proc = Bun.spawn([...prefix, process.execPath, script], {

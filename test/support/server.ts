@@ -14,6 +14,7 @@ import type { Processors } from "../../domain/ports/queue.ts";
 import { createHttpApp } from "../../app/http.ts";
 import { Api } from "./http.ts";
 import { seedDataDir } from "./pglite-template.ts";
+import { TEST_PICTURE_PRIORITY } from "./processes.ts";
 import { JWT_SECRET, testEnv } from "./env.ts";
 
 export { seedDataDir };
@@ -79,11 +80,7 @@ export async function startServer(opts: TestServerOptions = {}): Promise<TestSer
     // the budgets turn them on.
     ORG_SEARCH_MS_PER_SECOND: "0",
     ORG_RENDER_MS_PER_SECOND: "0",
-    // Picture work runs at normal priority here: in the idle class (the default) a machine busy
-    // with other work gave the render child no CPU, and thumbnails, renders and set renditions
-    // missed every wait. The scheduling itself is tested on its own (niced-host, bullmq-worker).
-    WORKER_NICE: "0",
-    WORKER_SCHED_IDLE: "false",
+    ...TEST_PICTURE_PRIORITY,
     ...opts.env,
   });
   config.validateOutputs = true;
@@ -179,5 +176,7 @@ export function workerEnvFor(server: TestServer, redisPrefix: string): Record<st
     S3_ACCESS_KEY_ID: credentials.accessKeyId,
     S3_SECRET_ACCESS_KEY: credentials.secretAccessKey,
     DATA_DIR: server.config.dataDir,
+    // Workers render as the server does.
+    ...TEST_PICTURE_PRIORITY,
   };
 }
