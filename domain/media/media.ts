@@ -27,6 +27,7 @@ import { keptCounter, resolveForEgress } from "../usage/counters.ts";
 import { announceUpdated } from "../events/object-events.ts";
 import { withThumbnailPaths } from "../derivatives/thumbnail-urls.ts";
 import { keyPattern, objectConditions } from "./object-filters.ts";
+import { answerCacheFor } from "../search/answer-cache.ts";
 
 export { RETENTION_DAYS } from "./retention.ts";
 
@@ -142,7 +143,7 @@ export async function listMedia(primary: Deps, caller: Caller, q: MediaQuery): P
 
   // The key search alone (the console's search box, the peer's operation): one statement.
   if (q.search && !q.kind && !tagSlugs.length && !categorySlugs.length && !facts && q.folder === undefined && !(q.bucketId && caller.bucketId && caller.bucketId !== q.bucketId)) {
-    const found = await keySearchPages(deps, caller, { ...q, search: q.search });
+    const found = deps.db === primary.db ? await keptKeySearch(deps, caller, { ...q, search: q.search }) : await keySearchPages(deps, caller, { ...q, search: q.search });
     return { ...found, data: await withThumbnailPaths(primary, caller.orgId, found.data) };
   }
 
@@ -205,6 +206,33 @@ async function unfilteredPages(deps: Deps, caller: Caller, q: MediaQuery, listin
   );
   if (!row && bucketId) throw errors.notFound("Bucket");
   return page(row ? pageViewRows([row]).map(viewOfPageRow) : [], Number(row?.total ?? 0), q.offset);
+}
+
+/** A key search's page as kept: its objects' ids in order, and the total. */
+interface KeySearchHits {
+  ids: string[];
+  total: number;
+}
+
+/**
+ * A key search asked again (the console's search box, an agent paging back) answers from its
+ * page's ids and total as kept (domain/search/answer-cache.ts) while nothing of the
+ * organization's search rows changed: the search rows are one per live object, rewritten in
+ * the transaction of every change to its key, bucket, size or deletion, so a change to what
+ * the search matches or sorts on is a change row. Finding and counting the matches (a heap
+ * block read per match) is skipped; the views are read afresh by id, as a search's are.
+ * Only where the listing reads the primary: the change rows are checked there.
+ */
+async function keptKeySearch(deps: Deps, caller: Caller, q: MediaQuery & { search: string }): Promise<Page<MediaObject>> {
+  const cache = answerCacheFor(deps.db);
+  const bucketId = q.bucketId ?? caller.bucketId ?? null;
+  const key = `media_key_search ${JSON.stringify([caller.orgId, bucketId, q.search, q.sort, q.order, q.limit, q.offset])}`;
+  const { hits: kept, taken } = await cache.lookup<KeySearchHits>(deps.db, caller.orgId, key);
+  cache.prune(deps.db, (err) => deps.log.warn("search_changes prune failed", { err: String(err) }));
+  if (kept) return page(await viewsOf(deps, caller.orgId, kept.ids, { live: true }), kept.total, q.offset);
+  const found = await keySearchPages(deps, caller, q);
+  cache.store(key, taken, { ids: found.data.map((o) => o.id), total: found.total } satisfies KeySearchHits);
+  return found;
 }
 
 /**

@@ -5,7 +5,9 @@ import type { SearchHits } from "../ports/search.ts";
 
 /**
  * A search's hits (the page's ids, where each matched, the total and the facets) kept for the
- * same search asked again, for the PostgreSQL backend. Searching, counting and faceting the
+ * same search asked again, for the PostgreSQL backend; and, the same way, a key search's page
+ * of the listing (its ids and total: domain/media/media.ts), whose match set is the search
+ * rows' too (one per live object, written with every change to its key, bucket or size). Searching, counting and faceting the
  * match set is most of a search's cost and changes only when the organization's searchable
  * rows do; the views of the page are read afresh every time.
  *
@@ -43,7 +45,8 @@ export interface Taken {
 }
 
 interface Entry {
-  hits: SearchHits;
+  /** A SearchHits, or another answer read off the search rows alone (its caller's type). */
+  hits: object;
   /** The snapshot under which the answer was known to be current (pg_snapshot as text). */
   snapshot: string;
   at: number;
@@ -66,7 +69,7 @@ export class SearchAnswerCache {
    * The database's snapshot now, and the hits kept under `key` when nothing of `orgId`'s
    * changed since they were current (then they are current under this snapshot too).
    */
-  async lookup(db: Db, orgId: string, key: string): Promise<{ hits: SearchHits | null; taken: Taken }> {
+  async lookup<T extends object = SearchHits>(db: Db, orgId: string, key: string): Promise<{ hits: T | null; taken: Taken }> {
     // Before the statement: the snapshot is taken after this, so an answer stamped with it is
     // dropped no later than TTL_MS after its snapshot.
     const now = this.now();
@@ -102,11 +105,11 @@ export class SearchAnswerCache {
     entry.snapshot = row!.snapshot;
     entry.at = now;
     this.entries.set(key, entry);
-    return { hits: entry.hits, taken };
+    return { hits: entry.hits as T, taken };
   }
 
   /** Keeps `hits`, searched after `taken` (lookup's snapshot), so at least as new as it. */
-  store(key: string, taken: Taken, hits: SearchHits): void {
+  store(key: string, taken: Taken, hits: object): void {
     const bytes = 2 * (key.length + taken.snapshot.length + JSON.stringify(hits).length);
     if (bytes > MAX_BYTES / 16) return;
     const old = this.entries.get(key);
