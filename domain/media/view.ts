@@ -8,7 +8,12 @@ export type MediaRow = typeof mediaObjects.$inferSelect;
 /** What a view shows of an object's row (a listing reads only these). */
 export type MediaViewRow = Pick<MediaRow, "id" | "bucketId" | "key" | "size" | "contentType" | "kind" | "etag" | "metadata" | "info" | "createdAt" | "updatedAt">;
 
-export function toMediaView(row: MediaViewRow, labels?: ObjectLabels, thumbnail: ThumbnailSummary | null = null): MediaObject {
+/** A view's row whose times may come already written as the view writes them (`…T…` with milliseconds and `Z`). */
+type ViewSource = Omit<MediaViewRow, "createdAt" | "updatedAt"> & { createdAt: Date | string; updatedAt: Date | string };
+
+const stamp = (at: Date | string): string => (typeof at === "string" ? at : at.toISOString());
+
+export function toMediaView(row: ViewSource, labels?: ObjectLabels, thumbnail: ThumbnailSummary | null = null): MediaObject {
   return {
     id: row.id,
     bucketId: row.bucketId,
@@ -23,7 +28,7 @@ export function toMediaView(row: MediaViewRow, labels?: ObjectLabels, thumbnail:
     thumbnail,
     tags: labels?.tags ?? [],
     categories: labels?.categories ?? [],
-    createdAt: row.createdAt.toISOString(),
-    updatedAt: row.updatedAt.toISOString(),
+    createdAt: stamp(row.createdAt),
+    updatedAt: stamp(row.updatedAt),
   };
 }
