@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { type LocalS3, startLocalS3 } from "../../storage/local-s3/index.ts";
 import { eventually, WAIT_CEILING_MS } from "../support/eventually.ts";
 import { type FaultProxy, faultProxy, type PrivatePostgres, privatePostgres, privatePostgresUnavailable, type PrivateRedis, privateRedis, redisServerPath } from "../support/faults.ts";
-import { type Child, freePort, spawnScript } from "../support/processes.ts";
+import { type Child, freePort, spawnScript, START_CEILING_MS, TEST_PICTURE_PRIORITY } from "../support/processes.ts";
 import { startServer, type TestServer } from "../support/server.ts";
 
 /**
@@ -81,11 +81,20 @@ describe.skipIf(unavailable !== null)(`readiness follows PostgreSQL, Redis and s
     };
     server = await startServer({ embedded: true, env: { ...env, WORKER_INLINE: "false" } });
     const workerPort = await freePort();
-    worker = spawnScript("worker/main.ts", { ...env, DATA_DIR: server.config.dataDir, METRICS_PORT: String(workerPort) });
+    // At normal priority as every test's worker: at its default niceness (10) beside four busy
+    // loops it had not answered /healthz 60 s after its start.
+    worker = spawnScript("worker/main.ts", { ...env, ...TEST_PICTURE_PRIORITY, DATA_DIR: server.config.dataDir, METRICS_PORT: String(workerPort) });
     workerBase = `http://127.0.0.1:${workerPort}`;
     exited.set(workerBase, () => (worker.proc.exitCode === null && !worker.proc.signalCode ? null : `the worker exited (${worker.proc.exitCode ?? worker.proc.signalCode}); its stderr ends: ${worker.errors().slice(-1500)}`));
-    await eventually(async () => ((await fetch(`${workerBase}/healthz`)).ok ? true : undefined), { what: "the worker's /healthz", timeoutMs: WAIT_CEILING_MS });
-  }, 3 * WAIT_CEILING_MS);
+    await eventually(
+      async () => {
+        const gone = exited.get(workerBase)!();
+        if (gone) throw new Error(gone);
+        return (await fetch(`${workerBase}/healthz`)).ok ? true : undefined;
+      },
+      { what: "the worker's /healthz after its start", timeoutMs: START_CEILING_MS },
+    );
+  }, START_CEILING_MS + 2 * WAIT_CEILING_MS);
 
   afterAll(async () => {
     worker?.proc.kill("SIGKILL");
