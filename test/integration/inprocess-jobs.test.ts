@@ -9,7 +9,7 @@ import { aroundGenerate } from "../support/around-generate.ts";
 import { eventually, WAIT_CEILING_MS } from "../support/eventually.ts";
 import { Api } from "../support/http.ts";
 import { png } from "../support/media-files.ts";
-import { freePort, START_CEILING_MS, spawnScript, untilServing } from "../support/processes.ts";
+import { freePort, START_CEILING_MS, spawnScript, TEST_PICTURE_PRIORITY, untilServing } from "../support/processes.ts";
 import { JWT_SECRET } from "../support/env.ts";
 import { newOrg, seedDataDir, signJwt, startServer } from "../support/server.ts";
 import { upload } from "../support/upload.ts";
@@ -80,7 +80,9 @@ describe("in-process queue", () => {
   test("a server killed mid-job (SIGKILL) loses nothing: the job runs after the next start", async () => {
     const dataDir = tempDir("media-inproc-kill-");
     await seedDataDir(dataDir);
-    const env = async () => ({ DATA_DIR: dataDir, PORT: String(await freePort()), STORAGE_PORT: String(await freePort()), JWT_SECRET, WORKER_LOCK_MS: "1500" });
+    // Rendering at normal priority, as every test's server does: in the idle class, beside four
+    // busy loops, the restarted server had not made the thumbnail 60 s after its start.
+    const env = async () => ({ DATA_DIR: dataDir, PORT: String(await freePort()), STORAGE_PORT: String(await freePort()), JWT_SECRET, WORKER_LOCK_MS: "1500", ...TEST_PICTURE_PRIORITY });
     const doomed = spawnScript("test/support/job-process.ts", { ...(await env()), ROLE: "server" });
     try {
       const url = (await doomed.waitFor(/ready (http\S+)/, START_CEILING_MS))[1]!;
