@@ -7,7 +7,7 @@ import { buckets, categories, mediaObjects, tags } from "../../db/schema/index.t
 import type { Caller } from "../access/caller.ts";
 import { assertBucketAllowed } from "../access/visibility.ts";
 import { anyId, preparedSql } from "../core/prepared.ts";
-import { pageViewRows, viewOfPageRow, viewsOverPage } from "./view-rows.ts";
+import { type PageViewRow, pageViewRows, viewOfPageRow, viewsOverPage } from "./view-rows.ts";
 import { resolveLiveObject } from "./object-refs.ts";
 import { touchSearch } from "../search/index-rows.ts";
 import { runHooks } from "./lifecycle.ts";
@@ -63,10 +63,17 @@ const viewsWhere = (deps: Pick<Deps, "db">, where: SQL | undefined, orderBy: SQL
 export async function viewsOf(deps: Deps, orgId: string, ids: string[], opts: { live: boolean }): Promise<MediaObject[]> {
   if (ids.length === 0) return [];
   // Prepared by name: its generic plan (an index probe per id) serves one id or 200 alike.
-  const found = await preparedSql(deps.db, opts.live ? "media_views_live" : "media_views", () =>
-    viewsWhere(deps, and(anyId(mediaObjects.id), eq(mediaObjects.orgId, p("orgId")), opts.live ? isNull(mediaObjects.deletedAt) : undefined), sql`v.id`),
-  ).execute({ ids: ids.join(","), orgId });
-  const byId = new Map(pageViewRows(found).map((r) => [r.id, r]));
+  const found = await preparedSql(deps.db, opts.live ? "media_views_live" : "media_views", () => viewsById(deps, opts)).execute({ ids: ids.join(","), orgId });
+  return inOrderOf(ids, pageViewRows(found));
+}
+
+/** The views of the organization's objects (`orgId`) whose ids are `ids` (a placeholder each, the ids comma-separated). */
+const viewsById = (deps: Pick<Deps, "db">, opts: { live: boolean }) =>
+  viewsWhere(deps, and(anyId(mediaObjects.id), eq(mediaObjects.orgId, p("orgId")), opts.live ? isNull(mediaObjects.deletedAt) : undefined), sql`v.id`);
+
+/** The views of `rows` in the order of `ids`, leaving out ids not found. */
+function inOrderOf(ids: string[], rows: PageViewRow[]): MediaObject[] {
+  const byId = new Map(rows.map((r) => [r.id, r]));
   return ids.flatMap((id) => {
     const r = byId.get(id);
     return r ? [viewOfPageRow(r)] : [];
@@ -227,9 +234,14 @@ async function keptKeySearch(deps: Deps, caller: Caller, q: MediaQuery & { searc
   const cache = answerCacheFor(deps.db);
   const bucketId = q.bucketId ?? caller.bucketId ?? null;
   const key = `media_key_search ${JSON.stringify([caller.orgId, bucketId, q.search, q.sort, q.order, q.limit, q.offset])}`;
-  const { hits: kept, taken } = await cache.lookup<KeySearchHits>(deps.db, caller.orgId, key);
+  // A kept page's views are read in the statement that checks it: one round trip, as the search.
+  const { hits: kept, taken, along } = await cache.lookupAlong<KeySearchHits>(deps.db, caller.orgId, key, {
+    name: "media_key_search_kept",
+    sql: () => viewsById(deps, { live: true }),
+    values: (hits) => ({ ids: hits.ids.join(",") }),
+  });
   cache.prune(deps.db, (err) => deps.log.warn("search_changes prune failed", { err: String(err) }));
-  if (kept) return page(await viewsOf(deps, caller.orgId, kept.ids, { live: true }), kept.total, q.offset);
+  if (kept) return page(inOrderOf(kept.ids, pageViewRows([{ views: along }])), kept.total, q.offset);
   const found = await keySearchPages(deps, caller, q);
   cache.store(key, taken, { ids: found.data.map((o) => o.id), total: found.total } satisfies KeySearchHits);
   return found;

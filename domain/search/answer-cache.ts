@@ -1,4 +1,4 @@
-import { sql } from "drizzle-orm";
+import { type SQL, sql } from "drizzle-orm";
 import { type Db, rowsOf } from "../../db/client.ts";
 import { preparedSql } from "../core/prepared.ts";
 import type { SearchHits } from "../ports/search.ts";
@@ -38,6 +38,13 @@ const PRUNE_BATCH = 20_000;
 /** Batches one maintenance pass deletes at most: 200,000 rows a minute per instance. */
 const PRUNE_BATCHES_PER_PASS = 10;
 
+/** What lookupAlong reads beside the check: a prepared statement's name, its subquery, and its values from the kept hits. */
+export interface Along<T> {
+  name: string;
+  sql: () => SQL;
+  values: (hits: T) => Record<string, unknown>;
+}
+
 /** A snapshot and the time just before it was taken. */
 export interface Taken {
   snapshot: string;
@@ -70,6 +77,16 @@ export class SearchAnswerCache {
    * changed since they were current (then they are current under this snapshot too).
    */
   async lookup<T extends object = SearchHits>(db: Db, orgId: string, key: string): Promise<{ hits: T | null; taken: Taken }> {
+    const { hits, taken } = await this.lookupAlong<T>(db, orgId, key, null);
+    return { hits, taken };
+  }
+
+  /**
+   * As lookup, and when an answer is kept, `along` in the same statement: a scalar subquery
+   * over its own placeholders (`values` of the kept hits), computed only when the kept answer
+   * is still current (the views of its page, say), so that serving it is one round trip.
+   */
+  async lookupAlong<T extends object = SearchHits>(db: Db, orgId: string, key: string, along: Along<T> | null): Promise<{ hits: T | null; taken: Taken; along: unknown }> {
     // Before the statement: the snapshot is taken after this, so an answer stamped with it is
     // dropped no later than TTL_MS after its snapshot.
     const now = this.now();
@@ -78,34 +95,37 @@ export class SearchAnswerCache {
       this.drop(key, entry);
       entry = undefined;
     }
-    const [row] = rowsOf<{ snapshot: string; xmin: string; changed: boolean }>(
-      await preparedSql(
-        db,
-        "search_changes_since",
-        () => sql`
-          select pg_current_snapshot()::text as snapshot, pg_snapshot_xmin(pg_current_snapshot())::text as xmin,
-            coalesce((select true from search_changes c
-               where c.org_id = ${sql.placeholder("orgId")}::uuid
-                 and c.xid >= pg_snapshot_xmin(${sql.placeholder("since")}::pg_snapshot)
-                 and not pg_visible_in_snapshot(c.xid, ${sql.placeholder("since")}::pg_snapshot)
-               limit 1), false) as changed`,
-      ).execute({ orgId, since: entry?.snapshot ?? null }),
+    const check = () => sql`pg_current_snapshot()::text as snapshot, pg_snapshot_xmin(pg_current_snapshot())::text as xmin,
+      coalesce((select true from search_changes c
+         where c.org_id = ${sql.placeholder("orgId")}::uuid
+           and c.xid >= pg_snapshot_xmin(${sql.placeholder("since")}::pg_snapshot)
+           and not pg_visible_in_snapshot(c.xid, ${sql.placeholder("since")}::pg_snapshot)
+         limit 1), false) as changed`;
+    const withAlong = entry && along;
+    const [row] = rowsOf<{ snapshot: string; xmin: string; changed: boolean; along?: unknown }>(
+      withAlong
+        ? await preparedSql(db, along.name, () => sql`select k.*, case when k.changed then null else (${along.sql()}) end as along from (select ${check()}) k`).execute({
+            orgId,
+            since: entry!.snapshot,
+            ...along.values(entry!.hits as T),
+          })
+        : await preparedSql(db, "search_changes_since", () => sql`select ${check()}`).execute({ orgId, since: entry?.snapshot ?? null }),
     );
     // After it: the snapshot was taken before this, so nothing is pruned on its word too early.
     this.observe(this.now(), BigInt(row!.xmin));
     const taken = { snapshot: row!.snapshot, at: now };
-    if (!entry) return { hits: null, taken };
+    if (!entry) return { hits: null, taken, along: undefined };
     this.entries.delete(key);
     if (row!.changed) {
       this.bytes -= entry.bytes;
-      return { hits: null, taken };
+      return { hits: null, taken, along: undefined };
     }
     // Unchanged between the two snapshots: current under the newer one, which keeps the rows
     // the next check reads few.
     entry.snapshot = row!.snapshot;
     entry.at = now;
     this.entries.set(key, entry);
-    return { hits: entry.hits as T, taken };
+    return { hits: entry.hits as T, taken, along: row!.along };
   }
 
   /** Keeps `hits`, searched after `taken` (lookup's snapshot), so at least as new as it. */
