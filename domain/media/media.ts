@@ -243,7 +243,9 @@ async function keptKeySearch(deps: Deps, caller: Caller, q: MediaQuery & { searc
   cache.prune(deps.db, (err) => deps.log.warn("search_changes prune failed", { err: String(err) }));
   if (kept) return page(inOrderOf(kept.ids, pageViewRows([{ views: along }])), kept.total, q.offset);
   const found = await keySearchPages(deps, caller, q);
-  cache.store(key, taken, { ids: found.data.map((o) => o.id), total: found.total } satisfies KeySearchHits);
+  // No match, nothing kept: an empty answer costs little to find again, and its bucket may be
+  // deleted with no change row (only an empty bucket can be), which must then answer 404.
+  if (found.total > 0) cache.store(key, taken, { ids: found.data.map((o) => o.id), total: found.total } satisfies KeySearchHits);
   return found;
 }
 

@@ -252,6 +252,15 @@ describe("kept key searches", () => {
     expect(res.body.data[0]).toEqual((await org.admin.get(`/api/media/${small.id}`)).body);
   });
 
+  test("a deleted bucket's key search is 404 at once, even asked again just before", async () => {
+    const gone = (await org.admin.post("/api/buckets", { name: "soon-gone" })).body.id;
+    const inGone = () => list(`search=gnu&bucketId=${gone}`);
+    expect((await inGone()).body.total).toBe(0);
+    expect((await inGone()).body.total).toBe(0);
+    expect((await org.admin.delete(`/api/buckets/${gone}`)).status).toBeLessThan(300);
+    expect((await inGone()).status).toBe(404);
+  });
+
   test("another organization's objects and a bucket-restricted key's answers are never shared", async () => {
     await upload(org.admin, buckets.a, "eland/a.jpg", "x");
     await upload(org.admin, buckets.b, "eland/b.jpg", "x");
