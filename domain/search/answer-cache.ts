@@ -7,9 +7,9 @@ import type { SearchHits } from "../ports/search.ts";
  * A search's hits (the page's ids, where each matched, the total and the facets) kept for the
  * same search asked again, for the PostgreSQL backend; and, the same way, a key search's page
  * of the listing (its ids and total: domain/media/media.ts), whose match set is the search
- * rows' too (one per live object, written with every change to its key, bucket or size). Searching, counting and faceting the
- * match set is most of a search's cost and changes only when the organization's searchable
- * rows do; the views of the page are read afresh every time.
+ * rows' too (one per live object, written with every change to its key, bucket or size).
+ * Searching, counting and faceting the match set is most of a search's cost and changes only
+ * when the organization's searchable rows do; the views of the page are read afresh every time.
  *
  * Never stale: the database writes a row to `search_changes` for every statement that changes
  * an organization's search rows, extracted text, tags or categories (triggers, migration 0029:

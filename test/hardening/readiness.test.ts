@@ -34,11 +34,16 @@ async function probe(base: string, path = "/readyz"): Promise<Probe> {
 /** A process the probes reach: when it has exited, a wait on it says so and what it wrote. */
 const exited = new Map<string, () => string | null>();
 
+/** Throws, saying so, when the process at `base` has exited: a wait on it then names the cause. */
+function stillRunning(base: string): void {
+  const gone = exited.get(base)?.();
+  if (gone) throw new Error(gone);
+}
+
 async function becomes(base: string, expected: { status: number; failed?: string[] }, what: string): Promise<Probe> {
   return eventually(
     async () => {
-      const gone = exited.get(base)?.();
-      if (gone) throw new Error(gone);
+      stillRunning(base);
       const p = await probe(base);
       if (p.status !== expected.status) return undefined;
       if (expected.failed && JSON.stringify(p.body.failed) !== JSON.stringify(expected.failed)) return undefined;
@@ -88,8 +93,7 @@ describe.skipIf(unavailable !== null)(`readiness follows PostgreSQL, Redis and s
     exited.set(workerBase, () => (worker.proc.exitCode === null && !worker.proc.signalCode ? null : `the worker exited (${worker.proc.exitCode ?? worker.proc.signalCode}); its stderr ends: ${worker.errors().slice(-1500)}`));
     await eventually(
       async () => {
-        const gone = exited.get(workerBase)!();
-        if (gone) throw new Error(gone);
+        stillRunning(workerBase);
         return (await fetch(`${workerBase}/healthz`)).ok ? true : undefined;
       },
       { what: "the worker's /healthz after its start", timeoutMs: START_CEILING_MS },
