@@ -24,7 +24,8 @@ export const START_CEILING_MS = 150_000;
  * Picture work at normal priority, for every server and worker a test starts: in the idle class
  * (the default) a machine busy with other work gives the render child no CPU, and thumbnails,
  * renders, set renditions and a job held over SIGTERM missed every wait (load 7-17). The
- * scheduling itself is tested on its own (niced-host, bullmq-worker's first test).
+ * scheduling itself is tested on its own (niced-host for the idle class, bullmq-worker's first
+ * test for WORKER_NICE).
  */
 export const TEST_PICTURE_PRIORITY = { WORKER_NICE: "0", WORKER_SCHED_IDLE: "false" } as const;
 
