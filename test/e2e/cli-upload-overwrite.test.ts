@@ -3,7 +3,7 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { cliJson, removeTempConfigHomes, runCli, tempConfigHome } from "../support/cli.ts";
+import { cliJsonHere, removeTempConfigHomes, runCliHere, tempConfigHome } from "../support/cli.ts";
 import { withServerAndOrg } from "../support/fixtures.ts";
 import type { TestOrg, TestServer } from "../support/server.ts";
 import { upload } from "../support/upload.ts";
@@ -40,21 +40,21 @@ const objectAt = async (key: string) => (await org.admin.get(`/api/media?bucketI
 
 describe("media upload never replaces an object silently", () => {
   test("a file onto a taken key is refused (exit 1, naming --force) and the object is unchanged; --force replaces it", async () => {
-    const [big] = await cliJson(["upload", file("big.bin", 30_000), "--bucket", bucket.id, "--key", "big.bin"], base);
+    const [big] = await cliJsonHere(["upload", file("big.bin", 30_000), "--bucket", bucket.id, "--key", "big.bin"], base);
     const other = file("other.bin", 1000);
-    const refused = await runCli(["upload", other, "--bucket", bucket.id, "--key", "big.bin"], base);
+    const refused = await runCliHere(["upload", other, "--bucket", bucket.id, "--key", "big.bin"], base);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain("big.bin already exists");
     expect(refused.stderr).toContain("--force");
     expect(await objectAt("big.bin")).toMatchObject({ id: big.id, size: 30_000, etag: (await org.admin.get(`/api/media/${big.id}`)).body.etag });
 
-    const [replaced] = await cliJson(["upload", other, "--bucket", bucket.id, "--key", "big.bin", "--force"], base);
+    const [replaced] = await cliJsonHere(["upload", other, "--bucket", bucket.id, "--key", "big.bin", "--force"], base);
     expect(replaced).toMatchObject({ id: big.id, size: 1000 });
   });
 
   test("a multipart upload onto a taken key is refused before any part is sent", async () => {
     await upload(org.admin, bucket.id, "taken.bin", "small");
-    const r = await runCli(["upload", file("taken-big.bin", 6 * MiB), "--bucket", bucket.id, "--key", "taken.bin", ...multipart], base);
+    const r = await runCliHere(["upload", file("taken-big.bin", 6 * MiB), "--bucket", bucket.id, "--key", "taken.bin", ...multipart], base);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("--force");
     expect((await objectAt("taken.bin")).size).toBe(5);
@@ -66,16 +66,16 @@ describe("media upload never replaces an object silently", () => {
     const src = file("race.bin", 11 * MiB);
     const home = tempConfigHome();
     const args = ["upload", src, "--bucket", bucket.id, "--key", "race.bin", ...multipart, "--concurrency", "1"];
-    expect((await runCli(args, { ...base, configHome: home, extra: { MEDIA_CLI_TEST_STOP_AFTER_PARTS: "2" } })).code).toBe(130);
+    expect((await runCliHere(args, { ...base, configHome: home, extra: { MEDIA_CLI_TEST_STOP_AFTER_PARTS: "2" } })).code).toBe(130);
     // Another writer stores the key meanwhile (its confirm closes the interrupted upload).
     const theirs = await upload(org.admin, bucket.id, "race.bin", "theirs");
 
-    const refused = await runCli(args, { ...base, configHome: home });
+    const refused = await runCliHere(args, { ...base, configHome: home });
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain(`race.bin already exists in the bucket (object ${theirs.id}): use --force to replace it`);
     expect(await objectAt("race.bin")).toMatchObject({ id: theirs.id, size: 6 });
 
-    const forced = await runCli([...args, "--force", "--json"], { ...base, configHome: home });
+    const forced = await runCliHere([...args, "--force", "--json"], { ...base, configHome: home });
     expect(forced.code).toBe(0);
     expect(JSON.parse(forced.stdout)[0]).toMatchObject({ id: theirs.id, size: 11 * MiB, parts: 3 });
     expect(readdirSync(join(home, "media", "uploads"))).toHaveLength(0);

@@ -1,7 +1,7 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { objectPath } from "../../domain/media/storage-keys.ts";
-import { cliJson, removeTempConfigHomes, runCli } from "../support/cli.ts";
+import { cliJsonHere, removeTempConfigHomes, runCliHere } from "../support/cli.ts";
 import { mcpClient, withTwoOrgs } from "../support/fixtures.ts";
 import type { Api } from "../support/http.ts";
 import { newBucket } from "../support/objects.ts";
@@ -189,12 +189,12 @@ describe("bulk over MCP and the CLI", () => {
   test("CLI: media objects bulk-update and bulk-delete", async () => {
     const { bucketId, ids } = await filled(["c1.txt", "c2.txt"]);
     const base = { url: server.url, key: org.adminKey.secret };
-    const tagged = await cliJson(["objects", "bulk-update", "--ids", `${ids["c1.txt"]},${ids["c2.txt"]}`, "--add-tags", "from-cli"], base);
+    const tagged = await cliJsonHere(["objects", "bulk-update", "--ids", `${ids["c1.txt"]},${ids["c2.txt"]}`, "--add-tags", "from-cli"], base);
     expect(tagged).toMatchObject({ done: 2, failed: 0 });
-    const deleted = await cliJson(["objects", "bulk-delete", "--filter", JSON.stringify({ bucketId }), "--limit", "10"], base);
+    const deleted = await cliJsonHere(["objects", "bulk-delete", "--filter", JSON.stringify({ bucketId }), "--limit", "10"], base);
     expect(deleted).toMatchObject({ done: 2, remaining: 0 });
     const reader = await org.keyClient(["read"]);
-    const refused = await runCli(["objects", "bulk-delete", "--ids", ids["c1.txt"]!], { url: server.url, key: reader.secret });
+    const refused = await runCliHere(["objects", "bulk-delete", "--ids", ids["c1.txt"]!], { url: server.url, key: reader.secret });
     expect(refused.code).not.toBe(0);
   });
 });

@@ -2,7 +2,7 @@ import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { sql } from "drizzle-orm";
 import { derivativePrefix, objectPath } from "../../domain/media/storage-keys.ts";
-import { cliJson, removeTempConfigHomes, runCli } from "../support/cli.ts";
+import { cliJsonHere, removeTempConfigHomes, runCliHere } from "../support/cli.ts";
 import { eventually } from "../support/eventually.ts";
 import { mcpClient, withTwoOrgs } from "../support/fixtures.ts";
 import type { Api } from "../support/http.ts";
@@ -234,10 +234,10 @@ describe("objects_move over MCP and the CLI", () => {
   test("CLI: media objects move <id> --key", async () => {
     const obj = await upload(org.admin, bucket.id, `cli/${crypto.randomUUID()}.txt`, "cli");
     const base = { url: server.url, key: org.adminKey.secret };
-    const moved = await cliJson(["objects", "move", obj.id, "--key", "cli/moved.txt"], base);
+    const moved = await cliJsonHere(["objects", "move", obj.id, "--key", "cli/moved.txt"], base);
     expect(moved).toMatchObject({ id: obj.id, key: "cli/moved.txt" });
     const reader = await org.keyClient(["read"]);
-    const refused = await runCli(["objects", "move", obj.id, "--key", "cli/again.txt"], { url: server.url, key: reader.secret });
+    const refused = await runCliHere(["objects", "move", obj.id, "--key", "cli/again.txt"], { url: server.url, key: reader.secret });
     expect(refused.code).not.toBe(0);
     expect((await org.admin.get(`/api/media/${obj.id}`)).body.key).toBe("cli/moved.txt");
   });

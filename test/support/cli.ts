@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { run } from "../../cli/run.ts";
 
 /** The CLI as users run it: a separate process, configured by environment and flags only. */
 export const CLI = join(import.meta.dir, "../../cli/main.ts");
@@ -59,6 +60,36 @@ export async function runCli(args: string[], opts: CliEnv & { stdin?: string; cw
 /** Runs the CLI and parses its stdout as JSON, failing loudly with stderr when it did not succeed. */
 export async function cliJson<T = any>(args: string[], opts: CliEnv & { cwd?: string } = {}): Promise<T> {
   const r = await runCli([...args, "--json"], opts);
+  if (r.code !== 0) throw new Error(`media ${args.join(" ")} exited ${r.code}: ${r.stderr}`);
+  return JSON.parse(r.stdout) as T;
+}
+
+/**
+ * `media <args>` through the CLI's entry function (cli/run.ts, what cli/main.ts calls) in this
+ * process, with pipes, not terminals, for stdout and stderr: the same parsing, requests and
+ * output as a separate process, without its start. A start is mostly loading the registry, about
+ * 0.3 s of CPU, and several times that on a loaded machine; a file of a few dozen commands spent
+ * most of its time starting them. What belongs to the process itself (stdin, the exit status,
+ * a closed pipe, signals, the compiled binary) is tested through runCli.
+ */
+export async function runCliHere(args: string[], opts: CliEnv = {}): Promise<CliRun> {
+  let stdout = "";
+  let stderr = "";
+  const code = await run(args, {
+    env: cliEnv(opts),
+    out: (text) => void (stdout += text),
+    err: (text) => void (stderr += text),
+    stdoutIsTTY: false,
+    stderrIsTTY: false,
+    stdinIsTTY: false,
+    columns: () => null,
+  });
+  return { code, stdout, stderr };
+}
+
+/** cliJson through runCliHere. */
+export async function cliJsonHere<T = any>(args: string[], opts: CliEnv = {}): Promise<T> {
+  const r = await runCliHere([...args, "--json"], opts);
   if (r.code !== 0) throw new Error(`media ${args.join(" ")} exited ${r.code}: ${r.stderr}`);
   return JSON.parse(r.stdout) as T;
 }
