@@ -5,6 +5,8 @@ import { join } from "node:path";
 import { withServerAndOrg } from "../support/fixtures.ts";
 import type { TestServer } from "../support/server.ts";
 
+// One pass: the served OpenAPI document is built from the registry, whatever the backends.
+
 /**
  * The served OpenAPI document through the third-party tools integrators use: Redocly's
  * recommended ruleset, and openapi-typescript, whose output must compile with named types for

@@ -7,6 +7,8 @@ import { withServerAndOrg } from "../support/fixtures.ts";
 import type { TestOrg, TestServer } from "../support/server.ts";
 import { textBlocks, toolError } from "../support/mcp-results.ts";
 
+// One pass: the stdio bridge relays to /mcp; the backends behind it are the integration tests' business.
+
 setDefaultTimeout(60_000);
 
 const LOCAL = ["upload_files", "download_to"];

@@ -10,6 +10,9 @@ import { withServerAndOrg } from "../support/fixtures.ts";
 import type { TestOrg, TestServer } from "../support/server.ts";
 import { sha256 } from "../support/upload.ts";
 
+// One pass: the CLI's transfers (parts, resume, retries) speak REST and S3; the upload API on both
+// backends is the integration tests' business.
+
 setDefaultTimeout(120_000);
 
 const MiB = 1024 * 1024;

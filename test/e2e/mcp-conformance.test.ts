@@ -8,6 +8,8 @@ import { newBucket } from "../support/objects.ts";
 import type { TestOrg, TestServer } from "../support/server.ts";
 import { upload } from "../support/upload.ts";
 
+// One pass: the protocol's conformance does not depend on the database or the queue behind the tools.
+
 /**
  * The official MCP conformance suite (@modelcontextprotocol/conformance) against /mcp. The suite
  * cannot send a credential, so the test puts a proxy in front that adds the bearer and passes

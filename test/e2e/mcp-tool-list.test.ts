@@ -12,6 +12,8 @@ import { newBucket } from "../support/objects.ts";
 import type { TestOrg, TestServer } from "../support/server.ts";
 import { upload } from "../support/upload.ts";
 
+// One pass: what tools/list shows follows from the credential's scopes, not from the backends.
+
 /**
  * The agent-facing server exposes the same capabilities as the API: the bare /mcp
  * URL lists every tool the credential may use, and `toolsets` and `readonly` only narrow it.
