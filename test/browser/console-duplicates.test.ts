@@ -18,6 +18,7 @@ import { containsText, hasCount, until } from "./expect.ts";
  * every group shown at once. At a desktop's 1440x900 and a phone's 390x844 (dark), axe-core
  * clean, photographed.
  */
+// One pass: the console is the same on every backend; the PostgreSQL pass need not even load this file.
 const run = haveChromium && testEnv.mode === "embedded";
 
 let server: TestServer;

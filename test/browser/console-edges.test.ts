@@ -13,6 +13,7 @@ import { bigPng } from "./files.ts";
  * failing, a cancelled upload, a bucket that cannot be deleted, the keyboard in the grid, a
  * JWT instead of a key. Runs where console.test.ts runs.
  */
+// One pass: the console is the same on every backend; the PostgreSQL pass need not even load this file.
 const run = haveChromium && testEnv.mode === "embedded";
 
 let server: TestServer;

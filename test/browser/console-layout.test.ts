@@ -18,6 +18,7 @@ import { png } from "./files.ts";
  * that wrap their text, axe-core clean in light, dark and phone. Every page is photographed at
  * both sizes into a directory printed at the start.
  */
+// One pass: the console is the same on every backend; the PostgreSQL pass need not even load this file.
 const run = haveChromium && testEnv.mode === "embedded";
 
 const DESKTOP = { width: 1440, height: 900 };

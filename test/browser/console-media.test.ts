@@ -14,6 +14,7 @@ import { containsText, hasCount, until } from "./expect.ts";
  * the question an upload onto a taken name asks, and thumbnails that never meet the rate
  * limit. At a desktop's 1440x900 and a phone's 390x844.
  */
+// One pass: the console is the same on every backend; the PostgreSQL pass need not even load this file.
 const run = haveChromium && testEnv.mode === "embedded";
 const SIZES = [
   { name: "desktop", viewport: { width: 1440, height: 900 } },

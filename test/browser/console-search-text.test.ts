@@ -14,6 +14,7 @@ import { containsText, hasText } from "./expect.ts";
  * matched one marked, and a PDF's page; a file's own markup never reaches the page as HTML.
  * Runs where console.test.ts runs.
  */
+// One pass: the console is the same on every backend; the PostgreSQL pass need not even load this file.
 const run = haveChromium && testEnv.mode === "embedded";
 
 let server: TestServer;

@@ -15,6 +15,7 @@ import { bigPng, png } from "./files.ts";
  * The console is the same on every backend, so it runs in the embedded pass only (the
  * default `npm start`); CI installs Chromium, elsewhere a missing browser skips it.
  */
+// One pass: the console is the same on every backend; the PostgreSQL pass need not even load this file.
 const run = haveChromium && testEnv.mode === "embedded";
 if (!haveChromium && process.env.REQUIRE_SERVICES === "1") throw new Error("Chromium is missing at /usr/bin/chromium (apt-get install chromium)");
 

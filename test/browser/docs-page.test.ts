@@ -9,6 +9,7 @@ import { haveChromium, launch, newPage, screenshot } from "./browser.ts";
  * a self-hosted server, so nothing on it needs Scalar's hosted service, the server is this one,
  * and the curl samples it shows run as they are. Embedded pass only, like the console's tests.
  */
+// One pass: the console is the same on every backend; the PostgreSQL pass need not even load this file.
 const run = haveChromium && testEnv.mode === "embedded";
 
 let server: TestServer;

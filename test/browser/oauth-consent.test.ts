@@ -17,6 +17,7 @@ import { containsText } from "./expect.ts";
  * exchanges the code and lists the tools with the token. Then the console's list of connected
  * apps revokes it. Runs where console.test.ts runs (the embedded pass, with Chromium).
  */
+// One pass: the console is the same on every backend; the PostgreSQL pass need not even load this file.
 const run = haveChromium && testEnv.mode === "embedded";
 
 /** Nothing listens here: the browser's request to it is caught, as a host's local listener would catch it. */

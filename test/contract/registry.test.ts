@@ -7,6 +7,8 @@ import { registry } from "../../tools/registry.ts";
 import { mcpClient, withServerAndOrg } from "../support/fixtures.ts";
 import type { TestOrg, TestServer } from "../support/server.ts";
 
+// One pass: the surfaces derived from the registry are the same whatever the backends.
+
 let server: TestServer;
 let org: TestOrg;
 

@@ -6,6 +6,8 @@ import { withServerAndOrg } from "../support/fixtures.ts";
 import { toolError } from "../support/mcp-results.ts";
 import type { TestOrg, TestServer } from "../support/server.ts";
 
+// One pass: which tools a selection leaves follows from the request, not from the backends.
+
 /**
  * Read-only fails closed: only an explicit false leaves the write tools in. The choice can
  * travel as headers (X-MCP-Toolsets, X-MCP-Readonly) for hosts that cannot edit the URL, and
