@@ -59,7 +59,11 @@ export async function runCli(args: string[], opts: CliEnv & { stdin?: string; cw
 
 /** Runs the CLI and parses its stdout as JSON, failing loudly with stderr when it did not succeed. */
 export async function cliJson<T = any>(args: string[], opts: CliEnv & { cwd?: string } = {}): Promise<T> {
-  const r = await runCli([...args, "--json"], opts);
+  return jsonOf<T>(args, await runCli([...args, "--json"], opts));
+}
+
+/** A `--json` run's output parsed, or an error with its stderr when it did not succeed. */
+function jsonOf<T>(args: string[], r: CliRun): T {
   if (r.code !== 0) throw new Error(`media ${args.join(" ")} exited ${r.code}: ${r.stderr}`);
   return JSON.parse(r.stdout) as T;
 }
@@ -89,7 +93,5 @@ export async function runCliHere(args: string[], opts: CliEnv = {}): Promise<Cli
 
 /** cliJson through runCliHere. */
 export async function cliJsonHere<T = any>(args: string[], opts: CliEnv = {}): Promise<T> {
-  const r = await runCliHere([...args, "--json"], opts);
-  if (r.code !== 0) throw new Error(`media ${args.join(" ")} exited ${r.code}: ${r.stderr}`);
-  return JSON.parse(r.stdout) as T;
+  return jsonOf<T>(args, await runCliHere([...args, "--json"], opts));
 }
