@@ -44,12 +44,14 @@ const inSession = Array.from({ length: loops }, () => Bun.spawn(["sh", "-c", "wh
 const burner = startCpuBurner(sessions);
 const loads: number[] = [];
 const sampler = setInterval(() => loads.push(loadavg()[0]!), 30_000);
+// Synchronous up to the burners' stop: on Ctrl-C the burner's own handler (startCpuBurner) exits
+// the process after its first await, and the worktree must be gone by then.
 const cleanup = async () => {
   clearInterval(sampler);
   for (const p of inSession) p.kill("SIGKILL");
-  await burner.stop();
   git(["worktree", "remove", "--force", dir]);
   rmSync(join(dir, ".."), { recursive: true, force: true });
+  await burner.stop();
 };
 stopOnExit(cleanup);
 
