@@ -172,7 +172,7 @@ for (let i = -3; i < 50; i++) {
   if (i >= 0) colorRuns.push(t);
 }
 const cp = percentiles(colorRuns);
-const colorTotal = (await listMedia(deps, caller, { bucketId, color: "red", sort: "created_at", order: "desc", limit: 1, offset: 0 })).total;
+const colorTotal = (await listMedia(deps, caller, { bucketId, color: "red", sort: "created_at", order: "desc", limit: 1, offset: 0 })).value().total;
 load.push(load1());
 
 const sizes = rowsOf<{ name: string; size: string }>(

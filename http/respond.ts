@@ -1,9 +1,14 @@
 import type { AppError } from "../domain/core/errors.ts";
 
 export function json(status: number, body: unknown, headers?: HeadersInit): Response {
+  return jsonText(status, JSON.stringify(body), headers);
+}
+
+/** A JSON answer whose text is written already. */
+export function jsonText(status: number, text: string, headers?: HeadersInit): Response {
   const h = new Headers(headers);
   h.set("content-type", "application/json; charset=utf-8");
-  return new Response(status === 204 ? null : JSON.stringify(body), { status, headers: h });
+  return new Response(status === 204 ? null : text, { status, headers: h });
 }
 
 /**

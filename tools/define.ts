@@ -2,6 +2,7 @@ import type { z } from "zod";
 import type { Caller, Scope } from "../domain/access/caller.ts";
 import type { Deps } from "../domain/core/deps.ts";
 import type { ErrorCode } from "../domain/core/errors.ts";
+import type { JsonBody } from "../domain/core/json-body.ts";
 
 /** See `reach` on ToolDefinition. */
 export type Reach = "bucket" | "organization";
@@ -72,7 +73,8 @@ export interface ToolDefinition<I extends z.ZodObject = z.ZodObject, O extends z
    * is as durable as what it records, and the answer waits for no flush. Default false.
    */
   unflushed?: boolean;
-  handler: (input: z.output<I>, ctx: ToolContext) => Promise<z.input<O>>;
+  /** Its answer, or the answer's JSON text as a JsonBody (REST sends that as it is). */
+  handler: (input: z.output<I>, ctx: ToolContext) => Promise<z.input<O> | JsonBody<z.input<O>>>;
   /** REST only: answer something other than JSON (a redirect, a byte stream). */
   restResponse?: (output: z.output<O>, request: Request, ctx: ToolContext) => Response | Promise<Response>;
   /**

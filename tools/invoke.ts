@@ -7,6 +7,7 @@ import { assertMayUse } from "./access.ts";
 import { auditCall } from "./audit-trail.ts";
 import type { AnyTool, ToolContext } from "./define.ts";
 import { failureStatus } from "./failure.ts";
+import { JsonBody, valueOf } from "../domain/core/json-body.ts";
 
 /**
  * What the request being served learns of the tool it ran, for its metrics: which tool, and
@@ -76,10 +77,15 @@ const SURROGATE_MESSAGE = "Must be well-formed Unicode: a lone surrogate (\\ud80
  * The one way any surface runs a tool: access (scope and reach), input validation, handler, and (when
  * configured) a check that the result matches the declared output schema. Every call of a tool
  * that changes something, and every refused call, ends with an audit entry (audit-trail.ts).
+ * The answer is the output's value; with `asBody` (REST), an answer the handler gave as JSON text
+ * stays a JsonBody.
  */
-export function invokeTool(tool: AnyTool, rawInput: unknown, ctx: ToolContext): Promise<unknown> {
+export function invokeTool(tool: AnyTool, rawInput: unknown, ctx: ToolContext, opts: { asBody?: boolean } = {}): Promise<unknown> {
   // The embedded database takes organizations' statements in turns (db/pglite-lanes.ts).
-  return onBehalfOf.run(ctx.caller.orgId, () => invokeAudited(tool, rawInput, ctx));
+  return onBehalfOf.run(ctx.caller.orgId, async () => {
+    const output = await invokeAudited(tool, rawInput, ctx);
+    return opts.asBody ? output : valueOf(output);
+  });
 }
 
 async function invokeAudited(tool: AnyTool, rawInput: unknown, ctx: ToolContext): Promise<unknown> {
@@ -105,11 +111,16 @@ async function runTool(tool: AnyTool, rawInput: unknown, ctx: ToolContext): Prom
   if (unstorable.length) throw errors.validation(unstorable);
   const output = await tool.handler(parsed.data, ctx);
   if (ctx.deps.config.validateOutputs) {
-    const checked = tool.output.safeParse(output);
+    const value = valueOf(output);
+    const checked = tool.output.safeParse(value);
     if (!checked.success) {
       throw new AppError("internal_error", `Output of ${tool.name} does not match its schema`, zodDetails(checked.error));
     }
-    return checked.data;
+    // Text is sent as written: a field the schema does not know would reach the client.
+    if (output instanceof JsonBody && !Bun.deepEquals(value, checked.data, true)) {
+      throw new AppError("internal_error", `Output of ${tool.name} holds more than its schema describes`);
+    }
+    return output instanceof JsonBody ? output : checked.data;
   }
   return output;
 }

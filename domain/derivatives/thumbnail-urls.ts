@@ -1,6 +1,6 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { and, eq, isNull } from "drizzle-orm";
-import type { MediaObject, Thumbnail } from "../../contract/media.ts";
+import type { Thumbnail } from "../../contract/media.ts";
 import { derivatives, mediaObjects, mediaSettings } from "../../db/schema/index.ts";
 import type { Deps } from "../core/deps.ts";
 import { errors } from "../core/errors.ts";
@@ -27,17 +27,14 @@ function signature(secret: string, objectId: string, etag: string, expires: numb
   return createHmac("sha256", secret).update(`thumbnail:${objectId}:${etag}:${expires}`).digest("base64url");
 }
 
-/** The listing's objects with a signed path on each ready thumbnail (one key lookup, only when one is ready). */
-export async function withThumbnailPaths(deps: Pick<Deps, "db" | "clock">, orgId: string, objects: MediaObject[]): Promise<MediaObject[]> {
-  if (!objects.some((o) => o.thumbnail?.state === "ready" && o.thumbnail.etag)) return objects;
+/**
+ * Signs thumbnail paths for the organization's objects (one key lookup): the signer gives the
+ * path of an object's ready thumbnail by its etag.
+ */
+export async function thumbnailPathSigner(deps: Pick<Deps, "db" | "clock">, orgId: string): Promise<(objectId: string, etag: string) => string> {
   const secret = await signingKey(deps, orgId);
   const expires = expiryFor(deps.clock.now());
-  return objects.map((o) => {
-    const t = o.thumbnail;
-    if (t?.state !== "ready" || !t.etag) return o;
-    const q = new URLSearchParams({ v: t.etag, expires: String(expires), signature: signature(secret, o.id, t.etag, expires) });
-    return { ...o, thumbnail: { ...t, path: `/api/thumbnails/${o.id}?${q}` } };
-  });
+  return (objectId, etag) => `/api/thumbnails/${objectId}?${new URLSearchParams({ v: etag, expires: String(expires), signature: signature(secret, objectId, etag, expires) })}`;
 }
 
 /**

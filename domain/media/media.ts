@@ -6,8 +6,9 @@ import type { PresignedDownload } from "../../contract/presign.ts";
 import { buckets, categories, mediaObjects, tags } from "../../db/schema/index.ts";
 import type { Caller } from "../access/caller.ts";
 import { assertBucketAllowed } from "../access/visibility.ts";
-import { anyId, preparedSql } from "../core/prepared.ts";
-import { type PageViewRow, pageViewRows, viewOfPageRow, viewsOverPage } from "./view-rows.ts";
+import { preparedSql } from "../core/prepared.ts";
+import { signedViews, type ViewsRow, viewsOfRow, viewsOverPage, viewsRowOf } from "./view-rows.ts";
+import { JsonBody } from "../core/json-body.ts";
 import { resolveLiveObject } from "./object-refs.ts";
 import { touchSearch } from "../search/index-rows.ts";
 import { runHooks } from "./lifecycle.ts";
@@ -25,7 +26,6 @@ import { type Page, page } from "../core/pagination.ts";
 import { derivativePrefix, objectPath } from "./storage-keys.ts";
 import { keptCounter, resolveForEgress } from "../usage/counters.ts";
 import { announceUpdated } from "../events/object-events.ts";
-import { withThumbnailPaths } from "../derivatives/thumbnail-urls.ts";
 import { keyPattern, objectConditions } from "./object-filters.ts";
 import { answerCacheFor } from "../search/answer-cache.ts";
 
@@ -51,6 +51,9 @@ const mediaViewColumns = {
 
 const p = (name: string) => sql.placeholder(name);
 
+/** mediaViewColumns of a media_objects row named `o`, for statements written in SQL. */
+const viewColumns = sql.raw(Object.values(mediaViewColumns).map((c) => `o.${c.name}`).join(", "));
+
 /** The views of the objects of an organization that `where` selects, over viewsOverPage; `orderBy` is written over `v`. */
 const viewsWhere = (deps: Pick<Deps, "db">, where: SQL | undefined, orderBy: SQL) =>
   viewsOverPage(deps.db.select(mediaViewColumns).from(mediaObjects).where(where).getSQL(), orderBy);
@@ -58,27 +61,27 @@ const viewsWhere = (deps: Pick<Deps, "db">, where: SQL | undefined, orderBy: SQL
 /**
  * Media views of objects of an organization by id (a search's page, the trash's), in the
  * order given, leaving out ids not found: one statement, whatever their number.
- * `live`: only objects not deleted (search); otherwise deleted ones too (the trash).
+ * `live`: only objects not deleted (search), their ready thumbnails' paths signed by `primary`;
+ * otherwise deleted ones too (the trash), with no paths (a deleted object's thumbnail is not served).
  */
-export async function viewsOf(deps: Deps, orgId: string, ids: string[], opts: { live: boolean }): Promise<MediaObject[]> {
+export async function viewsOf(deps: Pick<Deps, "db" | "clock">, orgId: string, ids: string[], opts: { live: true; primary: Pick<Deps, "db" | "clock"> } | { live: false }): Promise<MediaObject[]> {
   if (ids.length === 0) return [];
   // Prepared by name: its generic plan (an index probe per id) serves one id or 200 alike.
-  const found = await preparedSql(deps.db, opts.live ? "media_views_live" : "media_views", () => viewsById(deps, opts)).execute({ ids: ids.join(","), orgId });
-  return inOrderOf(ids, pageViewRows(found));
+  const found = await preparedSql(deps.db, opts.live ? "media_views_live" : "media_views", () => viewsById(opts)).execute({ ids: ids.join(","), orgId });
+  return viewsOfRow(opts.live ? opts.primary : null, orgId, viewsRowOf(found));
 }
 
-/** The views of the organization's objects (`orgId`) whose ids are `ids` (a placeholder each, the ids comma-separated). */
-const viewsById = (deps: Pick<Deps, "db">, opts: { live: boolean }) =>
-  viewsWhere(deps, and(anyId(mediaObjects.id), eq(mediaObjects.orgId, p("orgId")), opts.live ? isNull(mediaObjects.deletedAt) : undefined), sql`v.id`);
-
-/** The views of `rows` in the order of `ids`, leaving out ids not found. */
-function inOrderOf(ids: string[], rows: PageViewRow[]): MediaObject[] {
-  const byId = new Map(rows.map((r) => [r.id, r]));
-  return ids.flatMap((id) => {
-    const r = byId.get(id);
-    return r ? [viewOfPageRow(r)] : [];
-  });
-}
+/**
+ * The views of the organization's objects (`orgId`) whose ids are `ids` (a placeholder each, the
+ * ids comma-separated), in the order of `ids`.
+ */
+const viewsById = (opts: { live: boolean }) =>
+  viewsOverPage(
+    sql`select ${viewColumns}, u.ord from unnest(string_to_array(${p("ids")}, ',')::uuid[]) with ordinality u(id, ord)
+      join media_objects o on o.id = u.id
+      where o.org_id = ${p("orgId")} ${opts.live ? sql`and o.deleted_at is null` : sql``}`,
+    sql`v.ord`,
+  );
 
 /**
  * The media_get read: loadMediaView, from a replica when one may serve it (a write's own answer
@@ -95,15 +98,18 @@ export function getMedia(deps: Deps, caller: Caller, id: string): Promise<MediaO
  * (its key may have to be written) when `deps` reads from a replica.
  */
 export async function loadMediaView(deps: Pick<Deps, "db" | "clock">, caller: Caller, id: string, primary: Pick<Deps, "db" | "clock"> = deps): Promise<MediaObject> {
-  const [row] = pageViewRows(
-    await preparedSql(deps.db, "media_view_live", () =>
-      viewsWhere(deps, and(eq(mediaObjects.id, p("id")), eq(mediaObjects.orgId, p("orgId")), isNull(mediaObjects.deletedAt)), sql`v.id`),
-    ).execute({ id, orgId: caller.orgId }),
+  const [view] = await viewsOfRow(
+    primary,
+    caller.orgId,
+    viewsRowOf(
+      await preparedSql(deps.db, "media_view_live", () =>
+        viewsWhere(deps, and(eq(mediaObjects.id, p("id")), eq(mediaObjects.orgId, p("orgId")), isNull(mediaObjects.deletedAt)), sql`v.id`),
+      ).execute({ id, orgId: caller.orgId }),
+    ),
   );
-  if (!row) throw errors.notFound("Media object");
-  assertBucketAllowed(caller, row.bucket_id, "The media object");
-  const [signed] = await withThumbnailPaths(primary, caller.orgId, [viewOfPageRow(row)]);
-  return signed!;
+  if (!view) throw errors.notFound("Media object");
+  assertBucketAllowed(caller, view.bucketId, "The media object");
+  return view;
 }
 
 export interface MediaQuery extends FactFilters {
@@ -128,7 +134,11 @@ export type MediaPage = Page<MediaObject> & { folders?: string[] };
 /** Subfolders shown at most: a folder with more lists the first ones. */
 const MAX_FOLDERS = 1000;
 
-export async function listMedia(primary: Deps, caller: Caller, q: MediaQuery): Promise<MediaPage> {
+/**
+ * A page of the organization's media objects. The answer is JSON text as PostgreSQL wrote its
+ * views (view-rows.ts): REST sends it as it is, other surfaces read its value.
+ */
+export async function listMedia(primary: Deps, caller: Caller, q: MediaQuery): Promise<JsonBody<MediaPage>> {
   const deps = { ...primary, db: readDb(primary, caller.orgId) };
   // A tag or category is named by id, slug or name (domain/labels/refs.ts).
   const tagSlugs = await labelSlugs(deps.db, tags, caller.orgId, q.tags);
@@ -144,14 +154,13 @@ export async function listMedia(primary: Deps, caller: Caller, q: MediaQuery): P
   const filtered = Boolean(q.kind || q.search || tagSlugs.length || categorySlugs.length || facts || q.folder !== undefined);
   // Outside a restricted key's bucket: 404 or 403 as everywhere (resolveBucket throws either).
   if (!filtered && !(q.bucketId && caller.bucketId && caller.bucketId !== q.bucketId)) {
-    const unfiltered = await unfilteredPages(deps, caller, q, listing);
-    return { ...unfiltered, data: await withThumbnailPaths(primary, caller.orgId, unfiltered.data) };
+    return pageBody(primary, caller.orgId, await unfilteredPages(deps, caller, q, listing), q.offset);
   }
 
   // The key search alone (the console's search box, the peer's operation): one statement.
   if (q.search && !q.kind && !tagSlugs.length && !categorySlugs.length && !facts && q.folder === undefined && !(q.bucketId && caller.bucketId && caller.bucketId !== q.bucketId)) {
     const found = deps.db === primary.db ? await keptKeySearch(deps, caller, { ...q, search: q.search }) : await keySearchPages(deps, caller, { ...q, search: q.search });
-    return { ...found, data: await withThumbnailPaths(primary, caller.orgId, found.data) };
+    return pageBody(primary, caller.orgId, found, q.offset);
   }
 
   // A folder is a key prefix: its objects are the keys with no further "/" after it, its
@@ -172,8 +181,17 @@ export async function listMedia(primary: Deps, caller: Caller, q: MediaQuery): P
           .limit(MAX_FOLDERS)
       : null,
   ]);
-  const listed = page(await withThumbnailPaths(primary, caller.orgId, pageViewRows(rows).map(viewOfPageRow)), total, q.offset);
-  return folders ? { ...listed, folders: folders.map((f) => f.name) } : listed;
+  return pageBody(primary, caller.orgId, { ...viewsRowOf(rows), total }, q.offset, folders ? { folders: folders.map((f) => f.name) } : {});
+}
+
+/** A page of views as PostgreSQL wrote them, with the total of what the page was cut from. */
+type ViewsPage = ViewsRow & { total: number };
+
+/** The answer of a listing: its views' text, signed, inside the page's fields (as `page` writes them). */
+async function pageBody(primary: Pick<Deps, "db" | "clock">, orgId: string, found: ViewsPage, offset: number, extra: Record<string, unknown> = {}): Promise<JsonBody<MediaPage>> {
+  const { data: _, ...fields } = page(new Array<never>(found.n), found.total, offset);
+  const rest = JSON.stringify({ ...fields, ...extra }).slice(1);
+  return new JsonBody(`{"data":${await signedViews(primary, orgId, found.views)},${rest}`);
 }
 
 /**
@@ -197,22 +215,22 @@ const FIRST_PAGE_SIZES: ReadonlySet<number> = new Set([DEFAULT_LIMIT, 100, MAX_L
  * The bucket check, the page and the total were three statements, two of them holding a
  * pooled connection at once.
  */
-async function unfilteredPages(deps: Deps, caller: Caller, q: MediaQuery, listing: (cond: SQL | undefined, bounds: SQL) => SQL): Promise<Page<MediaObject>> {
+async function unfilteredPages(deps: Deps, caller: Caller, q: MediaQuery, listing: (cond: SQL | undefined, bounds: SQL) => SQL): Promise<ViewsPage> {
   const bucketId = q.bucketId ?? caller.bucketId;
   const first = q.offset === 0 && FIRST_PAGE_SIZES.has(q.limit);
   const total = bucketId
     ? sql`select ${keptCounter("b", "object_count")} as n from buckets b where b.id = ${p("bucketId")} and b.org_id = ${p("orgId")}`
     : sql`select ${keptCounter("u", "object_count")} as n from org_usage u where u.org_id = ${p("orgId")}`;
-  const [row] = rowsOf<{ total: string | number; views: unknown }>(
+  const [row] = rowsOf<ViewsRow & { total: string | number }>(
     await preparedSql(deps.db, `media_page_${q.sort}_${q.order}${bucketId ? "_bucket" : ""}${first ? `_first${q.limit}` : ""}`, () => {
       const cond = and(eq(mediaObjects.orgId, p("orgId")), isNull(mediaObjects.deletedAt), bucketId ? eq(mediaObjects.bucketId, p("bucketId")) : undefined);
       const bounds = first ? sql.raw(`limit ${q.limit}`) : sql`limit ${p("limit")} offset ${p("offset")}`;
       return sql`with total as (${total})
-        select total.n as total, (${listing(cond, bounds)}) as views from total`;
+        select total.n as total, pv.* from total, (${listing(cond, bounds)}) pv`;
     }).execute({ orgId: caller.orgId, bucketId, ...(first ? {} : { limit: q.limit, offset: q.offset }) }),
   );
   if (!row && bucketId) throw errors.notFound("Bucket");
-  return page(row ? pageViewRows([row]).map(viewOfPageRow) : [], Number(row?.total ?? 0), q.offset);
+  return row ? { ...row, total: Number(row.total) } : { views: "[]", n: 0, ids: "", total: 0 };
 }
 
 /** A key search's page as kept: its objects' ids in order, and the total. */
@@ -230,22 +248,22 @@ interface KeySearchHits {
  * block read per match) is skipped; the views are read afresh by id, as a search's are.
  * Only where the listing reads the primary: the change rows are checked there.
  */
-async function keptKeySearch(deps: Deps, caller: Caller, q: MediaQuery & { search: string }): Promise<Page<MediaObject>> {
+async function keptKeySearch(deps: Deps, caller: Caller, q: MediaQuery & { search: string }): Promise<ViewsPage> {
   const cache = answerCacheFor(deps.db);
   const bucketId = q.bucketId ?? caller.bucketId ?? null;
   const key = `media_key_search ${JSON.stringify([caller.orgId, bucketId, q.search, q.sort, q.order, q.limit, q.offset])}`;
   // A kept page's views are read in the statement that checks it: one round trip, as the search.
-  const { hits: kept, taken, along } = await cache.lookupAlong<KeySearchHits>(deps.db, caller.orgId, key, {
+  const { hits: kept, taken, along } = await cache.lookupAlong<KeySearchHits, ViewsRow>(deps.db, caller.orgId, key, {
     name: "media_key_search_kept",
-    sql: () => viewsById(deps, { live: true }),
+    sql: () => viewsById({ live: true }),
     values: (hits) => ({ ids: hits.ids.join(",") }),
   });
   cache.prune(deps.db, (err) => deps.log.warn("search_changes prune failed", { err: String(err) }));
-  if (kept) return page(inOrderOf(kept.ids, pageViewRows([{ views: along }])), kept.total, q.offset);
+  if (kept) return { ...along!, total: kept.total };
   const found = await keySearchPages(deps, caller, q);
   // No match, nothing kept: an empty answer costs little to find again, and its bucket may be
   // deleted with no change row (only an empty bucket can be), which must then answer 404.
-  if (found.total > 0) cache.store(key, taken, { ids: found.data.map((o) => o.id), total: found.total } satisfies KeySearchHits);
+  if (found.total > 0) cache.store(key, taken, { ids: found.ids ? found.ids.split(",") : [], total: found.total } satisfies KeySearchHits);
   return found;
 }
 
@@ -260,10 +278,10 @@ async function keptKeySearch(deps: Deps, caller: Caller, q: MediaQuery & { searc
  * this statement's snapshot matched), which costs a quarter of fetching them by id through the
  * primary key and keeps the materialized matches narrow when a term matches many objects.
  */
-async function keySearchPages(deps: Deps, caller: Caller, q: MediaQuery & { search: string }): Promise<Page<MediaObject>> {
+async function keySearchPages(deps: Deps, caller: Caller, q: MediaQuery & { search: string }): Promise<ViewsPage> {
   const bucketId = q.bucketId ?? caller.bucketId;
   const first = q.offset === 0 && FIRST_PAGE_SIZES.has(q.limit);
-  const [row] = rowsOf<{ total: string | number; views: unknown }>(
+  const [row] = rowsOf<ViewsRow & { total: string | number }>(
     await preparedSql(deps.db, `media_key_search_${q.sort}_${q.order}${bucketId ? "_bucket" : ""}${first ? `_first${q.limit}` : ""}`, () => {
       const dir = sql.raw(q.order);
       const bounds = first ? sql.raw(`limit ${q.limit}`) : sql`limit ${p("limit")} offset ${p("offset")}`;
@@ -272,13 +290,13 @@ async function keySearchPages(deps: Deps, caller: Caller, q: MediaQuery & { sear
           select o.ctid as t, o.id, o.${sql.identifier(q.sort)} as s from media_objects o
           where o.org_id = ${p("orgId")} and o.deleted_at is null ${bucketId ? sql`and o.bucket_id = ${p("bucketId")}` : sql``} and o.key ilike ${p("pattern")}
         )
-        select (select count(*) from matched) as total,
-          (${viewsWhere(deps, sql`ctid = any(array(${pageRows}))`, sql`v.${sql.identifier(q.sort)} ${dir}, v.id ${dir}`)}) as views
-        from (${bucketId ? sql`select 1 from buckets b where b.id = ${p("bucketId")} and b.org_id = ${p("orgId")}` : sql`select 1`}) scope`;
+        select (select count(*) from matched) as total, pv.*
+        from (${bucketId ? sql`select 1 from buckets b where b.id = ${p("bucketId")} and b.org_id = ${p("orgId")}` : sql`select 1`}) scope,
+          (${viewsWhere(deps, sql`ctid = any(array(${pageRows}))`, sql`v.${sql.identifier(q.sort)} ${dir}, v.id ${dir}`)}) pv`;
     }).execute({ orgId: caller.orgId, bucketId, pattern: keyPattern(q.search), ...(first ? {} : { limit: q.limit, offset: q.offset }) }),
   );
   if (!row) throw errors.notFound("Bucket");
-  return page(pageViewRows([row]).map(viewOfPageRow), Number(row.total), q.offset);
+  return { ...row, total: Number(row.total) };
 }
 
 /**

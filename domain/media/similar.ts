@@ -98,6 +98,7 @@ export interface SimilarQuery {
  * may see. An object with no hash (not a picture, or still being processed) has none.
  */
 export async function findSimilar(deps: Deps, caller: Caller, q: SimilarQuery): Promise<Page<SimilarObject>> {
+  const primary = deps;
   deps = { ...deps, db: readDb(deps, caller.orgId) };
   const object = await resolveLiveObject(deps.db, caller, q.id);
   const bucketId = q.bucketId ? (await resolveBucket(deps, caller, q.bucketId)).id : caller.bucketId;
@@ -111,7 +112,7 @@ export async function findSimilar(deps: Deps, caller: Caller, q: SimilarQuery): 
       order by distance, f.object_id
       limit ${q.limit} offset ${q.offset}`),
   );
-  const views = new Map((await viewsOf(deps, caller.orgId, rows.map((r) => r.id), { live: true })).map((v) => [v.id, v]));
+  const views = new Map((await viewsOf(deps, caller.orgId, rows.map((r) => r.id), { live: true, primary })).map((v) => [v.id, v]));
   const data = rows.flatMap((r) => {
     const view = views.get(r.id);
     return view ? [{ distance: Number(r.distance), object: view }] : [];

@@ -1,100 +1,99 @@
 import { type SQL, sql } from "drizzle-orm";
 import { rowsOf } from "../../db/client.ts";
-import type { Label } from "../../contract/labels.ts";
-import type { MediaObject, ThumbnailSummary } from "../../contract/media.ts";
-import { THUMBNAIL, thumbnailSummary } from "../derivatives/derivatives.ts";
-import { toMediaView } from "./view.ts";
+import type { MediaObject } from "../../contract/media.ts";
+import type { Deps } from "../core/deps.ts";
+import { THUMBNAIL } from "../derivatives/derivatives.ts";
+import { thumbnailPathSigner } from "../derivatives/thumbnail-urls.ts";
 
 /**
- * Media views of a page of objects in one statement, mapped by hand.
+ * Media views of a page of objects in one statement, written by PostgreSQL as the API shows
+ * them: this is the one definition of a media object's view (media_get, media_list, search,
+ * similar, trash all read it).
  *
- * A listing's or a search's page is up to 200 views. Read through Drizzle's select, mapping
- * the rows (a type check per field per row) cost twice what PostgreSQL spent answering
- * (bench/notes/2026-11-27-fifth-sitting.md). Here the page is a CTE `page` of media_objects rows, whose
- * `labels` column holds their tags and categories as the view shows them: aggregating them
- * from both label tables, an index probe per object each, was over half of the statement
- * (2.7 against 1.1 ms for a page of 100). Its thumbnails are joined. The columns are few and
- * named, so the mapping below is short and the same on postgres.js and PGlite. A single
- * object's view is a page of one.
- * The worker writes `info` and the thumbnail row in one statement, so reading them together
- * never shows a ready thumbnail beside the `info` of the moment before.
+ * A listing's or a search's page is up to 200 views. Mapping rows to views in our process was
+ * once twice what PostgreSQL spent answering (bench/notes/2026-11-27-fifth-sitting.md), then
+ * decoding them from JSON and writing them back was a third of a listing's CPU
+ * (bench/notes/2026-11-30-views-as-text.md): now the statement writes each view's JSON, and a
+ * listing's REST answer carries that text as it is (domain/core/json-body.ts).
  *
- * The statement answers one row: `views`, the page's rows as one JSON array. postgres.js
- * decodes a row column by column in JavaScript (a string, then a parser, per field), and for
- * a page of 100 views with four JSON columns each that decoding was a fifth of the list's CPU
- * in our process (bench/notes/2026-11-28-sixth-sitting.md); one array is one native JSON.parse.
+ * The page is a CTE `page` of media_objects rows, whose `labels` column holds their tags and
+ * categories as the view shows them (aggregating them from both label tables, an index probe per
+ * object each, was over half of the statement). Its thumbnails are joined; the worker writes
+ * `info` and the thumbnail row in one statement, so reading them together never shows a ready
+ * thumbnail beside the `info` of the moment before.
  *
- * `page` selects the columns of a MediaViewRow under their names in the table (a Drizzle
- * select of them does); `orderBy` is the page's order, written over `v`, a view row.
+ * A ready thumbnail's `path` is signed with the organization's key, which only our process
+ * holds: the statement writes a mark in its place, `"\u0000<object id>\u0000<etag, escaped>"`.
+ * No value of an object can write that text: PostgreSQL's JSON escapes every control
+ * character of a string, a NUL cannot be stored at all, and a backslash of the text is written
+ * `\\`. signedViews replaces each mark with the signed path before anything reads the text.
+ *
+ * Times are written as Date's toISOString writes them: UTC, milliseconds (the rest cut), `Z`.
+ *
+ * `page` selects media_objects columns under their names in the table (a Drizzle select of
+ * mediaViewColumns does); `orderBy` is the page's order, written over `v`, a page row.
+ * The answer is one row: `views`, the JSON array as text, `n`, how many views it holds, and
+ * `ids`, their ids in the same order, comma-separated.
  */
 export function viewsOverPage(page: SQL, orderBy: SQL): SQL {
   return sql`with page as (${page})
-    select coalesce(json_agg(v order by ${orderBy}), '[]'::json) as views from (
+    select coalesce('[' || string_agg(j.view::text, ',' order by ${orderBy}) || ']', '[]') as views, count(*)::int as n,
+      coalesce(string_agg(v.id::text, ',' order by ${orderBy}), '') as ids from (
       select page.*, d.state as t_state, d.width as t_width, d.height as t_height, d.content_type as t_content_type, d.etag as t_etag
       from page
       left join derivatives d on d.object_id = page.id and d.variant = ${sql.raw(`'${THUMBNAIL}'`)}
-    ) v`;
+    ) v, lateral (select row_to_json(r) as view from (select
+      v.id as "id", v.bucket_id as "bucketId", v.key as "key", substring(v.key from '[^/]*$') as "fileName",
+      v.size as "size", v.content_type as "contentType", v.kind as "kind", v.etag as "etag",
+      v.metadata as "metadata", v.info as "info",
+      case
+        when v.t_state is null then null
+        when v.t_state <> 'ready' then json_build_object('state', v.t_state, 'width', null, 'height', null, 'contentType', null, 'etag', null)
+        when v.t_etag is null then json_build_object('state', v.t_state, 'width', v.t_width, 'height', v.t_height, 'contentType', v.t_content_type, 'etag', v.t_etag)
+        else json_build_object('state', v.t_state, 'width', v.t_width, 'height', v.t_height, 'contentType', v.t_content_type, 'etag', v.t_etag,
+          'path', ('"\\u0000' || v.id::text || '\\u0000' || substr(to_json(v.t_etag)::text, 2))::json)
+      end as "thumbnail",
+      coalesce(v.labels->'tags', '[]'::jsonb) as "tags", coalesce(v.labels->'categories', '[]'::jsonb) as "categories",
+      ${isoTimeOf(sql`v.created_at`)} as "createdAt", ${isoTimeOf(sql`v.updated_at`)} as "updatedAt"
+    ) r) j`;
 }
 
-/** The rows of a viewsOverPage answer (its one row's `views`; PGlite may hand JSON over as text). */
-export function pageViewRows(result: unknown): PageViewRow[] {
-  const views = rowsOf<{ views: PageViewRow[] | string }>(result)[0]?.views ?? [];
-  return typeof views === "string" ? (JSON.parse(views) as PageViewRow[]) : views;
+/** A timestamptz as Date's toISOString writes it, whatever the session's time zone. */
+export function isoTimeOf(column: SQL): SQL {
+  return sql`to_char((${column}) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 }
 
-/** A view row of viewsOverPage, as JSON has it. */
-export interface PageViewRow {
-  id: string;
-  bucket_id: string;
-  key: string;
-  size: number;
-  content_type: string;
-  kind: MediaObject["kind"];
-  etag: string;
-  metadata: MediaObject["metadata"];
-  info: MediaObject["info"];
-  created_at: string;
-  updated_at: string;
-  t_state: ThumbnailSummary["state"] | null;
-  t_width: number | null;
-  t_height: number | null;
-  t_content_type: string | null;
-  t_etag: string | null;
-  labels: { tags: Label[]; categories: Label[] };
+/** A viewsOverPage answer's row (also read as columns of a larger statement). */
+export interface ViewsRow {
+  views: string;
+  n: number;
+  ids: string;
 }
 
-export function viewOfPageRow(r: PageViewRow): MediaObject {
-  const thumbnail = r.t_state ? thumbnailSummary({ state: r.t_state, width: r.t_width, height: r.t_height, contentType: r.t_content_type, etag: r.t_etag }) : null;
-  return toMediaView(
-    {
-      id: r.id,
-      bucketId: r.bucket_id,
-      key: r.key,
-      size: r.size,
-      contentType: r.content_type,
-      kind: r.kind,
-      etag: r.etag,
-      metadata: r.metadata,
-      info: r.info,
-      createdAt: isoTime(r.created_at),
-      updatedAt: isoTime(r.updated_at),
-    },
-    r.labels,
-    thumbnail,
-  );
+/** The row of a viewsOverPage answer. */
+export function viewsRowOf(result: unknown): ViewsRow {
+  return rowsOf<ViewsRow>(result)[0] ?? { views: "[]", n: 0, ids: "" };
 }
+
+/** A ready thumbnail's mark (see viewsOverPage): the object's id, then its etag as a JSON string's inside. */
+const MARK = /"\\u0000([0-9a-f-]{36})\\u0000((?:[^"\\]|\\.)*)"/g;
+
+/** A mark with the key before it, as json_build_object writes them. */
+const PATH_ENTRY = new RegExp(`, "path" : ${MARK.source}`, "g");
 
 /**
- * A timestamptz as JSON has it ("2026-11-29T20:14:53.123456+00:00" in a UTC session) written as
- * Date's toISOString writes it ("2026-11-29T20:14:53.123Z": milliseconds, the rest cut, as Date
- * parses), without the Date: two per view, parsing and writing them back was about a tenth of
- * a listing's CPU in our process. Any other form (another session time zone)
- * goes through Date.
+ * The views' text with every ready thumbnail's path signed (one key lookup, only when a page
+ * holds one). `primary` signs: its key may have to be written. With no `primary` the paths are
+ * left out (deleted objects, whose thumbnails are not served).
  */
-export function isoTime(json: string): string {
-  if (json.length >= 25 && json.length <= 32 && json.endsWith("+00:00") && json.charCodeAt(4) === 45 && json.charCodeAt(10) === 84 && (json.length === 25 || json.charCodeAt(19) === 46)) {
-    const fraction = json.length === 25 ? "" : json.slice(20, -6);
-    return `${json.slice(0, 19)}.${(fraction + "000").slice(0, 3)}Z`;
-  }
-  return new Date(json).toISOString();
+export async function signedViews(primary: Pick<Deps, "db" | "clock"> | null, orgId: string, views: string): Promise<string> {
+  if (!views.includes('"\\u0000')) return views;
+  if (!primary) return views.replace(PATH_ENTRY, "");
+  const pathOf = await thumbnailPathSigner(primary, orgId);
+  return views.replace(MARK, (_, id: string, etag: string) => JSON.stringify(pathOf(id, JSON.parse(`"${etag}"`) as string)));
+}
+
+/** The views of a viewsOverPage answer, signed (see signedViews), as objects. */
+export async function viewsOfRow(primary: Pick<Deps, "db" | "clock"> | null, orgId: string, row: ViewsRow): Promise<MediaObject[]> {
+  return JSON.parse(await signedViews(primary, orgId, row.views)) as MediaObject[];
 }

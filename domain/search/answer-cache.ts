@@ -38,7 +38,7 @@ const PRUNE_BATCH = 20_000;
 /** Batches one maintenance pass deletes at most: 200,000 rows a minute per instance. */
 const PRUNE_BATCHES_PER_PASS = 10;
 
-/** What lookupAlong reads beside the check: a prepared statement's name, its subquery, and its values from the kept hits. */
+/** What lookupAlong reads beside the check: a prepared statement's name, its row's subquery, and its values from the kept hits. */
 export interface Along<T> {
   name: string;
   sql: () => SQL;
@@ -82,11 +82,17 @@ export class SearchAnswerCache {
   }
 
   /**
-   * As lookup, and when an answer is kept, `along` in the same statement: a scalar subquery
+   * As lookup, and when an answer is kept, `along` in the same statement: a subquery of one row
    * over its own placeholders (`values` of the kept hits), computed only when the kept answer
-   * is still current (the views of its page, say), so that serving it is one round trip.
+   * is still current (the views of its page, say), so that serving it is one round trip. Its
+   * columns come back as `along` (their names must not be the check's: snapshot, xmin, changed).
    */
-  async lookupAlong<T extends object = SearchHits>(db: Db, orgId: string, key: string, along: Along<T> | null): Promise<{ hits: T | null; taken: Taken; along: unknown }> {
+  async lookupAlong<T extends object = SearchHits, R extends object = Record<string, unknown>>(
+    db: Db,
+    orgId: string,
+    key: string,
+    along: Along<T> | null,
+  ): Promise<{ hits: T | null; taken: Taken; along: R | undefined }> {
     // Before the statement: the snapshot is taken after this, so an answer stamped with it is
     // dropped no later than TTL_MS after its snapshot.
     const now = this.now();
@@ -102,9 +108,9 @@ export class SearchAnswerCache {
            and not pg_visible_in_snapshot(c.xid, ${sql.placeholder("since")}::pg_snapshot)
          limit 1), false) as changed`;
     const withAlong = entry && along;
-    const [row] = rowsOf<{ snapshot: string; xmin: string; changed: boolean; along?: unknown }>(
+    const [row] = rowsOf<{ snapshot: string; xmin: string; changed: boolean } & Record<string, unknown>>(
       withAlong
-        ? await preparedSql(db, along.name, () => sql`select k.*, case when k.changed then null else (${along.sql()}) end as along from (select ${check()}) k`).execute({
+        ? await preparedSql(db, along.name, () => sql`select k.*, a.* from (select ${check()}) k left join lateral (select * from (${along.sql()}) a0 where not k.changed) a on true`).execute({
             orgId,
             since: entry!.snapshot,
             ...along.values(entry!.hits as T),
@@ -125,7 +131,7 @@ export class SearchAnswerCache {
     entry.snapshot = row!.snapshot;
     entry.at = now;
     this.entries.set(key, entry);
-    return { hits: entry.hits as T, taken, along: row!.along };
+    return { hits: entry.hits as T, taken, along: row as unknown as R };
   }
 
   /** Keeps `hits`, searched after `taken` (lookup's snapshot), so at least as new as it. */

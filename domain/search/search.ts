@@ -91,7 +91,7 @@ export async function searchMedia(deps: Deps, caller: Caller, input: SearchInput
   const search = () => (deps.concurrency ? deps.concurrency.search.run(caller.orgId, () => deps.search.search(request)) : deps.search.search(request));
   const hits = cacheable(deps, request) ? await throughCache(deps, primary, request, search) : await search();
   // Deleted since the index answered (an external backend syncs later): left out.
-  const media = await viewsOf(deps, caller.orgId, hits.ids, { live: true });
+  const media = await viewsOf(deps, caller.orgId, hits.ids, { live: true, primary: { db: primary, clock: deps.clock } });
   const matchOf = new Map((hits.matches ?? []).map((m) => [m.id, m]));
   return {
     media,

@@ -56,8 +56,12 @@ export default {
       },
     },
     {
-      says: "Every answer with one live object (media_get, and what a confirm, a metadata change, a restore or a move answers) carries the same path, so a list row and the object's own answer agree.",
+      says: "Every answer with one live object (media_get, a search's or media_similar's results, and what a confirm, a metadata change, a restore or a move answers) carries the same path, so a list row and the object's own answer agree.",
       by: { file: "test/integration/list-agrees-with-get.test.ts", test: "media_list" },
+    },
+    {
+      says: "An object in the trash has none: its thumbnail is not served.",
+      by: { file: "test/integration/media-folders.test.ts", test: "every answer with the object carries the same path, the trash's none; a value written like the path's mark comes back as written" },
     },
     {
       says: "a listing (media_list) gives each ready thumbnail a signed path (thumbnail.path, GET /api/thumbnails/{id}?v=&expires=&signature=) that an <img> loads without a credential",
