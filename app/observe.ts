@@ -52,7 +52,9 @@ export function requestObserver(metrics: Metrics): RequestObserver {
           if (response.headers.get("idempotency-replayed") === "true") metrics.idempotentReplays.inc({ surface });
           // A tool call answered as an event stream (MCP, with its notifications) runs on after
           // the headers: it is counted when the stream ends, with the status its tool ended in.
-          if (response.body && response.headers.get("content-type")?.includes("text/event-stream")) {
+          // The type first: reading `body` of an answer made from a string turns it into a stream
+          // (encoding the text then), which cost a listing a twentieth of its CPU.
+          if (response.headers.get("content-type")?.includes("text/event-stream") && response.body) {
             streaming = new Response(
               response.body.pipeThrough(
                 new TransformStream<Uint8Array, Uint8Array>({

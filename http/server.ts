@@ -60,6 +60,9 @@ function pathOf(url: string): string {
 /** What serving a request needs of Bun's server: the client's address, and a longer idle timeout for a waiting call. */
 type BunServer = { requestIP(r: Request): { address: string } | null; timeout?: (r: Request, seconds: number) => void };
 
+/** Elysia's headers for the answer (the security defaults onRequest put there). */
+type ElysiaSet = { headers: Record<string, unknown> };
+
 /**
  * The HTTP server: every registry tool at its /api route, MCP at /mcp, the OpenAPI
  * document and docs UI. Elysia routes; the tool pipeline does the rest, so REST and MCP
@@ -75,7 +78,7 @@ export function createApp(opts: AppOptions) {
   const mcpSteps = [hostCheck(deps.config), ...preAuth, challenge, auth, ...(opts.mcpGuards ?? opts.guards ?? [])];
 
   const observe: RequestObserver = opts.observe ?? ((_ctx, _route, handle) => handle());
-  const serve = async (request: Request, server: BunServer | null, handler: Handler, route: RouteInfo): Promise<Response> => {
+  const serve = async (request: Request, server: BunServer | null, set: ElysiaSet, handler: Handler, route: RouteInfo): Promise<Response> => {
     const started = performance.now();
     const ctx: HttpContext = {
       request,
@@ -107,6 +110,14 @@ export function createApp(opts: AppOptions) {
       principal: ctx.caller?.principal ?? null,
       ms: Math.round((performance.now() - started) * 10) / 10,
     });
+    // The defaults go into the answer here (its own headers win, as Elysia would have it), and
+    // Elysia's are emptied: with any left, Elysia copies every answer into a new one whose body
+    // is a stream of the old (adapter/utils.mjs createResponseHandler), which cost a listing's
+    // 60 KB answer a tenth of its CPU; an answer it is handed with none is sent as it is.
+    for (const [k, v] of Object.entries(set.headers)) {
+      if (!response.headers.has(k)) response.headers.set(k, String(v));
+      delete set.headers[k];
+    }
     return response;
   };
 
@@ -141,20 +152,20 @@ export function createApp(opts: AppOptions) {
     app.route(
       tool.http.method,
       path,
-      ({ request, params, server }) =>
-        serve(request, server, compose(toolSteps, runToolOverHttp(tool, deps, params as Record<string, string>)), route),
+      ({ request, params, server, set }) =>
+        serve(request, server, set, compose(toolSteps, runToolOverHttp(tool, deps, params as Record<string, string>)), route),
       { parse: "none" },
     );
   }
 
   const mcp = compose(mcpSteps, mcpOverHttp(deps));
   const mcpRoute: RouteInfo = { kind: "mcp", tool: null, template: "POST /mcp" };
-  app.all("/mcp", ({ request, server }) => serve(request, server, mcp, mcpRoute), { parse: "none" });
+  app.all("/mcp", ({ request, server, set }) => serve(request, server, set, mcp, mcpRoute), { parse: "none" });
 
   const publicRoute = (template: string, handler: Handler, guards = opts.publicGuards) => {
     const run = compose(guards ?? [], handler);
     const route: RouteInfo = { kind: "public", tool: null, template };
-    return ({ request, server }: { request: Request; server: BunServer | null }) => serve(request, server, run, route);
+    return ({ request, server, set }: { request: Request; server: BunServer | null; set: ElysiaSet }) => serve(request, server, set, run, route);
   };
   // Built once; its `servers` entry is PUBLIC_URL, else the origin this request came to, so
   // the docs page's samples and generated clients point at this service either way.

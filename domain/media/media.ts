@@ -7,7 +7,7 @@ import { buckets, categories, mediaObjects, tags } from "../../db/schema/index.t
 import type { Caller } from "../access/caller.ts";
 import { assertBucketAllowed } from "../access/visibility.ts";
 import { preparedSql } from "../core/prepared.ts";
-import { signedViews, type ViewsRow, viewsOfRow, viewsOverPage, viewsRowOf } from "./view-rows.ts";
+import { NO_VIEWS, signedViews, type ViewsRow, viewsOfRow, viewsOverPage, viewsRowOf } from "./view-rows.ts";
 import { JsonBody } from "../core/json-body.ts";
 import { resolveLiveObject } from "./object-refs.ts";
 import { touchSearch } from "../search/index-rows.ts";
@@ -64,11 +64,18 @@ const viewsWhere = (deps: Pick<Deps, "db">, where: SQL | undefined, orderBy: SQL
  * `live`: only objects not deleted (search), their ready thumbnails' paths signed by `primary`;
  * otherwise deleted ones too (the trash), with no paths (a deleted object's thumbnail is not served).
  */
-export async function viewsOf(deps: Pick<Deps, "db" | "clock">, orgId: string, ids: string[], opts: { live: true; primary: Pick<Deps, "db" | "clock"> } | { live: false }): Promise<MediaObject[]> {
-  if (ids.length === 0) return [];
+export async function viewsOf(deps: Pick<Deps, "db" | "clock">, orgId: string, ids: string[], opts: ViewsOfOptions): Promise<MediaObject[]> {
+  return JSON.parse((await viewsTextOf(deps, orgId, ids, opts)).views) as MediaObject[];
+}
+
+type ViewsOfOptions = { live: true; primary: Pick<Deps, "db" | "clock"> } | { live: false };
+
+/** viewsOf's views as JSON text (signed), with their ids in order (comma-separated). */
+export async function viewsTextOf(deps: Pick<Deps, "db" | "clock">, orgId: string, ids: string[], opts: ViewsOfOptions): Promise<{ views: string; ids: string }> {
+  if (ids.length === 0) return { views: "[]", ids: "" };
   // Prepared by name: its generic plan (an index probe per id) serves one id or 200 alike.
-  const found = await preparedSql(deps.db, opts.live ? "media_views_live" : "media_views", () => viewsById(opts)).execute({ ids: ids.join(","), orgId });
-  return viewsOfRow(opts.live ? opts.primary : null, orgId, viewsRowOf(found));
+  const found = viewsRowOf(await preparedSql(deps.db, opts.live ? "media_views_live" : "media_views", () => viewsById(opts)).execute({ ids: ids.join(","), orgId }));
+  return { views: await signedViews(opts.live ? opts.primary : null, orgId, found), ids: found.ids };
 }
 
 /**
@@ -191,7 +198,7 @@ type ViewsPage = ViewsRow & { total: number };
 async function pageBody(primary: Pick<Deps, "db" | "clock">, orgId: string, found: ViewsPage, offset: number, extra: Record<string, unknown> = {}): Promise<JsonBody<MediaPage>> {
   const { data: _, ...fields } = page(new Array<never>(found.n), found.total, offset);
   const rest = JSON.stringify({ ...fields, ...extra }).slice(1);
-  return new JsonBody(`{"data":${await signedViews(primary, orgId, found.views)},${rest}`);
+  return new JsonBody(`{"data":${await signedViews(primary, orgId, found)},${rest}`);
 }
 
 /**
@@ -230,7 +237,7 @@ async function unfilteredPages(deps: Deps, caller: Caller, q: MediaQuery, listin
     }).execute({ orgId: caller.orgId, bucketId, ...(first ? {} : { limit: q.limit, offset: q.offset }) }),
   );
   if (!row && bucketId) throw errors.notFound("Bucket");
-  return row ? { ...row, total: Number(row.total) } : { views: "[]", n: 0, ids: "", total: 0 };
+  return row ? { ...row, total: Number(row.total) } : { ...NO_VIEWS, total: 0 };
 }
 
 /** A key search's page as kept: its objects' ids in order, and the total. */

@@ -32,13 +32,14 @@ import { thumbnailPathSigner } from "../derivatives/thumbnail-urls.ts";
  *
  * `page` selects media_objects columns under their names in the table (a Drizzle select of
  * mediaViewColumns does); `orderBy` is the page's order, written over `v`, a page row.
- * The answer is one row: `views`, the JSON array as text, `n`, how many views it holds, and
- * `ids`, their ids in the same order, comma-separated.
+ * The answer is one row: `views`, the JSON array as text, `n`, how many views it holds,
+ * `ids`, their ids in the same order, comma-separated, and `marked`, whether a path is to sign.
  */
 export function viewsOverPage(page: SQL, orderBy: SQL): SQL {
   return sql`with page as (${page})
     select coalesce('[' || string_agg(j.view::text, ',' order by ${orderBy}) || ']', '[]') as views, count(*)::int as n,
-      coalesce(string_agg(v.id::text, ',' order by ${orderBy}), '') as ids from (
+      coalesce(string_agg(v.id::text, ',' order by ${orderBy}), '') as ids,
+      coalesce(bool_or(v.t_state = 'ready' and v.t_etag is not null), false) as marked from (
       select page.*, d.state as t_state, d.width as t_width, d.height as t_height, d.content_type as t_content_type, d.etag as t_etag
       from page
       left join derivatives d on d.object_id = page.id and d.variant = ${sql.raw(`'${THUMBNAIL}'`)}
@@ -68,12 +69,16 @@ export interface ViewsRow {
   views: string;
   n: number;
   ids: string;
+  marked: boolean;
 }
 
 /** The row of a viewsOverPage answer. */
 export function viewsRowOf(result: unknown): ViewsRow {
-  return rowsOf<ViewsRow>(result)[0] ?? { views: "[]", n: 0, ids: "" };
+  return rowsOf<ViewsRow>(result)[0] ?? NO_VIEWS;
 }
+
+/** A page of no views. */
+export const NO_VIEWS: ViewsRow = { views: "[]", n: 0, ids: "", marked: false };
 
 /** A ready thumbnail's mark (see viewsOverPage): the object's id, then its etag as a JSON string's inside. */
 const MARK = /"\\u0000([0-9a-f-]{36})\\u0000((?:[^"\\]|\\.)*)"/g;
@@ -86,8 +91,9 @@ const PATH_ENTRY = new RegExp(`, "path" : ${MARK.source}`, "g");
  * holds one). `primary` signs: its key may have to be written. With no `primary` the paths are
  * left out (deleted objects, whose thumbnails are not served).
  */
-export async function signedViews(primary: Pick<Deps, "db" | "clock"> | null, orgId: string, views: string): Promise<string> {
-  if (!views.includes('"\\u0000')) return views;
+export async function signedViews(primary: Pick<Deps, "db" | "clock"> | null, orgId: string, { views, marked }: ViewsRow): Promise<string> {
+  // Not a look through the text: a page's 60 KB took longer to search than to send.
+  if (!marked) return views;
   if (!primary) return views.replace(PATH_ENTRY, "");
   const pathOf = await thumbnailPathSigner(primary, orgId);
   return views.replace(MARK, (_, id: string, etag: string) => JSON.stringify(pathOf(id, JSON.parse(`"${etag}"`) as string)));
@@ -95,5 +101,5 @@ export async function signedViews(primary: Pick<Deps, "db" | "clock"> | null, or
 
 /** The views of a viewsOverPage answer, signed (see signedViews), as objects. */
 export async function viewsOfRow(primary: Pick<Deps, "db" | "clock"> | null, orgId: string, row: ViewsRow): Promise<MediaObject[]> {
-  return JSON.parse(await signedViews(primary, orgId, row.views)) as MediaObject[];
+  return JSON.parse(await signedViews(primary, orgId, row)) as MediaObject[];
 }

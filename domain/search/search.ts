@@ -7,7 +7,8 @@ import type { Caller } from "../access/caller.ts";
 import type { Deps } from "../core/deps.ts";
 import { readDb } from "../core/reads.ts";
 import { errors } from "../core/errors.ts";
-import { viewsOf } from "../media/media.ts";
+import { viewsTextOf } from "../media/media.ts";
+import { JsonBody } from "../core/json-body.ts";
 import type { MediaKind } from "../media/kind.ts";
 import { complexityProblems, hasPositiveClause, parseQuery } from "./query.ts";
 import { labelSlugs } from "../labels/refs.ts";
@@ -29,7 +30,7 @@ export interface SearchInput extends FactFilters {
   offset: number;
 }
 
-const EMPTY: SearchResult = { media: [], total: 0, totalRelation: "eq", facets: { tags: [], categories: [], kinds: [] }, facetsApproximate: false };
+const EMPTY = new JsonBody<SearchResult>(JSON.stringify({ media: [], total: 0, totalRelation: "eq", facets: { tags: [], categories: [], kinds: [] }, facetsApproximate: false } satisfies SearchResult));
 
 
 /** "2026-11-22" means that whole day; a full timestamp means that instant. */
@@ -41,8 +42,11 @@ function bound(value: string | undefined, end: boolean): Date | null {
   return new Date(d.getTime() + (dateOnly ? 86_400_000 : 1));
 }
 
-/** Confined to the caller's organization and the key's bucket, whatever the filters say. */
-export async function searchMedia(deps: Deps, caller: Caller, input: SearchInput): Promise<SearchResult> {
+/**
+ * Confined to the caller's organization and the key's bucket, whatever the filters say. The
+ * answer is JSON text around the page's views as PostgreSQL wrote them (domain/media/view-rows.ts).
+ */
+export async function searchMedia(deps: Deps, caller: Caller, input: SearchInput): Promise<JsonBody<SearchResult>> {
   // Chosen together, so the hits and the views read after them come from the same replica.
   const replica = deps.reads?.replicaFor(caller.orgId, "search") ?? null;
   const primary = deps.db;
@@ -91,16 +95,17 @@ export async function searchMedia(deps: Deps, caller: Caller, input: SearchInput
   const search = () => (deps.concurrency ? deps.concurrency.search.run(caller.orgId, () => deps.search.search(request)) : deps.search.search(request));
   const hits = cacheable(deps, request) ? await throughCache(deps, primary, request, search) : await search();
   // Deleted since the index answered (an external backend syncs later): left out.
-  const media = await viewsOf(deps, caller.orgId, hits.ids, { live: true, primary: { db: primary, clock: deps.clock } });
+  const media = await viewsTextOf(deps, caller.orgId, hits.ids, { live: true, primary: { db: primary, clock: deps.clock } });
   const matchOf = new Map((hits.matches ?? []).map((m) => [m.id, m]));
-  return {
-    media,
-    ...(hits.matches ? { matches: media.map((m) => matchOf.get(m.id) ?? { id: m.id, in: [], page: null, snippet: null }) } : {}),
+  const ids = media.ids ? media.ids.split(",") : [];
+  const rest = {
+    ...(hits.matches ? { matches: ids.map((id) => matchOf.get(id) ?? { id, in: [], page: null, snippet: null }) } : {}),
     total: hits.total,
     totalRelation: hits.totalRelation,
     facets: hits.facets,
     facetsApproximate: hits.facetsApproximate,
   };
+  return new JsonBody(`{"media":${media.views},${JSON.stringify(rest).slice(1)}`);
 }
 
 /**
