@@ -1,6 +1,6 @@
 import { and, eq, inArray, isNull, ne, sql } from "drizzle-orm";
 import { type Db, rowsOf } from "../../db/client.ts";
-import type { DerivativeState, Thumbnail, ThumbnailSummary } from "../../contract/media.ts";
+import type { DerivativeState, Thumbnail } from "../../contract/media.ts";
 import { derivatives, mediaObjects } from "../../db/schema/index.ts";
 import type { Caller } from "../access/caller.ts";
 import type { Deps } from "../core/deps.ts";
@@ -37,17 +37,6 @@ const EXTENSIONS: Record<string, string> = { "image/webp": "webp", "image/png": 
  */
 export function derivativeKey(d: { bucketId: string; objectId: string; variant: string; etag: string; contentType: string }): string {
   return `${derivativePrefix(d.bucketId, d.objectId)}${d.variant}-${d.etag}.${EXTENSIONS[d.contentType] ?? "bin"}`;
-}
-
-export function thumbnailSummary(row: Pick<DerivativeRow, "state" | "width" | "height" | "contentType" | "etag">): ThumbnailSummary {
-  const ready = row.state === "ready";
-  return {
-    state: row.state,
-    width: ready ? row.width : null,
-    height: ready ? row.height : null,
-    contentType: ready ? row.contentType : null,
-    etag: ready ? row.etag : null,
-  };
 }
 
 /**

@@ -38,7 +38,7 @@ function kindOfType(type: string): MediaKind | null {
   return null;
 }
 
-/** Last path segment of a key: what people call the file name. */
+/** Last path segment of a key: what people call the file name (a media view writes the same in SQL, view-rows.ts). */
 export function fileNameOf(key: string): string {
   return key.slice(key.lastIndexOf("/") + 1);
 }

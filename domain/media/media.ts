@@ -33,7 +33,7 @@ export { RETENTION_DAYS } from "./retention.ts";
 
 export const MEDIA_SORTS = ["created_at", "size", "key"] as const;
 
-/** The columns of a MediaViewRow: what viewsOverPage's page selects. */
+/** The media_objects columns a view is written from: what viewsOverPage's page selects. */
 const mediaViewColumns = {
   id: mediaObjects.id,
   bucketId: mediaObjects.bucketId,
