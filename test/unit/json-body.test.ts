@@ -39,7 +39,10 @@ describe("a handler's answer as JSON text", () => {
 
   test("with output checks on, text that breaks the schema or holds more than it describes is an internal error", async () => {
     for (const text of [`{"n":"2","names":[]}`, `{"n":2,"names":[],"secret":"x"}`, `{"n":2,"names":[{"x":1}]}`]) {
-      const err = await invokeTool(toolAnswering(text), {}, ctx(true), { asBody: true }).catch((e) => e);
+      const err = await invokeTool(toolAnswering(text), {}, ctx(true), { asBody: true }).then(
+        () => null,
+        (e: { code?: string }) => e,
+      );
       expect([text, err?.code]).toEqual([text, "internal_error"]);
     }
     // Without the checks (production), the text is not parsed on the way out.
