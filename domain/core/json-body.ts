@@ -16,6 +16,12 @@ export class JsonBody<T> {
   }
 }
 
+/** An object's JSON text whose field `name` comes first, written already (`text`), and then `rest`'s fields. */
+export function withTextField<T>(name: string, text: string, rest: object): JsonBody<T> {
+  const others = JSON.stringify(rest);
+  return new JsonBody(`{${JSON.stringify(name)}:${text}${others === "{}" ? "}" : `,${others.slice(1)}`}`);
+}
+
 /** The value of a handler's answer, whichever form it came in. */
 export function valueOf<T>(output: T | JsonBody<T>): T {
   return output instanceof JsonBody ? output.value() : output;

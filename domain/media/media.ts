@@ -7,8 +7,8 @@ import { buckets, categories, mediaObjects, tags } from "../../db/schema/index.t
 import type { Caller } from "../access/caller.ts";
 import { assertBucketAllowed } from "../access/visibility.ts";
 import { preparedSql } from "../core/prepared.ts";
-import { NO_VIEWS, signedViews, type ViewsRow, viewsOfRow, viewsOverPage, viewsRowOf } from "./view-rows.ts";
-import { JsonBody } from "../core/json-body.ts";
+import { idList, NO_VIEWS, signedViews, type ViewsRow, viewsOfRow, viewsOverPage, viewsRowOf } from "./view-rows.ts";
+import { type JsonBody, withTextField } from "../core/json-body.ts";
 import { resolveLiveObject } from "./object-refs.ts";
 import { touchSearch } from "../search/index-rows.ts";
 import { runHooks } from "./lifecycle.ts";
@@ -197,8 +197,7 @@ type ViewsPage = ViewsRow & { total: number };
 /** The answer of a listing: its views' text, signed, inside the page's fields (as `page` writes them). */
 async function pageBody(primary: Pick<Deps, "db" | "clock">, orgId: string, found: ViewsPage, offset: number, extra: Record<string, unknown> = {}): Promise<JsonBody<MediaPage>> {
   const { data: _, ...fields } = page(new Array<never>(found.n), found.total, offset);
-  const rest = JSON.stringify({ ...fields, ...extra }).slice(1);
-  return new JsonBody(`{"data":${await signedViews(primary, orgId, found)},${rest}`);
+  return withTextField("data", await signedViews(primary, orgId, found), { ...fields, ...extra });
 }
 
 /**
@@ -270,7 +269,7 @@ async function keptKeySearch(deps: Deps, caller: Caller, q: MediaQuery & { searc
   const found = await keySearchPages(deps, caller, q);
   // No match, nothing kept: an empty answer costs little to find again, and its bucket may be
   // deleted with no change row (only an empty bucket can be), which must then answer 404.
-  if (found.total > 0) cache.store(key, taken, { ids: found.ids ? found.ids.split(",") : [], total: found.total } satisfies KeySearchHits);
+  if (found.total > 0) cache.store(key, taken, { ids: idList(found.ids), total: found.total } satisfies KeySearchHits);
   return found;
 }
 

@@ -77,6 +77,11 @@ export function viewsRowOf(result: unknown): ViewsRow {
   return rowsOf<ViewsRow>(result)[0] ?? NO_VIEWS;
 }
 
+/** The ids of a ViewsRow's `ids`, in order. */
+export function idList(ids: string): string[] {
+  return ids ? ids.split(",") : [];
+}
+
 /** A page of no views. */
 export const NO_VIEWS: ViewsRow = { views: "[]", n: 0, ids: "", marked: false };
 

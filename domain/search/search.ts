@@ -8,7 +8,8 @@ import type { Deps } from "../core/deps.ts";
 import { readDb } from "../core/reads.ts";
 import { errors } from "../core/errors.ts";
 import { viewsTextOf } from "../media/media.ts";
-import { JsonBody } from "../core/json-body.ts";
+import { JsonBody, withTextField } from "../core/json-body.ts";
+import { idList } from "../media/view-rows.ts";
 import type { MediaKind } from "../media/kind.ts";
 import { complexityProblems, hasPositiveClause, parseQuery } from "./query.ts";
 import { labelSlugs } from "../labels/refs.ts";
@@ -97,15 +98,13 @@ export async function searchMedia(deps: Deps, caller: Caller, input: SearchInput
   // Deleted since the index answered (an external backend syncs later): left out.
   const media = await viewsTextOf(deps, caller.orgId, hits.ids, { live: true, primary: { db: primary, clock: deps.clock } });
   const matchOf = new Map((hits.matches ?? []).map((m) => [m.id, m]));
-  const ids = media.ids ? media.ids.split(",") : [];
-  const rest = {
-    ...(hits.matches ? { matches: ids.map((id) => matchOf.get(id) ?? { id, in: [], page: null, snippet: null }) } : {}),
+  return withTextField<SearchResult>("media", media.views, {
+    ...(hits.matches ? { matches: idList(media.ids).map((id) => matchOf.get(id) ?? { id, in: [], page: null, snippet: null }) } : {}),
     total: hits.total,
     totalRelation: hits.totalRelation,
     facets: hits.facets,
     facetsApproximate: hits.facetsApproximate,
-  };
-  return new JsonBody(`{"media":${media.views},${JSON.stringify(rest).slice(1)}`);
+  });
 }
 
 /**

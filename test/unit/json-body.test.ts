@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { z } from "zod";
 import type { Caller } from "../../domain/access/caller.ts";
 import type { Deps } from "../../domain/core/deps.ts";
-import { JsonBody } from "../../domain/core/json-body.ts";
+import { JsonBody, withTextField } from "../../domain/core/json-body.ts";
 import { defineTool, type ToolContext } from "../../tools/define.ts";
 import { invokeTool } from "../../tools/invoke.ts";
 
@@ -47,5 +47,10 @@ describe("a handler's answer as JSON text", () => {
     }
     // Without the checks (production), the text is not parsed on the way out.
     expect(((await invokeTool(toolAnswering(`{"n":2,"names":[],"secret":"x"}`), {}, ctx(false), { asBody: true })) as JsonBody<unknown>).text).toContain("secret");
+  });
+
+  test("a field written already comes first, the others after it, with or without others", () => {
+    expect(withTextField("data", `[{"a":1}]`, {}).text).toBe(`{"data":[{"a":1}]}`);
+    expect(withTextField("data", `[]`, { total: 0, hasMore: false }).value()).toEqual({ data: [], total: 0, hasMore: false });
   });
 });
