@@ -8,9 +8,12 @@ import { lockDataDir } from "../storage/local-s3/dir-lock.ts";
 import { createServices, type Services } from "./services.ts";
 import { stopOnSignals } from "./shutdown.ts";
 import { withoutCredentials } from "./tracing.ts";
+import { createLogger } from "./log.ts";
+import { keepRunningThroughPeerResets } from "./socket-resets.ts";
 
 /** `npm start`: the REST API, MCP endpoint and docs on one port, on embedded backends unless configured. */
 const config = loadConfig();
+keepRunningThroughPeerResets(createLogger(config.logLevel));
 // The embedded database and storage node keep their files in DATA_DIR: a second server on the
 // same directory would open them too, and each would overwrite what the other writes.
 if (!config.databaseUrl || !config.s3.endpoint) {

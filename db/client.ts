@@ -10,7 +10,7 @@ import { migrate as migratePglite } from "drizzle-orm/pglite/migrator";
 import { inLane, PgliteLanes } from "./pglite-lanes.ts";
 import { DRIZZLE_PARSERS, withParsersOnce } from "./pglite-parsers.ts";
 import { instrumentPglite, instrumentPostgresJs, type PoolState, SingleConnectionGauge, type SqlInstrument } from "./instrument.ts";
-import { postgresFixApplied, postgresOneRoundTrip } from "./postgres-fix.ts";
+import { postgresFixApplied, postgresOneRoundTrip, postgresTypesReadGuarded } from "./postgres-fix.ts";
 import * as schema from "./schema/index.ts";
 import { Unreachable } from "./unreachable.ts";
 
@@ -20,7 +20,7 @@ const { default: postgres } = await import("postgres");
 const { drizzle: drizzlePostgres } = await import("drizzle-orm/postgres-js");
 const { migrate: migratePostgres } = await import("drizzle-orm/postgres-js/migrator");
 
-export { postgresFixApplied, postgresOneRoundTrip };
+export { postgresFixApplied, postgresOneRoundTrip, postgresTypesReadGuarded };
 
 /** The same Drizzle API over postgres.js and PGlite; domain code never knows which. */
 export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;

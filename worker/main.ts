@@ -1,6 +1,8 @@
 import { readdirSync } from "node:fs";
 import { setPriority } from "node:os";
 import { loadConfig } from "../app/config.ts";
+import { createLogger } from "../app/log.ts";
+import { keepRunningThroughPeerResets } from "../app/socket-resets.ts";
 import { lowerOwnAutogroup } from "./derivatives/nice-command.ts";
 
 /**
@@ -18,6 +20,7 @@ import { lowerOwnAutogroup } from "./derivatives/nice-command.ts";
  * autogroup as well: Linux shares the CPU between sessions before niceness counts.
  */
 const config = loadConfig();
+keepRunningThroughPeerResets(createLogger(config.logLevel));
 if (config.worker.nice > 0) {
   lowerPriority(config.worker.nice);
   lowerOwnAutogroup();

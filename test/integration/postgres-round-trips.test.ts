@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createServer, type Server, type Socket, connect } from "node:net";
 import { sql } from "drizzle-orm";
-import { postgresOneRoundTrip, rowsOf } from "../../db/client.ts";
+import { postgresOneRoundTrip, postgresTypesReadGuarded, rowsOf } from "../../db/client.ts";
 import { testEnv } from "../support/env.ts";
 
 /**
@@ -17,6 +17,8 @@ const { drizzle } = await import("drizzle-orm/postgres-js");
 
 let proxy: Server;
 let writes = 0;
+/** Set by a test: the next connection that reads the server's array types is reset then. */
+let resetAtTypesRead = false;
 const sockets: Socket[] = [];
 
 beforeAll(async () => {
@@ -27,6 +29,12 @@ beforeAll(async () => {
     sockets.push(client, server);
     client.on("data", (chunk) => {
       writes++;
+      if (resetAtTypesRead && chunk.includes("typarray")) {
+        resetAtTypesRead = false;
+        client.resetAndDestroy();
+        server.destroy();
+        return;
+      }
       server.write(chunk);
     });
     server.on("data", (chunk) => client.write(chunk));
@@ -67,6 +75,25 @@ describe.skipIf(!testEnv.databaseUrl)("postgres.js round trips", () => {
       for (let i = 0; i < 10; i++) await client.unsafe("select $1::int as n", [i], { prepare: true });
       expect(writes - before).toBe(11);
     } finally {
+      await client.end({ timeout: 5 });
+    }
+  });
+
+  test("a connection reset while it reads the array types fails the waiting query, and nothing is left unhandled", async () => {
+    expect(postgresTypesReadGuarded).toBe(true);
+    const client = viaProxy();
+    try {
+      resetAtTypesRead = true;
+      // Unpatched, the types read's own rejection is unhandled too, and fails this test.
+      const first = await client`select 1 as one`.then(
+        () => null,
+        (err: NodeJS.ErrnoException) => err.code,
+      );
+      expect(first).toBe("ECONNRESET");
+      await Bun.sleep(50);
+      expect(await client`select 1 as one`).toEqual([{ one: 1 }]);
+    } finally {
+      resetAtTypesRead = false;
       await client.end({ timeout: 5 });
     }
   });
