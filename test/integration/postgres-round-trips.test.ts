@@ -91,7 +91,7 @@ describe.skipIf(!testEnv.databaseUrl)("postgres.js round trips", () => {
       );
       expect(first).toBe("ECONNRESET");
       await Bun.sleep(50);
-      expect(await client`select 1 as one`).toEqual([{ one: 1 }]);
+      expect([...(await client`select 1 as one`)]).toEqual([{ one: 1 }]);
     } finally {
       resetAtTypesRead = false;
       await client.end({ timeout: 5 });
