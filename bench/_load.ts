@@ -268,6 +268,17 @@ export function cpuSeconds(pid: number): number {
 }
 
 /**
+ * CPU seconds used so far by the main thread of process `pid` alone (its first task: where a
+ * JavaScript runtime runs the script); `cpuSeconds(pid)` less this is its other threads' time
+ * (a file thread pool, the collector's helpers).
+ */
+export function mainThreadCpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/task/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/**
  * CPU seconds used so far by each PostgreSQL backend serving `database` on this machine (Linux),
  * found by its process title ("postgres: [cluster: ]user database host activity"). Backends of
  * other databases (other work sharing the server) are not counted, and neither are PostgreSQL's

@@ -29,7 +29,7 @@ import { cpus } from "node:os";
 import { join } from "node:path";
 import { SignJWT } from "jose";
 import postgres from "postgres";
-import { cpuSeconds, int, type LoadResult, load1, median, medianOf, ms, PG_URL, pgBackendCpu, pgBackendCpuSince, requireWrk, rssMiB, runWrk, sampleRss, startCpuBurner, writeSection } from "./_load.ts";
+import { cpuSeconds, int, mainThreadCpuSeconds, type LoadResult, load1, median, medianOf, ms, PG_URL, pgBackendCpu, pgBackendCpuSince, requireWrk, rssMiB, runWrk, sampleRss, startCpuBurner, writeSection } from "./_load.ts";
 import { buildPeer, PEER_GIT } from "./_peer-build.ts";
 import { seededServer } from "./_seeded-server.ts";
 
@@ -279,14 +279,24 @@ end`;
     );
     return (count * UPLOAD_MIB) / ((performance.now() - t) / 1000);
   };
-  const up: { ours: number[]; peer: number[]; load: number[]; cpu: { ours: { cpuMs: number; pgCpuMs: number }[]; peer: { cpuMs: number; pgCpuMs: number }[] } } = { ours: [], peer: [], load: [], cpu: { ours: [], peer: [] } };
-  /** MiB/s of `count` uploads, and the CPU per upload of the side's server and PostgreSQL backends. */
+  type UploadCpu = { cpuMs: number; pgCpuMs: number; mainMs: number; clientMs: number };
+  const up: { ours: number[]; peer: number[]; load: number[]; cpu: { ours: UploadCpu[]; peer: UploadCpu[] } } = { ours: [], peer: [], load: [], cpu: { ours: [], peer: [] } };
+  /**
+   * MiB/s of `count` uploads, and the CPU per upload of the side's server (and of its main thread
+   * alone), of its PostgreSQL backends, and of this process, the client sending the bodies.
+   */
   const timedPool = async (who: "ours" | "peer", one: (i: number) => Promise<unknown>) => {
     const pid = who === "ours" ? ours.app.pid : peerProc!.pid;
     const db = who === "ours" ? oursDb : peerDb;
-    const [cpu0, pg0] = [cpuSeconds(pid), pgBackendCpu(db)];
+    const [cpu0, main0, client0, pg0] = [cpuSeconds(pid), mainThreadCpuSeconds(pid), cpuSeconds(process.pid), pgBackendCpu(db)];
     const rate = await pool(UPLOADS, one);
-    up.cpu[who].push({ cpuMs: ((cpuSeconds(pid) - cpu0) * 1000) / UPLOADS, pgCpuMs: (pgBackendCpuSince(pg0, db) * 1000) / UPLOADS });
+    const per = (seconds: number) => (seconds * 1000) / UPLOADS;
+    up.cpu[who].push({
+      cpuMs: per(cpuSeconds(pid) - cpu0),
+      pgCpuMs: per(pgBackendCpuSince(pg0, db)),
+      mainMs: per(mainThreadCpuSeconds(pid) - main0),
+      clientMs: per(cpuSeconds(process.pid) - client0),
+    });
     return rate;
   };
   const uploadRounds = !only || only.some((w) => "uploads".includes(w)) ? ROUNDS : 0;
@@ -294,11 +304,12 @@ end`;
     up.load.push(load1());
     up.ours.push(await timedPool("ours", (i) => uploadOurs(`up/${run}-${r}-${i}.bin`, bytes)));
     up.peer.push(await timedPool("peer", (i) => peerCall("POST", `/object/bench/up/${r}-${i}.bin`, bytes, "application/octet-stream")));
-    process.stderr.write(`uploads round ${r + 1}: ours ${up.ours.at(-1)!.toFixed(1)} MiB/s, peer ${up.peer.at(-1)!.toFixed(1)} MiB/s\n`);
+    process.stderr.write(`uploads round ${r + 1}: ours ${up.ours.at(-1)!.toFixed(1)} MiB/s, peer ${up.peer.at(-1)!.toFixed(1)} MiB/s; CPU per upload ${JSON.stringify(up.cpu.ours.at(-1))} ${JSON.stringify(up.cpu.peer.at(-1))}\n`);
   }
   const upRatios = up.ours.map((o, i) => o / up.peer[i]!);
+  const threadCell = (c: UploadCpu) => `${int(c.mainMs)} of ${int(c.cpuMs)} ms (the client's: ${int(c.clientMs)} ms)`;
   if (uploadRounds > 0) rows.push(
-    `| ${UPLOAD_MIB} MiB uploads, ${PARALLEL} in parallel (MiB/s; CPU per upload) | ${median(up.ours).toFixed(1)} | ${median(up.peer).toFixed(1)} | **${median(upRatios).toFixed(2)}** (${upRatios.map((r) => r.toFixed(2)).join(", ")}) | ${cpuCells(medianOf(up.cpu.ours), medianOf(up.cpu.peer))} | ours: presign, PUT to the S3 node, confirm (3 requests); the peer: one POST to its file backend | ${Math.min(...up.load)}-${Math.max(...up.load)} |`,
+    `| ${UPLOAD_MIB} MiB uploads, ${PARALLEL} in parallel (MiB/s; CPU per upload) | ${median(up.ours).toFixed(1)} | ${median(up.peer).toFixed(1)} | **${median(upRatios).toFixed(2)}** (${upRatios.map((r) => r.toFixed(2)).join(", ")}) | ${cpuCells(medianOf(up.cpu.ours), medianOf(up.cpu.peer))} | ours: presign, PUT to the S3 node, confirm (3 requests); the peer: one POST to its file backend. Main thread's share of each server's CPU: ours ${threadCell(medianOf(up.cpu.ours))}, the peer's ${threadCell(medianOf(up.cpu.peer))} | ${Math.min(...up.load)}-${Math.max(...up.load)} |`,
   );
   await burner.stop();
   const memOurs = rssOurs.stop();
