@@ -5,6 +5,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { type FileHandle, open, rename, unlink } from "node:fs/promises";
 import { join } from "node:path";
+import { md5OnThread } from "./md5-thread.ts";
 
 export const randomName = () => randomBytes(12).toString("hex");
 
@@ -27,24 +28,24 @@ async function writeAll(fh: FileHandle, chunk: Uint8Array): Promise<void> {
 export async function writeTemp(tmpDir: string, source: AsyncIterable<Uint8Array>): Promise<TempFile> {
   const path = join(tmpDir, randomName());
   const fh = await open(path, "wx");
-  const md5 = createHash("md5");
+  const md5 = md5OnThread();
   let size = 0;
   try {
     for await (const chunk of source) {
-      // Hash while the write is in flight: MD5 and disk I/O are each a bottleneck alone.
-      const written = writeAll(fh, chunk);
+      // The hashing thread and the disk work at once: each is a bottleneck alone.
       md5.update(chunk);
+      await writeAll(fh, chunk);
       size += chunk.length;
-      await written;
     }
     await fh.sync();
     await fh.close();
   } catch (e) {
+    md5.discard();
     await fh.close().catch(() => {});
     await unlink(path).catch(() => {});
     throw e;
   }
-  return { path, size, md5: md5.digest("hex") };
+  return { path, size, md5: await md5.digest() };
 }
 
 /** Read [start, end) of an open file in bounded chunks. */
