@@ -15,7 +15,7 @@ const JWT_SECRET = "bench-secret-bench-secret";
  * refused with 429 and the run stopped on them). `stop` removes
  * what the run made besides the database, which stays for the next run.
  */
-export async function seededServer(scenario: string, n: number) {
+export async function seededServer(scenario: string, n: number, extraEnv: Record<string, string> = {}) {
   const seeded = await seededDatabase(n);
   const prefix = `mbench-${scenario}-${Date.now()}`;
   const dataDir = join(import.meta.dir, ".work", prefix);
@@ -23,7 +23,7 @@ export async function seededServer(scenario: string, n: number) {
   const loadStart = load1();
   const app = await startTarget({
     mode: "app",
-    env: { DATABASE_URL: seeded.url, REDIS_URL, REDIS_PREFIX: prefix, JWT_SECRET, LOG_LEVEL: "error", DATA_DIR: dataDir, STORAGE_PORT: "0", RATE_LIMIT_PER_MINUTE: "100000000", ORG_SEARCH_MS_PER_SECOND: "0", ORG_CONCURRENCY_WAIT_MS: "10000" },
+    env: { DATABASE_URL: seeded.url, REDIS_URL, REDIS_PREFIX: prefix, JWT_SECRET, LOG_LEVEL: "error", DATA_DIR: dataDir, STORAGE_PORT: "0", RATE_LIMIT_PER_MINUTE: "100000000", ORG_SEARCH_MS_PER_SECOND: "0", ORG_CONCURRENCY_WAIT_MS: "10000", ...extraEnv },
   });
   const rssIdle = rssMiB(app.pid);
   const jwt = await new SignJWT({ sub: crypto.randomUUID(), org_id: seeded.orgId }).setProtectedHeader({ alg: "HS256" }).setExpirationTime("1h").sign(new TextEncoder().encode(JWT_SECRET));

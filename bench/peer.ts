@@ -21,12 +21,17 @@
  * `--loaded` (BENCH_LOAD=n; `--loaded=n`): n busy processes (one per core by default, bench/_load.ts
  * startCpuBurner) run from the first round to the last, the same for both sides, so the ratios
  * are those of a machine busy with other work; the section says so.
+ * `--s3`: both sides keep their bytes in one S3-compatible store, as in production: our storage
+ * node run on its own (storage/local-s3/main.ts). Our clients PUT to it straight through presigned
+ * URLs; the peer's POST is streamed to it by the peer. The store's CPU per upload is reported
+ * for each side; the files are peer-s3.md and peer-s3-loaded.md.
  * It writes bench/results/peer.md (peer-loaded.md when loaded); BENCH_NO_WRITE=1 leaves them alone; BENCH_PEER_DIR reuses a build; BENCH_PEER_OPS
  * (a comma list of words, e.g. `list,search`) runs only the operations whose name has one.
  */
 import { mkdirSync, rmSync } from "node:fs";
 import { cpus } from "node:os";
 import { join } from "node:path";
+import { CreateBucketCommand, S3Client } from "@aws-sdk/client-s3";
 import { SignJWT } from "jose";
 import postgres from "postgres";
 import { cpuSeconds, int, mainThreadCpuSeconds, type LoadResult, load1, median, medianOf, ms, PG_URL, pgBackendCpu, pgBackendCpuSince, requireWrk, rssMiB, runWrk, sampleRss, startCpuBurner, writeSection } from "./_load.ts";
@@ -55,16 +60,40 @@ const rolesBefore = new Set((await admin`select rolname from pg_roles`).map((r) 
 const peerDb = `media_bench_peer_${Date.now()}`;
 const loadStart = load1();
 const build = buildPeer();
-const ours = await seededServer("peer", OBJECTS);
+const S3_STORE = process.argv.includes("--s3");
+const STORE_KEY = { accessKeyId: "BENCHSTOREKEY", secretAccessKey: "bench-store-secret-0123456789" };
+const storeDir = join(import.meta.dir, ".work", `store-${Date.now()}`);
+const store = S3_STORE ? await startStore() : null;
+const ours = await seededServer(
+  "peer",
+  OBJECTS,
+  store ? { S3_ENDPOINT: store.url, S3_ACCESS_KEY_ID: STORE_KEY.accessKeyId, S3_SECRET_ACCESS_KEY: STORE_KEY.secretAccessKey, S3_BUCKET: "media" } : {},
+);
+
+/** The shared store of `--s3`: our storage node in a process of its own, with a bucket for each side. */
+async function startStore() {
+  const port = 40_000 + Math.floor(Math.random() * 10_000);
+  const proc = Bun.spawn([process.execPath, join(import.meta.dir, "../storage/local-s3/main.ts")], {
+    env: { ...process.env, STORAGE_PORT: String(port), DATA_DIR: storeDir, S3_ACCESS_KEY_ID: STORE_KEY.accessKeyId, S3_SECRET_ACCESS_KEY: STORE_KEY.secretAccessKey },
+    stdout: "ignore",
+    stderr: "inherit",
+  });
+  const url = `http://127.0.0.1:${port}`;
+  await waitFor(url, 30, true);
+  const s3 = new S3Client({ endpoint: url, region: "us-east-1", forcePathStyle: true, credentials: STORE_KEY });
+  for (const Bucket of ["media", "bench"]) await s3.send(new CreateBucketCommand({ Bucket }));
+  s3.destroy();
+  return { url, proc };
+}
 let peerProc: ReturnType<typeof Bun.spawn> | null = null;
 let burner: { stop(): Promise<void> } | null = null;
 const peerData = join(import.meta.dir, ".work", `peer-data-${Date.now()}`);
 
-async function waitFor(url: string, seconds: number) {
+async function waitFor(url: string, seconds: number, anyAnswer = false) {
   const until = Date.now() + seconds * 1000;
   while (Date.now() < until) {
     const ok = await fetch(url)
-      .then((r) => r.ok)
+      .then((r) => anyAnswer || r.ok)
       .catch(() => false);
     if (ok) return;
     await Bun.sleep(250);
@@ -88,8 +117,16 @@ try {
       DATABASE_URL: peerUrl.toString(),
       DB_INSTALL_ROLES: "true",
       AUTH_JWT_SECRET: PEER_SECRET,
-      STORAGE_BACKEND: "file",
-      STORAGE_FILE_BACKEND_PATH: peerData,
+      ...(store
+        ? {
+            STORAGE_BACKEND: "s3",
+            STORAGE_S3_ENDPOINT: store.url,
+            STORAGE_S3_FORCE_PATH_STYLE: "true",
+            STORAGE_S3_REGION: "us-east-1",
+            AWS_ACCESS_KEY_ID: STORE_KEY.accessKeyId,
+            AWS_SECRET_ACCESS_KEY: STORE_KEY.secretAccessKey,
+          }
+        : { STORAGE_BACKEND: "file", STORAGE_FILE_BACKEND_PATH: peerData }),
       SERVER_HOST: "127.0.0.1",
       SERVER_PORT: String(port),
       SERVER_ADMIN_PORT: String(port + 1),
@@ -279,7 +316,7 @@ end`;
     );
     return (count * UPLOAD_MIB) / ((performance.now() - t) / 1000);
   };
-  type UploadCpu = { cpuMs: number; pgCpuMs: number; mainMs: number; clientMs: number };
+  type UploadCpu = { cpuMs: number; pgCpuMs: number; mainMs: number; clientMs: number; storeMs: number };
   const up: { ours: number[]; peer: number[]; load: number[]; cpu: { ours: UploadCpu[]; peer: UploadCpu[] } } = { ours: [], peer: [], load: [], cpu: { ours: [], peer: [] } };
   /**
    * MiB/s of `count` uploads, and the CPU per upload of the side's server (and of its main thread
@@ -288,7 +325,8 @@ end`;
   const timedPool = async (who: "ours" | "peer", one: (i: number) => Promise<unknown>) => {
     const pid = who === "ours" ? ours.app.pid : peerProc!.pid;
     const db = who === "ours" ? oursDb : peerDb;
-    const [cpu0, main0, client0, pg0] = [cpuSeconds(pid), mainThreadCpuSeconds(pid), cpuSeconds(process.pid), pgBackendCpu(db)];
+    const storeCpu = () => (store ? cpuSeconds(store.proc.pid) : 0);
+    const [cpu0, main0, client0, store0, pg0] = [cpuSeconds(pid), mainThreadCpuSeconds(pid), cpuSeconds(process.pid), storeCpu(), pgBackendCpu(db)];
     const rate = await pool(UPLOADS, one);
     const per = (seconds: number) => (seconds * 1000) / UPLOADS;
     up.cpu[who].push({
@@ -296,6 +334,7 @@ end`;
       pgCpuMs: per(pgBackendCpuSince(pg0, db)),
       mainMs: per(mainThreadCpuSeconds(pid) - main0),
       clientMs: per(cpuSeconds(process.pid) - client0),
+      storeMs: per(storeCpu() - store0),
     });
     return rate;
   };
@@ -309,7 +348,7 @@ end`;
   const upRatios = up.ours.map((o, i) => o / up.peer[i]!);
   const threadCell = (c: UploadCpu) => `${int(c.mainMs)} of ${int(c.cpuMs)} ms (the client's: ${int(c.clientMs)} ms)`;
   if (uploadRounds > 0) rows.push(
-    `| ${UPLOAD_MIB} MiB uploads, ${PARALLEL} in parallel (MiB/s; CPU per upload) | ${median(up.ours).toFixed(1)} | ${median(up.peer).toFixed(1)} | **${median(upRatios).toFixed(2)}** (${upRatios.map((r) => r.toFixed(2)).join(", ")}) | ${cpuCells(medianOf(up.cpu.ours), medianOf(up.cpu.peer))} | ours: presign, PUT to the S3 node, confirm (3 requests); the peer: one POST to its file backend. Main thread's share of each server's CPU: ours ${threadCell(medianOf(up.cpu.ours))}, the peer's ${threadCell(medianOf(up.cpu.peer))} | ${Math.min(...up.load)}-${Math.max(...up.load)} |`,
+    `| ${UPLOAD_MIB} MiB uploads, ${PARALLEL} in parallel (MiB/s; CPU per upload) | ${median(up.ours).toFixed(1)} | ${median(up.peer).toFixed(1)} | **${median(upRatios).toFixed(2)}** (${upRatios.map((r) => r.toFixed(2)).join(", ")}) | ${cpuCells(medianOf(up.cpu.ours), medianOf(up.cpu.peer))} | ${store ? `ours: presign, PUT straight to the store, confirm (3 requests); the peer: one POST it streams to the store. The store's CPU per upload: ours ${int(medianOf(up.cpu.ours).storeMs)} ms, the peer's ${int(medianOf(up.cpu.peer).storeMs)} ms` : "ours: presign, PUT to the S3 node, confirm (3 requests); the peer: one POST to its file backend"}. Main thread's share of each server's CPU: ours ${threadCell(medianOf(up.cpu.ours))}, the peer's ${threadCell(medianOf(up.cpu.peer))} | ${Math.min(...up.load)}-${Math.max(...up.load)} |`,
   );
   await burner.stop();
   const memOurs = rssOurs.stop();
@@ -317,7 +356,7 @@ end`;
 
   const busy = `${BURNERS} busy process${BURNERS === 1 ? "" : "es"}`;
   const section = [
-    `## peer — against Supabase Storage, same run${BURNERS > 0 ? `, loaded (${busy})` : ""}`,
+    `## peer — against Supabase Storage, same run${store ? ", both on one S3-compatible store" : ""}${BURNERS > 0 ? `, loaded (${busy})` : ""}`,
     "",
     `\`npm run bench -- peer\`, ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC. Supabase Storage ${build.commit} (${PEER_GIT}), built from`,
     "source in a temporary directory with Node 24 from npm and pg-boss from npm instead of its git fork, file backend,",
@@ -329,6 +368,15 @@ end`;
     "The last column is the 1-minute load average during that operation's rounds: the machine is shared with other",
     "agents' test runs, so only the ratios of one row compare, and CPU per request is the steadier measure.",
     "",
+    ...(store
+      ? [
+          "**Both on one S3-compatible store** (`--s3`), in place of the file backend and the embedded node: our storage node",
+          "run on its own (storage/local-s3/main.ts), a bucket for each side. Ours hands out presigned URLs and the client",
+          "PUTs to the store; the peer receives each body and streams it to the store. Each side's CPU per request counts",
+          "its server and PostgreSQL, not the store's, which the uploads row states per side.",
+          "",
+        ]
+      : []),
     BURNERS > 0
       ? `**Loaded** (\`--loaded\`): ${busy} at nice 0, each in a session of its own, ran through every round of both sides.`
       : "Not loaded: the machine as it was (`--loaded` adds busy processes the bench starts and stops itself).",
@@ -342,7 +390,7 @@ end`;
   ].join("\n");
   process.stdout.write(`${section}\n`);
   // A loaded run has a file of its own: the quiet run of record stays beside it.
-  if (!process.env.BENCH_NO_WRITE) writeSection(BURNERS > 0 ? "peer-loaded" : "peer", section);
+  if (!process.env.BENCH_NO_WRITE) writeSection(`peer${store ? "-s3" : ""}${BURNERS > 0 ? "-loaded" : ""}`, section);
 } finally {
   await burner?.stop();
   if (peerProc) {
@@ -358,5 +406,10 @@ end`;
   }
   await admin.end();
   rmSync(peerData, { recursive: true, force: true });
+  if (store) {
+    store.proc.kill("SIGTERM");
+    await store.proc.exited;
+    rmSync(storeDir, { recursive: true, force: true });
+  }
   build.remove();
 }
