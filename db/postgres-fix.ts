@@ -55,7 +55,7 @@ const oneRoundTrip: [string, string] = [
  * that read (PostgreSQL restarting while the pool reconnects under traffic), the query that
  * opened the connection is failed as it should be, and the read's own rejection (`read
  * ECONNRESET`, with no caller in its stack) is left unhandled: it ended the worker in a full
- * test run of 2026-11-29, and fails a test file that runs the server in its own process. The
+ * test run of 2026-11-29, and fails the test file whose process runs a test server. The
  * patch drops that duplicate: the failure has already reached the query that waits on it.
  */
 export let postgresTypesReadGuarded = false;

@@ -30,6 +30,7 @@ export async function writeTemp(tmpDir: string, source: AsyncIterable<Uint8Array
   const fh = await open(path, "wx");
   const md5 = md5OnThread();
   let size = 0;
+  let digest: string;
   try {
     for await (const chunk of source) {
       // The hashing thread and the disk work at once: each is a bottleneck alone.
@@ -39,13 +40,14 @@ export async function writeTemp(tmpDir: string, source: AsyncIterable<Uint8Array
     }
     await fh.sync();
     await fh.close();
+    digest = await md5.digest();
   } catch (e) {
     md5.discard();
     await fh.close().catch(() => {});
     await unlink(path).catch(() => {});
     throw e;
   }
-  return { path, size, md5: await md5.digest() };
+  return { path, size, md5: digest };
 }
 
 /** Read [start, end) of an open file in bounded chunks. */
