@@ -77,7 +77,8 @@ describe.skipIf(!run)("the console's media page", () => {
         await page.getByRole("navigation", { name: "Folder" }).getByRole("button", { name: bucket.name }).click();
         await until(() => expect(new URL(page.url()).searchParams.get("folder")).toBeNull());
         // Set renditions under variants/<setId>/ sit in their folder, not at the top.
-        expect(await page.locator(".grid-sizer .tile-name").allTextContents()).toEqual(["readme.txt"]);
+        // The URL changes before the bucket's page is drawn: wait for the tiles, not the address.
+        await until(async () => expect(await page.locator(".grid-sizer .tile-name").allTextContents()).toEqual(["readme.txt"]));
       }, 120_000);
 
       test("Shift and Ctrl pick tiles, select-all takes the whole filter; bulk tag, bulk delete and Undo", async () => {

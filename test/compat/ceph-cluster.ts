@@ -111,7 +111,10 @@ rgw data = ${dir}/rgw
     const ceph = (...args: string[]) => run(["ceph", "-c", conf, "--connect-timeout", "10", ...args]);
     await until("the monitor answering", 30_000, async () => (await ceph("status")) || null);
     const osdUuid = crypto.randomUUID();
-    const osdId = await ceph("osd", "new", osdUuid);
+    // Retried: a monitor that has just answered `status` once still refused the next command
+    // (EPERM, "problem getting command descriptions from mon") in a full run. `osd new` with the
+    // same uuid gives the same id, so a retry after a refusal it did carry out is harmless.
+    const osdId = await until("the monitor creating the OSD", 30_000, async () => (await ceph("osd", "new", osdUuid)).trim() || null);
     await run(["ceph-osd", "-c", conf, "-i", osdId, "--mkfs", "--osd-uuid", osdUuid]);
     let osd = daemon(["ceph-osd", "-i", osdId]);
     let restarts = 0;
