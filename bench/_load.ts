@@ -260,11 +260,16 @@ export function writeSection(scenario: string, section: string) {
   writeFileSync(join(dir, `${scenario}.md`), `${section.trimEnd()}\n`);
 }
 
-/** CPU seconds (user + system) a process has used so far (Linux, clock ticks of 10 ms). */
-export function cpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+/** User + system CPU seconds of a /proc `stat` file (a process's or one thread's; clock ticks of 10 ms). */
+function statCpuSeconds(path: string): number {
+  const stat = readFileSync(path, "utf8");
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** CPU seconds (user + system) a process has used so far (Linux, clock ticks of 10 ms). */
+export function cpuSeconds(pid: number): number {
+  return statCpuSeconds(`/proc/${pid}/stat`);
 }
 
 /**
@@ -273,9 +278,7 @@ export function cpuSeconds(pid: number): number {
  * (a file thread pool, the collector's helpers).
  */
 export function mainThreadCpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/task/${pid}/stat`, "utf8");
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return (Number(fields[11]) + Number(fields[12])) / 100;
+  return statCpuSeconds(`/proc/${pid}/task/${pid}/stat`);
 }
 
 /**
