@@ -28,7 +28,7 @@ import { applyAutoCapacity } from "../domain/billing/billing.ts";
 import { StripePayments } from "../payments/stripe.ts";
 import { openStorage } from "./storage.ts";
 import pkg from "../package.json" with { type: "json" };
-import { jobTracing } from "../domain/core/jobs.ts";
+import { cpuJobsInHand, jobTracing } from "../domain/core/jobs.ts";
 import { type ReadinessProbe, readinessProbe } from "./health.ts";
 import { Metrics } from "./metrics.ts";
 import { meters, observeProcessors, observeSearch, sqlInstrument, storageInstrument } from "./observe.ts";
@@ -194,7 +194,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
         released: (ids: string[]) => outbox.released(ids),
         renewed: (ids: string[]) => outbox.renewed(ids),
       };
-      const memory = new MemoryQueue(processors, log, { slots: { cpu: w.concurrency, io: w.ioConcurrency }, attempts: w.attempts, backoffMs: w.backoffMs, lockMs: w.lockMs, ledger });
+      const memory = new MemoryQueue(processors, log, { slots: { cpu: cpuJobsInHand(w.concurrency), io: w.ioConcurrency }, attempts: w.attempts, backoffMs: w.backoffMs, lockMs: w.lockMs, ledger });
       closers.push(() => memory.close());
       queue = memory;
       where = role === "task" ? "elsewhere" : "in-process";

@@ -1,7 +1,7 @@
 import { type Job, Queue, UnrecoverableError, Worker } from "bullmq";
 import Redis from "ioredis";
 import type { Config } from "../app/config.ts";
-import { JOB_CLASSES, type JobClass, type JobName, jobClassOf } from "../domain/core/jobs.ts";
+import { cpuJobsInHand, JOB_CLASSES, type JobClass, type JobName, jobClassOf } from "../domain/core/jobs.ts";
 import type { Logger } from "../domain/ports/log.ts";
 import { type JobQueue, PermanentJobFailure, type Processors, type QueuedJob } from "../domain/ports/queue.ts";
 import { FairnessCounters, fairPriority, orgOf } from "./fair-share.ts";
@@ -224,8 +224,8 @@ export function startBullWorker(
     worker.on("error", (err) => log.warn("queue worker error", { error: String(err) }));
     return worker;
   };
-  const slots: Record<JobClass, number> = { cpu: config.worker.concurrency, io: config.worker.ioConcurrency };
-  const workers = [...JOB_CLASSES.map((c) => start(queueName(c), slots[c], c)), start(LEGACY_QUEUE_NAME, config.worker.concurrency, null)];
+  const slots: Record<JobClass, number> = { cpu: cpuJobsInHand(config.worker.concurrency), io: config.worker.ioConcurrency };
+  const workers = [...JOB_CLASSES.map((c) => start(queueName(c), slots[c], c)), start(LEGACY_QUEUE_NAME, slots.cpu, null)];
 
   return {
     workers,

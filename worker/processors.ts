@@ -1,5 +1,5 @@
 import type { Deps } from "../domain/core/deps.ts";
-import type { JobName, JobPayloads } from "../domain/core/jobs.ts";
+import { jobClassOf, type JobName, type JobPayloads } from "../domain/core/jobs.ts";
 import { purgeObject } from "../domain/media/media.ts";
 import type { JobRun, Processors } from "../domain/ports/queue.ts";
 import { bucketDerivativesPrefix, bucketPrefix } from "../domain/media/storage-keys.ts";
@@ -14,9 +14,12 @@ import { backfillTextBatch } from "../domain/search/text.ts";
 import { urlFetcher } from "./url-fetcher.ts";
 import { pictureBackfillBatch } from "../domain/media/picture-backfill.ts";
 import { readPicture } from "./derivatives/phash.ts";
+import { CpuSlots } from "./cpu-slots.ts";
 
 interface Handler<N extends JobName> {
-  run(deps: Deps, data: JobPayloads[N], run: JobRun): Promise<void>;
+  run(deps: Deps, data: JobPayloads[N], run: JobRun, cpu: CpuSlots): Promise<void>;
+  /** A `cpu` job that takes the process's decoding slots itself, around its decoding only; every other `cpu` job holds one for its whole run. */
+  slotsOwnDecoding?: true;
   abandoned?(deps: Deps, data: JobPayloads[N], reason: string): Promise<void>;
 }
 type Handlers = { [N in JobName]?: Handler<N> };
@@ -27,7 +30,8 @@ type Handlers = { [N in JobName]?: Handler<N> };
  */
 const handlers: Handlers = {
   "derivatives.generate": {
-    run: (deps, { objectId }, run) => generateDerivatives(deps, objectId, run),
+    run: (deps, { objectId }, run, cpu) => generateDerivatives(deps, objectId, run, cpu),
+    slotsOwnDecoding: true,
     abandoned: (deps, { objectId }, reason) => abandonDerivatives(deps, objectId, reason),
   },
   "media.purge": { run: (deps, { objectId }) => purgeObject(deps, objectId) },
@@ -51,12 +55,15 @@ const handlers: Handlers = {
   },
 };
 
+/** One set of decoding slots per process: every queue it runs (both classes', the legacy one) shares them. */
 export function processorsFor(deps: Deps): Processors {
+  const cpu = new CpuSlots(deps.config.worker.concurrency);
   const out: Processors = {};
   for (const name of Object.keys(handlers) as JobName[]) {
     const h = handlers[name] as Handler<JobName>;
+    const whole = jobClassOf(name) === "cpu" && !h.slotsOwnDecoding;
     out[name] = {
-      run: (job, run) => h.run(deps, job.data, run),
+      run: (job, run) => (whole ? cpu.run(() => h.run(deps, job.data, run, cpu)) : h.run(deps, job.data, run, cpu)),
       ...(h.abandoned ? { abandoned: (job, reason) => h.abandoned!(deps, job.data, reason) } : {}),
     };
   }

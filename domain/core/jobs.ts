@@ -55,6 +55,14 @@ export const JOB_CLASS: Record<JobName, JobClass> = {
   "media.pictures": "cpu",
 };
 
+/**
+ * `cpu` jobs one process holds at once: twice its decoding slots (WORKER_CONCURRENCY,
+ * worker/cpu-slots.ts), so while one job reads its object or records its thumbnail another
+ * decodes. At most this many sources wait in memory (each at most 32 MiB; larger ones are
+ * streamed to a temporary file).
+ */
+export const cpuJobsInHand = (concurrency: number) => 2 * concurrency;
+
 /** A job of a kind this release does not know (queued by a newer one) runs with the cpu class's few slots. */
 export const jobClassOf = (name: string): JobClass => JOB_CLASS[name as JobName] ?? "cpu";
 

@@ -88,6 +88,14 @@ export default {
     },
     { says: "| WORKER_IO_CONCURRENCY | 16 |", check: defaults({ WORKER_IO_CONCURRENCY: 16 }) },
     {
+      says: "Each process holds twice WORKER_CONCURRENCY cpu jobs (cpuJobsInHand in domain/core/jobs.ts, on both queues) and decodes WORKER_CONCURRENCY of them at once (worker/cpu-slots.ts).",
+      by: { file: "test/integration/inprocess-jobs.test.ts", test: "SIGTERM-style close finishes the jobs in hand and returns the unstarted ones" },
+    },
+    {
+      says: "At most twice WORKER_CONCURRENCY sources wait in memory, each at most 32 MiB (larger files are streamed to a temporary file).",
+      by: { file: "test/integration/derivatives.test.ts", test: "takes a cpu slot for its decoding only" },
+    },
+    {
       says: "a full allocation is refused before anything is rendered, and a rendition larger than the room left is refused when it is reserved, after one render, not one per attempt.",
       by: { file: "test/integration/quota-in-jobs.test.ts", test: "a set whose organization has no room left is refused before anything is rendered, in one run" },
     },
@@ -360,6 +368,10 @@ export default {
     { says: "each rendition is at most 40 megapixels and an encoded one over 64 MiB is not stored", by: { file: "test/claims/docs-organizing.ts", test: "The worker also skips any item over 40 megapixels and any encoded rendition over 64 MiB (logged)." } },
   ],
   notPromises: [
+    {
+      says: "Before, a job held its slot from start to end, and on two cores the thumbnail path made 57-70% of the thumbnails per second a bare loop of the same decoding made; with decoding slots, 77-80% (bench/RESULTS.md).",
+      why: "throughput measured by npm run bench -- thumbs on a quiet two-core machine (bench/RESULTS.md, bench/notes/2026-11-30-decoding-slots.md); what holds is the slot bound, claimed above",
+    },
     {
       says: "(before, both shared two slots: a thumbnail waited 150 s behind two trickling imports, 200 s behind 40 deliveries to endpoints that hung)",
       why: "measured in the 2026 attack run (slow imports and hanging webhook endpoints) on the release before the classes; what holds now is claimed above with test/integration/job-classes.test.ts",

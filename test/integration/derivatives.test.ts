@@ -7,6 +7,7 @@ import { liveObject } from "../../domain/derivatives/derivatives.ts";
 import type { LogFields } from "../../domain/ports/log.ts";
 import type { BullQueue } from "../../worker/bullmq-queue.ts";
 import { generateDerivatives } from "../../worker/derivatives/generate.ts";
+import { CpuSlots } from "../../worker/cpu-slots.ts";
 import { aroundGenerate } from "../support/around-generate.ts";
 import { eventually } from "../support/eventually.ts";
 import { dimensions, mp3, mp4, orientedJpeg, pdf, png, wav } from "../support/media-files.ts";
@@ -280,13 +281,47 @@ describe("the processor", () => {
     const obj = await upload(org.admin, bucket.id, "i/twice.png", await png(120, 90), { contentType: "image/png" });
     const first = (await whenSettled(obj.id)).thumbnail;
     const deps = server.services.deps;
-    await generateDerivatives(deps, obj.id, { attempt: 1, attempts: 1 });
-    await generateDerivatives(deps, obj.id, { attempt: 1, attempts: 1 });
+    await generateDerivatives(deps, obj.id, { attempt: 1, attempts: 1 }, new CpuSlots(1));
+    await generateDerivatives(deps, obj.id, { attempt: 1, attempts: 1 }, new CpuSlots(1));
     const rows = await db().select().from(derivatives).where(eq(derivatives.objectId, obj.id));
     expect(rows).toHaveLength(1);
     expect(rows[0]).toMatchObject({ state: "ready", etag: first.etag, width: 120, height: 90 });
     expect(rows[0]!.storageKey).toBe(derivativeKey({ bucketId: bucket.id, objectId: obj.id, variant: "thumbnail", etag: first.etag, contentType: "image/webp" }));
     expect(await deps.storage.head(rows[0]!.storageKey!)).not.toBeNull();
+  });
+
+  test("takes a cpu slot for its decoding only: with one slot, a second job reads its object while the first decodes, then waits for the slot", async () => {
+    const a = await upload(org.admin, bucket.id, "i/slot-a.png", await png(400, 300), { contentType: "image/png" });
+    const b = await upload(org.admin, bucket.id, "i/slot-b.png", await png(300, 400), { contentType: "image/png" });
+    await whenSettled(a.id);
+    await whenSettled(b.id);
+    class Watched extends CpuSlots {
+      asked = 0;
+      inside = 0;
+      most = 0;
+      override run<T>(work: () => Promise<T>): Promise<T> {
+        const turn = ++this.asked;
+        return super.run(async () => {
+          this.most = Math.max(this.most, ++this.inside);
+          try {
+            // The first decode waits until the second job asks for the slot: it can only ask
+            // once its object is read and downloaded, which must not need a slot.
+            if (turn === 1) await eventually(async () => (this.asked === 2 ? true : undefined), { what: "the second job to ask for the slot" });
+            return await work();
+          } finally {
+            this.inside--;
+          }
+        });
+      }
+    }
+    const slots = new Watched(1);
+    const deps = server.services.deps;
+    await Promise.all([a, b].map((o) => generateDerivatives(deps, o.id, { attempt: 1, attempts: 1 }, slots)));
+    expect(slots.asked).toBe(2);
+    expect(slots.most).toBe(1);
+    expect(slots.busy).toBe(0);
+    const rows = await db().select().from(derivatives).where(and(eq(derivatives.variant, "thumbnail"), sql`${derivatives.objectId} in (${a.id}, ${b.id})`));
+    expect(rows.map((r) => r.state)).toEqual(["ready", "ready"]);
   });
 
   test("a result for a version that was overwritten meanwhile is dropped, and its bytes deleted by the caller", async () => {
@@ -312,7 +347,7 @@ describe("the processor", () => {
     const video = await upload(org.admin, bucket.id, "t/clip.mp4", await mp4(1), { contentType: "video/mp4" });
     const ready = async () => ((await org.admin.get(`/api/media/${video.id}`)).body.thumbnail.state === "ready" ? true : undefined);
     await eventually(ready, { what: "the video's thumbnail" });
-    await generateDerivatives(deps, video.id, { attempt: 3, attempts: 3 });
+    await generateDerivatives(deps, video.id, { attempt: 3, attempts: 3 }, new CpuSlots(1));
     expect(await ready()).toBe(true);
     expect(lines).toEqual([]);
   });
@@ -323,7 +358,7 @@ describe("the processor", () => {
     const g = closeGate();
     try {
       const doc = await upload(org.admin, bucket.id, "t/doc.pdf", pdf(1), { contentType: "application/pdf" });
-      await generateDerivatives(deps, doc.id, { attempt: 1, attempts: 3 });
+      await generateDerivatives(deps, doc.id, { attempt: 1, attempts: 3 }, new CpuSlots(1));
       const res = await org.admin.get(`/api/media/${doc.id}/thumbnail`);
       expect(res.body.error).toMatchObject({ code: "thumbnail_unavailable", details: { state: "unsupported" } });
       expect(res.body.error.message).toBe("Files larger than 10 bytes get no thumbnail");

@@ -24,6 +24,7 @@ import type { RenderContext, Rendered } from "./kinds.ts";
 import { phashOf } from "./phash.ts";
 import { placeholderOf } from "./placeholder.ts";
 import { nicedHost } from "./render-pool.ts";
+import type { CpuSlots } from "../cpu-slots.ts";
 import { RENDERERS } from "./renderers.ts";
 import { downloadTo, readSmall, withTempDir } from "./source.ts";
 
@@ -31,14 +32,16 @@ import { downloadTo, readSmall, withTempDir } from "./source.ts";
  * The `derivatives.generate` job: the thumbnail (image, video poster, PDF first page, audio
  * waveform) of the object's current version, plus what was learned about the file into
  * `info`. Idempotent: the same bytes give the same thumbnail at the same key. A failing
- * attempt leaves the reason on the pending row; the last one records `failed`.
+ * attempt leaves the reason on the pending row; the last one records `failed`. Only the
+ * decoding takes one of the process's `cpu` slots: the object's read, the download, the
+ * thumbnail's write and the record overlap other jobs' decoding.
  */
-export async function generateDerivatives(deps: Deps, objectId: string, run: JobRun): Promise<void> {
+export async function generateDerivatives(deps: Deps, objectId: string, run: JobRun, cpu: CpuSlots): Promise<void> {
   const object = await beginDerivativeRun(deps, objectId);
   if (!object) return;
   try {
-    const { rendered, sha256 } = await render(deps, object);
-    await store(deps, object, rendered, sha256);
+    const { rendered, facts, sha256 } = await render(deps, object, cpu);
+    await store(deps, object, rendered, facts, sha256);
   } catch (err) {
     if (err instanceof Unsupported) {
       await cleanUp(deps, await recordOutcome(deps, object, { state: "unsupported", reason: err.message }));
@@ -52,23 +55,33 @@ export async function generateDerivatives(deps: Deps, objectId: string, run: Job
   }
 }
 
-async function render(deps: Deps, object: MediaRow): Promise<{ rendered: Rendered; sha256: string }> {
+interface Decoded {
+  rendered: Rendered;
+  /** What `info` learns from the thumbnail (thumbnailFacts). */
+  facts: Record<string, unknown>;
+}
+
+async function render(deps: Deps, object: MediaRow, cpu: CpuSlots): Promise<Decoded & { sha256: string }> {
   const renderer = RENDERERS[object.kind];
   if (!renderer) throw new Unsupported(unsupportedKind(object.kind));
   const w = deps.config.worker;
   if (object.size > w.maxInputBytes) throw new Unsupported(`Files larger than ${formatBytes(w.maxInputBytes)} get no thumbnail`);
   const key = objectPath(object.bucketId, object.key);
   const base = renderBase(w, object.contentType);
-  const run = (ctx: RenderContext) => renderKind(w, object.kind, ctx);
+  const run = (ctx: RenderContext): Promise<Decoded> =>
+    cpu.run(async () => {
+      const rendered = await renderKind(w, object.kind, ctx);
+      return { rendered, facts: await thumbnailFacts(object.kind, rendered.thumbnail.bytes) };
+    });
   // Most images are a few megabytes: a temporary file would cost more than the bytes in memory.
   if (renderer.inMemory && object.size <= IN_MEMORY_BYTES) {
     const { bytes, sha256 } = await readSmall(deps.storage, key, { etag: object.etag, maxBytes: IN_MEMORY_BYTES });
-    return { rendered: await run({ ...base, file: "", bytes, dir: "" }), sha256 };
+    return { ...(await run({ ...base, file: "", bytes, dir: "" })), sha256 };
   }
   return withTempDir(async (dir) => {
     const file = join(dir, "source");
     const { sha256 } = await downloadTo(deps.storage, key, file, { etag: object.etag, maxBytes: w.maxInputBytes });
-    return { rendered: await run({ ...base, file, dir }), sha256 };
+    return { ...(await run({ ...base, file, dir })), sha256 };
   });
 }
 
@@ -98,11 +111,11 @@ export async function thumbnailFacts(kind: MediaKind, thumbnail: Buffer): Promis
 /** Objects up to this size reach in-memory renderers (sharp) without a temporary file. */
 const IN_MEMORY_BYTES = 32 * 1024 * 1024;
 
-async function store(deps: Deps, object: MediaRow, rendered: Rendered, sha256: string): Promise<void> {
+async function store(deps: Deps, object: MediaRow, rendered: Rendered, facts: Record<string, unknown>, sha256: string): Promise<void> {
   const made = [{ variant: THUMBNAIL, ...rendered.thumbnail }];
   const variants = made.map((v) => ({ variant: v.variant, bytes: v.bytes, contentType: v.contentType, width: v.width, height: v.height, etag: hashOf(v.bytes) }));
   await Promise.all(variants.map((v) => deps.storage.put(derivativeKey({ ...v, bucketId: object.bucketId, objectId: object.id }), v.bytes, { contentType: v.contentType })));
-  const info: Record<string, unknown> = { ...rendered.info, sha256, ...(await thumbnailFacts(object.kind, rendered.thumbnail.bytes)) };
+  const info: Record<string, unknown> = { ...rendered.info, sha256, ...facts };
   const recorded = await recordRendered(deps, object, variants, info);
   if (!recorded.recorded) deps.log.debug("object changed while its thumbnail was made; result dropped", { objectId: object.id });
   await cleanUp(deps, recorded);
