@@ -6,6 +6,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { type FileHandle, open, rename, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { md5OnThread } from "./md5-thread.ts";
+import { DROP_FROM_CACHE_BYTES, dropFromPageCache } from "./page-cache.ts";
 
 export const randomName = () => randomBytes(12).toString("hex");
 
@@ -39,6 +40,7 @@ export async function writeTemp(tmpDir: string, source: AsyncIterable<Uint8Array
       size += chunk.length;
     }
     await fh.sync();
+    if (size >= DROP_FROM_CACHE_BYTES) dropFromPageCache(fh.fd);
     await fh.close();
     digest = await md5.digest();
   } catch (e) {
