@@ -225,7 +225,7 @@ export function startBullWorker(
     return worker;
   };
   const slots: Record<JobClass, number> = { cpu: cpuJobsInHand(config.worker.concurrency), io: config.worker.ioConcurrency };
-  const workers = [...JOB_CLASSES.map((c) => start(queueName(c), slots[c], c)), start(LEGACY_QUEUE_NAME, slots.cpu, null)];
+  const workers = [...JOB_CLASSES.map((c) => start(queueName(c), slots[c], c)), start(LEGACY_QUEUE_NAME, config.worker.concurrency, null)];
 
   return {
     workers,
