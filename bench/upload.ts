@@ -104,8 +104,9 @@ try {
     RCLONE_CONFIG_BENCH_FORCE_PATH_STYLE: "true",
   };
   const part = `${partMiB}MiB`;
+  // --force: every run writes the same key again, as rclone's do (the CLI refuses to replace an object without it).
   const cli = (key: string, extra: string[] = []) =>
-    [process.execPath, "cli/main.ts", "upload", file, "--bucket", bucket.id, "--key", key, "--part-size", part, "--threshold", part, "--concurrency", String(concurrency), "--quiet", ...extra];
+    [process.execPath, "cli/main.ts", "upload", file, "--bucket", bucket.id, "--key", key, "--part-size", part, "--threshold", part, "--concurrency", String(concurrency), "--force", "--quiet", ...extra];
   const rcloneCmd = (key: string, extra: string[] = []) => [
     rclone,
     "copyto",
