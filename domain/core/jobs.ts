@@ -59,7 +59,8 @@ export const JOB_CLASS: Record<JobName, JobClass> = {
  * `cpu` jobs one process holds at once: twice its decoding slots (WORKER_CONCURRENCY,
  * worker/cpu-slots.ts), so while one job reads its object or records its thumbnail another
  * decodes. At most this many sources wait in memory (each at most 32 MiB; larger ones are
- * streamed to a temporary file).
+ * streamed to a temporary file), plus WORKER_CONCURRENCY while the queue of a release before the
+ * job classes still holds jobs: its worker keeps only that many in hand (worker/bullmq-queue.ts).
  */
 export const cpuJobsInHand = (concurrency: number) => 2 * concurrency;
 
