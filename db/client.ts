@@ -8,6 +8,7 @@ import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
 import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
 import { migrate as migratePglite } from "drizzle-orm/pglite/migrator";
 import { inLane, PgliteLanes } from "./pglite-lanes.ts";
+import { inOneCall } from "./pglite-one-call.ts";
 import { DRIZZLE_PARSERS, withParsersOnce } from "./pglite-parsers.ts";
 import { instrumentPglite, instrumentPostgresJs, type PoolState, SingleConnectionGauge, type SqlInstrument } from "./instrument.ts";
 import { postgresFixApplied, postgresOneRoundTrip, postgresTypesReadGuarded } from "./postgres-fix.ts";
@@ -133,7 +134,8 @@ export async function openDatabase(opts: {
   const client = await PGlite.create(opts.dataDir, { extensions: { pg_trgm, btree_gin }, parsers: DRIZZLE_PARSERS });
   const gauge = new SingleConnectionGauge();
   const lanes = new PgliteLanes();
-  const handle = (lane: "fore" | "back") => drizzlePglite(instrumentPglite(inLane(withParsersOnce(client), lanes, lane), opts.instrument ?? ((_k, _s, run) => run()), gauge), { schema }) as unknown as Db;
+  const oneCall = inOneCall(client);
+  const handle = (lane: "fore" | "back") => drizzlePglite(instrumentPglite(inLane(withParsersOnce(oneCall), lanes, lane), opts.instrument ?? ((_k, _s, run) => run()), gauge), { schema }) as unknown as Db;
   await migratePglite(drizzlePglite(client, { schema }), { migrationsFolder });
   return { db: handle("fore"), background: handle("back"), kind: "pglite", pool: () => gauge.state(), close: () => client.close() };
 }
