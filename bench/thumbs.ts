@@ -8,10 +8,11 @@
  * batch, 2) --repeat N (worker batches per backend, each between two bare batches, 3)
  * --videos N (10 s 1280x720 H.264 clips, 6) --concurrency N (bare loops, 2) --worker-concurrency N
  * (WORKER_CONCURRENCY, default: --concurrency)
- * --modes embedded,services (services: PostgreSQL + Redis/BullMQ when reachable).
+ * --modes embedded,services (services: PostgreSQL + Redis/BullMQ when reachable) --threads 1 (CPU per
+ * thumbnail by thread after every batch, on stderr).
  */
 import { imageMagickConvert } from "./_imagemagick.ts";
-import { cpuNow } from "./_cpu.ts";
+import { cpuNow, threadCpuNow, threadCpuSince, type ThreadCpu } from "./_cpu.ts";
 import { writeSection } from "./_load.ts";
 import { cpus, loadavg, totalmem } from "node:os";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -43,6 +44,14 @@ const ROUNDS = Number(args.get("rounds") ?? 2);
 const REPEAT = Number(args.get("repeat") ?? 3);
 const VIDEOS = Number(args.get("videos") ?? 6);
 const CONCURRENCY = Number(args.get("concurrency") ?? 2);
+/** --threads 1: after every batch, CPU ms per thumbnail by thread (this process and the picture host), on stderr. */
+const THREADS = args.get("threads") === "1";
+
+function printThreads(label: string, before: ThreadCpu, items: number): void {
+  if (!THREADS) return;
+  const rows = threadCpuSince(before, items).map((r) => `${r.thread} ${r.user.toFixed(1)}u/${r.system.toFixed(1)}s`);
+  console.error(`threads, ${label} (ms per thumbnail): ${rows.join(", ")}`);
+}
 /** Jobs the worker runs at once (WORKER_CONCURRENCY); more than the cores lets one job's storage and database waits overlap another's rendering. */
 const WORKER_CONCURRENCY = Number(args.get("worker-concurrency") ?? CONCURRENCY);
 const MODES = (args.get("modes") ?? "embedded,services").split(",");
@@ -118,6 +127,7 @@ interface Measured {
 async function bareSharp(buffers: Buffer[]): Promise<Measured> {
   const items = Array.from({ length: ROUNDS }, () => buffers).flat();
   const cpu = cpuNow();
+  const threads = threadCpuNow();
   // What the worker makes of each image, by the worker's own calls: its SHA-256, its facts and
   // thumbnail (rendered where the worker renders), the placeholder and hash of the thumbnail.
   const seconds = await pool(items, CONCURRENCY, async (bytes) => {
@@ -125,6 +135,7 @@ async function bareSharp(buffers: Buffer[]): Promise<Measured> {
     const rendered = await renderKind(WORKER, "image", { ...renderBase(WORKER, "image/jpeg"), file: "", bytes, dir: "" });
     return { sha256, ...rendered.info, ...(await thumbnailFacts("image", rendered.thumbnail.bytes)) };
   });
+  printThreads("bare", threads, items.length);
   return { perSecond: items.length / seconds, cpuMs: (cpuNow() - cpu) / items.length };
 }
 
@@ -216,6 +227,7 @@ async function workerPath(services: Services, caller: Caller, bucketId: string, 
   deps.jobs.kick = kick;
   const started = new Date();
   const cpu = cpuNow();
+  const threads = threadCpuNow();
   // Started again, not kicked: a stopped dispatcher ignores kicks.
   services.outbox.start();
   const settled = and(inArray(derivatives.objectId, ids), inArray(derivatives.state, ["ready", "failed", "unsupported"]));
@@ -229,6 +241,7 @@ async function workerPath(services: Services, caller: Caller, bucketId: string, 
   const [{ last } = { last: null }] = await deps.db.select({ last: max(derivatives.updatedAt) }).from(derivatives).where(settled);
   const [{ failed } = { failed: 0 }] = await deps.db.select({ failed: count() }).from(derivatives).where(and(inArray(derivatives.objectId, ids), eq(derivatives.state, "failed")));
   const cpuMs = (cpuNow() - cpu) / ids.length;
+  printThreads("worker path", threads, ids.length);
   const seconds = (last!.getTime() - started.getTime()) / 1000;
   return { perSecond: ids.length / seconds, cpuMs, jobs: ids.length, failed };
 }

@@ -8,7 +8,7 @@ import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
 import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
 import { migrate as migratePglite } from "drizzle-orm/pglite/migrator";
 import { inLane, PgliteLanes } from "./pglite-lanes.ts";
-import { inOneCall } from "./pglite-one-call.ts";
+import { inOneCall, keepNamedStatements } from "./pglite-one-call.ts";
 import { DRIZZLE_PARSERS, withParsersOnce } from "./pglite-parsers.ts";
 import { instrumentPglite, instrumentPostgresJs, type PoolState, SingleConnectionGauge, type SqlInstrument } from "./instrument.ts";
 import { postgresFixApplied, postgresOneRoundTrip, postgresTypesReadGuarded } from "./postgres-fix.ts";
@@ -134,6 +134,7 @@ export async function openDatabase(opts: {
   const client = await PGlite.create(opts.dataDir, { extensions: { pg_trgm, btree_gin }, parsers: DRIZZLE_PARSERS });
   const gauge = new SingleConnectionGauge();
   const lanes = new PgliteLanes();
+  keepNamedStatements();
   const oneCall = inOneCall(client);
   const handle = (lane: "fore" | "back") => drizzlePglite(instrumentPglite(inLane(withParsersOnce(oneCall), lanes, lane), opts.instrument ?? ((_k, _s, run) => run()), gauge), { schema }) as unknown as Db;
   await migratePglite(drizzlePglite(client, { schema }), { migrationsFolder });

@@ -1,6 +1,9 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { PGlite, type Transaction } from "@electric-sql/pglite";
-import { inOneCall, PARAM_TYPES_KEPT } from "../../db/pglite-one-call.ts";
+import { eq, sql } from "drizzle-orm";
+import { integer, pgTable, text } from "drizzle-orm/pg-core";
+import { drizzle } from "drizzle-orm/pglite";
+import { inOneCall, keepNamedStatements, NAMED_KEPT, PARAM_TYPES_KEPT } from "../../db/pglite-one-call.ts";
 
 /**
  * The embedded database's statements go to PGlite's server as one call each
@@ -10,6 +13,8 @@ import { inOneCall, PARAM_TYPES_KEPT } from "../../db/pglite-one-call.ts";
 let raw: PGlite;
 let pg: PGlite;
 let calls = 0;
+/** The first message of each call: P(arse) or B(ind). */
+let firsts: string[] = [];
 
 beforeAll(async () => {
   raw = await PGlite.create("memory://");
@@ -17,6 +22,7 @@ beforeAll(async () => {
   // Counts the calls into the server; the calls themselves are PGlite's.
   raw.execProtocolStream = (message, options) => {
     calls++;
+    firsts.push(String.fromCharCode(message[0]!));
     return own(message, options);
   };
   pg = inOneCall(raw);
@@ -103,4 +109,46 @@ test("the kept parameter types are bounded: a text forgotten is asked again and 
   calls = 0;
   expect((await pg.query<{ n: number }>("select $1::int + 0 as n", [1])).rows).toEqual([{ n: 1 }]);
   expect(calls).toBe(2);
+}, 120_000);
+
+const things = pgTable("things", { id: integer("id").primaryKey(), name: text("name").notNull() });
+
+test("statements the code prepares by name are prepared on the server once, then only bound and run; others are parsed each time", async () => {
+  keepNamedStatements();
+  keepNamedStatements(); // once per process, whatever the number of calls
+  const db = drizzle(inOneCall(raw));
+  const byId = db.select({ name: things.name }).from(things).where(eq(things.id, sql.placeholder("id"))).prepare("thing_by_id");
+  expect(await byId.execute({ id: 1 })).toEqual([{ name: "thing 1" }]);
+  firsts = [];
+  expect(await byId.execute({ id: 10 })).toEqual([{ name: "thing 10" }]);
+  expect(firsts).toEqual(["B"]);
+  // Inside a transaction too: the same server-side statement.
+  firsts = [];
+  expect(await db.transaction((tx) => tx.select({ name: things.name }).from(things).where(eq(things.id, sql.placeholder("id"))).prepare("thing_by_id").execute({ id: 20 }))).toEqual([{ name: "thing 20" }]);
+  expect(firsts.filter((m) => m === "P" || m === "B")).toEqual(["B"]); // BEGIN and COMMIT go as simple queries (Q, then S)
+  // Not prepared by name: parsed every time, as postgres.js sends it. (The same text as a kept
+  // one would run as the kept statement: a text is kept whichever call asked for it.)
+  await db.select({ id: things.id, name: things.name }).from(things).where(eq(things.id, 1));
+  firsts = [];
+  await db.select({ id: things.id, name: things.name }).from(things).where(eq(things.id, 1));
+  expect(firsts).toEqual(["P"]);
+  // A prepared statement that fails leaves it prepared and the connection ready.
+  const insertOne = db.insert(things).values({ id: sql.placeholder("id"), name: sql.placeholder("name") }).prepare("thing_insert");
+  await insertOne.execute({ id: 30, name: "thirty" });
+  await expect(insertOne.execute({ id: 30, name: "again" })).rejects.toMatchObject({ cause: { code: "23505" } });
+  firsts = [];
+  await insertOne.execute({ id: 31, name: "thirty-one" });
+  expect(firsts).toEqual(["B"]);
+});
+
+test("texts kept prepared are bounded: past the bound a text asked to be kept runs unnamed and still answers", async () => {
+  const prepared = async () => (await raw.query<{ n: number }>("select count(*)::int as n from pg_prepared_statements")).rows[0]!.n;
+  const before = await prepared();
+  const db = drizzle(inOneCall(raw));
+  for (let i = 0; i < NAMED_KEPT + 5; i++) await db.select({ n: sql<number>`${sql.raw(String(i))}::int + ${sql.placeholder("n")}::int` }).from(sql`(select 1) x`).prepare(`bound_${i}`).execute({ n: 1 });
+  const last = db.select({ n: sql<number>`${sql.raw(String(NAMED_KEPT + 4))}::int + ${sql.placeholder("n")}::int` }).from(sql`(select 1) x`).prepare("bound_last");
+  firsts = [];
+  expect(await last.execute({ n: 1 })).toEqual([{ n: NAMED_KEPT + 5 }]);
+  expect(firsts).toEqual(["P"]);
+  expect((await prepared()) - before).toBe(NAMED_KEPT);
 }, 120_000);
