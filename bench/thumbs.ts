@@ -9,7 +9,8 @@
  * --videos N (10 s 1280x720 H.264 clips, 6) --concurrency N (bare loops, 2) --worker-concurrency N
  * (WORKER_CONCURRENCY, default: --concurrency)
  * --modes embedded,services (services: PostgreSQL + Redis/BullMQ when reachable) --threads 1 (CPU per
- * thumbnail by thread after every batch, on stderr).
+ * thumbnail by thread after every batch, on stderr) --profile 1 (the JavaScript thread's top
+ * functions over every worker batch, bun:jsc's sampling profiler, on stderr).
  */
 import { imageMagickConvert } from "./_imagemagick.ts";
 import { cpuNow, threadCpuNow, threadCpuSince, type ThreadCpu } from "./_cpu.ts";
@@ -46,6 +47,8 @@ const VIDEOS = Number(args.get("videos") ?? 6);
 const CONCURRENCY = Number(args.get("concurrency") ?? 2);
 /** --threads 1: after every batch, CPU ms per thumbnail by thread (this process and the picture host), on stderr. */
 const THREADS = args.get("threads") === "1";
+/** --profile 1: a sampling profile of the JavaScript thread over every worker batch (bun:jsc), its top functions on stderr. */
+const PROFILE = args.get("profile") === "1";
 
 function printThreads(label: string, before: ThreadCpu, items: number): void {
   if (!THREADS) return;
@@ -231,13 +234,20 @@ async function workerPath(services: Services, caller: Caller, bucketId: string, 
   // Started again, not kicked: a stopped dispatcher ignores kicks.
   services.outbox.start();
   const settled = and(inArray(derivatives.objectId, ids), inArray(derivatives.state, ["ready", "failed", "unsupported"]));
-  for (;;) {
-    const [{ n } = { n: 0 }] = await deps.db.select({ n: count() }).from(derivatives).where(settled);
-    if (n >= ids.length) break;
-    // The clock stops at the last row's updated_at, not here: polling more often would only add
-    // the bench's own queries (on the embedded database, CPU in this process) to the path's.
-    await Bun.sleep(250);
-  }
+  const wait = async () => {
+    for (;;) {
+      const [{ n } = { n: 0 }] = await deps.db.select({ n: count() }).from(derivatives).where(settled);
+      if (n >= ids.length) break;
+      // The clock stops at the last row's updated_at, not here: polling more often would only add
+      // the bench's own queries (on the embedded database, CPU in this process) to the path's.
+      await Bun.sleep(250);
+    }
+  };
+  if (PROFILE) {
+    const { profile } = await import("bun:jsc");
+    const sampled = await profile(wait, 1000);
+    console.error(`profile of the JavaScript thread over ${ids.length} jobs:\n${sampled.functions.split("\n").slice(0, 45).join("\n")}`);
+  } else await wait();
   const [{ last } = { last: null }] = await deps.db.select({ last: max(derivatives.updatedAt) }).from(derivatives).where(settled);
   const [{ failed } = { failed: 0 }] = await deps.db.select({ failed: count() }).from(derivatives).where(and(inArray(derivatives.objectId, ids), eq(derivatives.state, "failed")));
   const cpuMs = (cpuNow() - cpu) / ids.length;

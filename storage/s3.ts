@@ -267,7 +267,7 @@ export class S3Storage implements ObjectStorage {
     return inProcessNode(this.opts.endpoint, this.opts, this.opts.region);
   }
 
-  async get(key: string): Promise<{ body: ReadableStream<Uint8Array>; info: StoredObjectInfo } | null> {
+  async get(key: string): Promise<{ body: ReadableStream<Uint8Array>; info: StoredObjectInfo; bytes?: Uint8Array } | null> {
     const local = this.inProcess();
     if (local) {
       // Any 404 (no such key, no such bucket) is null, as over HTTP.
@@ -275,7 +275,9 @@ export class S3Storage implements ObjectStorage {
       if (!got) return null;
       const { meta } = got;
       // As the HTTP answer has them: a quoted ETag, the modification time to the second.
-      return { body: got.body, info: { size: meta.size, contentType: meta.contentType, etag: `"${meta.etag}"`, lastModified: new Date(meta.lastModified) } };
+      const info = { size: meta.size, contentType: meta.contentType, etag: `"${meta.etag}"`, lastModified: new Date(meta.lastModified) };
+      // The body is only made if it is read (see InProcessObject).
+      return got.bytes ? { info, bytes: got.bytes, get body() { return got.body; } } : { body: got.body, info };
     }
     const res = await this.signedFetch("GET", key);
     if (res.status === 404) {

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { GetObjectCommand, HeadObjectCommand, PutObjectCommand } from "@aws-sdk/client-s3";
 import { inProcessNode } from "../../storage/local-s3/index.ts";
 import { S3Storage } from "../../storage/s3.ts";
+import { readSmall } from "../../worker/derivatives/source.ts";
 import { CREDS, md5Hex, REGION, startTestServer, streamToBuffer, type TestServer } from "./local-s3-helpers.ts";
 
 const BUCKET = "media";
@@ -83,6 +84,35 @@ describe("in-process GET and PUT", () => {
     // An empty object is an empty body.
     await direct.put("g/empty", new Uint8Array(0), { contentType: "text/plain" });
     expect((await read(await direct.get("g/empty"))).length).toBe(0);
+  });
+
+  test("a small object's bytes come whole with the answer, and its body is only made if read; a large one streams", async () => {
+    const bytes = Buffer.alloc(2 * 1024 * 1024 + 3, 9);
+    await direct.put("w/photo.jpg", bytes, { contentType: "image/jpeg" });
+    const got = await direct.get("w/photo.jpg");
+    expect(Buffer.compare(Buffer.from(got!.bytes!), bytes)).toBe(0);
+    // The stream, when read, is the same bytes; over HTTP there are no whole bytes.
+    expect(Buffer.compare(await read(got), bytes)).toBe(0);
+    expect((await http.get("w/photo.jpg"))!.bytes).toBeUndefined();
+    // The worker's reader takes the bytes and never makes the body (each copy of a photo cost
+    // milliseconds of the JavaScript thread): a store whose body cannot be read still serves it.
+    const noBody = new Proxy(direct, {
+      get: (target, prop) =>
+        prop === "get"
+          ? async (key: string) => {
+              const answer = await target.get(key);
+              return answer && { info: answer.info, bytes: answer.bytes, get body(): ReadableStream<Uint8Array> { throw new Error("the body was read"); } };
+            }
+          : Reflect.get(target, prop),
+    });
+    const small = await readSmall(noBody, "w/photo.jpg", { etag: got!.info.etag, maxBytes: 32 * 1024 * 1024 });
+    expect(Buffer.compare(small.bytes, bytes)).toBe(0);
+    expect(small.sha256).toBe(new Bun.CryptoHasher("sha256").update(bytes).digest("hex"));
+    // Above 32 MiB the node streams from the file: no bytes held whole.
+    await direct.put("w/large.bin", Buffer.alloc(32 * 1024 * 1024 + 1, 1), { contentType: "application/octet-stream" });
+    const large = await direct.get("w/large.bin");
+    expect(large!.bytes).toBeUndefined();
+    expect((await read(large)).length).toBe(32 * 1024 * 1024 + 1);
   });
 
   test("the version opened is the version read, even when it is replaced before the bytes are", async () => {

@@ -22,13 +22,16 @@ export async function withTempDir<T>(fn: (dir: string) => Promise<T>): Promise<T
  */
 export async function downloadTo(storage: ObjectStorage, key: string, path: string, expect: Expected): Promise<{ sha256: string }> {
   const hasher = new Bun.CryptoHasher("sha256");
-  await Bun.write(path, new Response(hashing(await open(storage, key, expect), hasher)));
+  await Bun.write(path, new Response(hashing((await open(storage, key, expect)).body, hasher)));
   return { sha256: hasher.digest("hex") };
 }
 
 /** A small object's bytes, in memory (no temporary file), and their SHA-256. */
 export async function readSmall(storage: ObjectStorage, key: string, expect: Expected): Promise<{ bytes: Buffer; sha256: string }> {
-  const bytes = Buffer.from(await new Response(await open(storage, key, expect)).arrayBuffer());
+  const got = await open(storage, key, expect);
+  // The store's own bytes when it holds them whole (the embedded node): no stream, no copies.
+  const whole = got.bytes;
+  const bytes = whole ? Buffer.from(whole.buffer, whole.byteOffset, whole.byteLength) : Buffer.from(await new Response(got.body).arrayBuffer());
   return { bytes, sha256: new Bun.CryptoHasher("sha256").update(bytes).digest("hex") };
 }
 
@@ -48,12 +51,12 @@ interface Expected {
   maxBytes: number;
 }
 
-async function open(storage: ObjectStorage, key: string, expect: Expected): Promise<ReadableStream<Uint8Array>> {
+async function open(storage: ObjectStorage, key: string, expect: Expected): Promise<NonNullable<Awaited<ReturnType<ObjectStorage["get"]>>>> {
   const got = await storage.get(key);
   if (!got) throw new MediaError("The file is missing from storage");
   if ((expect.etag && got.info.etag && got.info.etag !== expect.etag) || got.info.size > expect.maxBytes) {
-    await got.body.cancel().catch(() => {});
+    if (!got.bytes) await got.body.cancel().catch(() => {});
     throw new MediaError("The stored file changed after the upload was confirmed; confirm it again");
   }
-  return got.body;
+  return got;
 }
