@@ -10,7 +10,7 @@
  * (WORKER_CONCURRENCY, default: --concurrency)
  * --modes embedded,services (services: PostgreSQL + Redis/BullMQ when reachable) --threads 1 (CPU per
  * thumbnail by thread after every batch, on stderr) --profile 1 (the JavaScript thread's top
- * functions over every worker batch, bun:jsc's sampling profiler, on stderr).
+ * functions over every worker batch, bun:jsc's sampling profiler, on stderr; BENCH_PROFILE_LINES lines, 45).
  */
 import { imageMagickConvert } from "./_imagemagick.ts";
 import { cpuNow, threadCpuNow, threadCpuSince, type ThreadCpu } from "./_cpu.ts";
@@ -246,7 +246,7 @@ async function workerPath(services: Services, caller: Caller, bucketId: string, 
   if (PROFILE) {
     const { profile } = await import("bun:jsc");
     const sampled = await profile(wait, 1000);
-    console.error(`profile of the JavaScript thread over ${ids.length} jobs:\n${sampled.functions.split("\n").slice(0, 45).join("\n")}`);
+    console.error(`profile of the JavaScript thread over ${ids.length} jobs:\n${sampled.functions.split("\n").slice(0, Number(process.env.BENCH_PROFILE_LINES ?? 45)).join("\n")}`);
   } else await wait();
   const [{ last } = { last: null }] = await deps.db.select({ last: max(derivatives.updatedAt) }).from(derivatives).where(settled);
   const [{ failed } = { failed: 0 }] = await deps.db.select({ failed: count() }).from(derivatives).where(and(inArray(derivatives.objectId, ids), eq(derivatives.state, "failed")));
