@@ -12,6 +12,7 @@ import { enqueueJob } from "../core/jobs.ts";
 import { derivativePrefix } from "../media/storage-keys.ts";
 import { emitEvent, eventCtes } from "../events/emit.ts";
 import { pictureFacts } from "../media/picture-facts.ts";
+import { executeKept, prepared } from "../core/prepared.ts";
 
 /** The variant GET /api/media/{id}/thumbnail serves: a WebP whose long edge is at most THUMBNAIL_EDGE. */
 export const THUMBNAIL = "thumbnail" as const;
@@ -170,11 +171,15 @@ export async function liveObject(deps: Deps, objectId: string): Promise<typeof m
  * (nothing to do). An object confirmed before derivatives existed gets its pending row here.
  */
 export async function beginDerivativeRun(deps: Deps, objectId: string): Promise<typeof mediaObjects.$inferSelect | null> {
-  const [found] = await deps.db
-    .select({ object: mediaObjects, planned: derivatives.id })
-    .from(mediaObjects)
-    .leftJoin(derivatives, and(eq(derivatives.objectId, mediaObjects.id), eq(derivatives.variant, THUMBNAIL)))
-    .where(and(eq(mediaObjects.id, objectId), isNull(mediaObjects.deletedAt)));
+  // Prepared (see prepared.ts), as is recordRendered's statement: both run once per thumbnail.
+  const [found] = await prepared(deps.db, "derivative_run_begin", (d) =>
+    d
+      .select({ object: mediaObjects, planned: derivatives.id })
+      .from(mediaObjects)
+      .leftJoin(derivatives, and(eq(derivatives.objectId, mediaObjects.id), eq(derivatives.variant, THUMBNAIL)))
+      .where(and(eq(mediaObjects.id, sql.placeholder("id")), isNull(mediaObjects.deletedAt)))
+      .prepare("derivative_run_begin"),
+  ).execute({ id: objectId });
   if (!found) return null;
   if (!found.planned) {
     // Confirm writes this row in its own transaction; only objects older than that lack it.
@@ -219,7 +224,10 @@ async function stillCurrent(tx: Db, object: typeof mediaObjects.$inferSelect): P
  *
  * One statement: it runs once per thumbnail, and on the embedded database every round trip
  * costs CPU the thumbnails need (bench/notes/2026-11-22-thumbnails.md). The object row is locked first, so a
- * confirm of a newer version waits for it or wins, never interleaves.
+ * confirm of a newer version waits for it or wins, never interleaves. It is kept prepared
+ * (executeKept): its text has one shape per number of variants, and every value in it is a key
+ * or a value written, so no plan depends on them; parsing and planning it per call was most
+ * of its cost on the embedded database.
  */
 export async function recordRendered(deps: Deps, object: typeof mediaObjects.$inferSelect, variants: RenderedVariant[], info: Record<string, unknown>): Promise<Recorded> {
   const f = indexedFacts(info);
@@ -230,7 +238,7 @@ export async function recordRendered(deps: Deps, object: typeof mediaObjects.$in
     variants.map((v, i) => sql`(${v.variant}, ${keys[i]}, ${v.contentType}, ${v.bytes.byteLength}::bigint, ${v.width}::int, ${v.height}::int, ${v.etag})`),
     sql`, `,
   );
-  const result = await deps.db.execute(sql`
+  const result = await executeKept(deps.db, sql`
     with target as (
       select id from media_objects
       where id = ${object.id} and deleted_at is null and etag is not distinct from ${object.etag}::text
