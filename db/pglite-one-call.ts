@@ -69,11 +69,14 @@ export function inOneCall(client: PGlite): PGlite {
     if (!named.has(text) && named.size < NAMED_KEPT) named.set(text, null);
   };
 
+  /** Parses `text` (under `name`, or unnamed) and answers its parameters' types. */
+  const describeParams = async (text: string, name?: string): Promise<number[]> =>
+    parse.parseDescribeStatementResults(await client.execProtocolStream(concat([serialize.parse({ name, text }), serialize.describe({ type: "S", name }), serialize.sync()]), { syncToFs: false }));
+
   const typesOf = async (text: string): Promise<number[]> => {
     const known = paramTypes.get(text);
     if (known) return known;
-    const messages = await client.execProtocolStream(concat([serialize.parse({ text }), serialize.describe({ type: "S" }), serialize.sync()]), { syncToFs: false });
-    const types = parse.parseDescribeStatementResults(messages);
+    const types = await describeParams(text);
     if (paramTypes.size >= PARAM_TYPES_KEPT) paramTypes.delete(paramTypes.keys().next().value!);
     paramTypes.set(text, types);
     return types;
@@ -84,8 +87,7 @@ export function inOneCall(client: PGlite): PGlite {
     const known = named.get(text);
     if (known) return known;
     const name = `kept_${++prepares}`;
-    const messages = await client.execProtocolStream(concat([serialize.parse({ name, text }), serialize.describe({ type: "S", name }), serialize.sync()]), { syncToFs: false });
-    const prepared = { name, types: parse.parseDescribeStatementResults(messages) };
+    const prepared = { name, types: await describeParams(text, name) };
     named.set(text, prepared);
     return prepared;
   };
@@ -171,8 +173,9 @@ export function keepNamedStatements(): void {
   proto[KEEP] = true;
   const own = proto.prepareQuery;
   proto.prepareQuery = function (this: { client: Record<symbol, unknown> }, query: unknown, fields: unknown, name: unknown, ...rest: unknown[]) {
-    const keepText = this.client[KEEP];
-    if (name !== undefined && typeof keepText === "function") keepText((query as { sql: string }).sql);
+    // Most calls are unnamed (every query built without `.prepare`): they skip the lookup through the client's proxies.
+    const keepText = name !== undefined ? this.client[KEEP] : undefined;
+    if (typeof keepText === "function") keepText((query as { sql: string }).sql);
     return own.call(this, query, fields, name, ...rest);
   };
 }

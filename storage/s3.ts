@@ -17,7 +17,7 @@ import {
   S3Client,
   S3ServiceException,
 } from "@aws-sdk/client-s3";
-import type { ListedObject, ObjectStorage, PresignedRequest, StoredObjectInfo, UploadedPart, WriteCondition } from "../domain/ports/storage.ts";
+import type { ListedObject, ObjectStorage, PresignedRequest, StoredObject, StoredObjectInfo, UploadedPart, WriteCondition } from "../domain/ports/storage.ts";
 import { S3Error } from "./local-s3/errors.ts";
 import { type InProcessObjects, inProcessNode, MAX_LENGTH_PARAM } from "./local-s3/index.ts";
 import { Presigner } from "./presigner.ts";
@@ -267,7 +267,7 @@ export class S3Storage implements ObjectStorage {
     return inProcessNode(this.opts.endpoint, this.opts, this.opts.region);
   }
 
-  async get(key: string): Promise<{ body: ReadableStream<Uint8Array>; info: StoredObjectInfo; bytes?: Uint8Array } | null> {
+  async get(key: string): Promise<StoredObject | null> {
     const local = this.inProcess();
     if (local) {
       // Any 404 (no such key, no such bucket) is null, as over HTTP.

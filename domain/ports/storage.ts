@@ -13,6 +13,18 @@ export interface StoredObjectInfo {
   lastModified: Date | null;
 }
 
+/** An object as `get` answers it. */
+export interface StoredObject {
+  body: ReadableStream<Uint8Array>;
+  info: StoredObjectInfo;
+  /**
+   * The whole body, when the store already holds it in memory (the embedded node of this
+   * process, objects up to 32 MiB); `body` then streams the same bytes, made only if read. A
+   * reader that wants the bytes whole takes them without the stream's copies.
+   */
+  bytes?: Uint8Array;
+}
+
 export interface UploadedPart {
   partNumber: number;
   etag: string;
@@ -53,12 +65,8 @@ export interface ObjectStorage {
 
   /** null when there is no such object. */
   head(key: string): Promise<StoredObjectInfo | null>;
-  /**
-   * `bytes`: the whole body, when the store already holds it in memory (the embedded node of
-   * this process, objects up to 32 MiB); `body` then streams the same bytes, made only if read.
-   * A reader that wants the bytes whole takes them without the stream's copies.
-   */
-  get(key: string): Promise<{ body: ReadableStream<Uint8Array>; info: StoredObjectInfo; bytes?: Uint8Array } | null>;
+  /** See StoredObject: `bytes` when the store holds the body whole in memory. */
+  get(key: string): Promise<StoredObject | null>;
   /** A Blob (a file on disk) is sent with its length, read as it goes. */
   put(key: string, body: Uint8Array | ReadableStream<Uint8Array> | Blob, opts: { contentType: string; cacheControl?: string }): Promise<{ etag: string | null }>;
   putTags(key: string, tagging: string): Promise<void>;

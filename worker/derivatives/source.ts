@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { ObjectStorage } from "../../domain/ports/storage.ts";
+import type { ObjectStorage, StoredObject } from "../../domain/ports/storage.ts";
 import { MediaError } from "./errors.ts";
 
 /** A private temporary directory for one job, removed afterwards whatever happened. */
@@ -51,7 +51,7 @@ interface Expected {
   maxBytes: number;
 }
 
-async function open(storage: ObjectStorage, key: string, expect: Expected): Promise<NonNullable<Awaited<ReturnType<ObjectStorage["get"]>>>> {
+async function open(storage: ObjectStorage, key: string, expect: Expected): Promise<StoredObject> {
   const got = await storage.get(key);
   if (!got) throw new MediaError("The file is missing from storage");
   if ((expect.etag && got.info.etag && got.info.etag !== expect.etag) || got.info.size > expect.maxBytes) {
