@@ -17,7 +17,7 @@ import {
   S3Client,
   S3ServiceException,
 } from "@aws-sdk/client-s3";
-import type { ListedObject, ObjectStorage, PresignedRequest, StoredObject, StoredObjectInfo, UploadedPart, WriteCondition } from "../domain/ports/storage.ts";
+import type { ListedObject, LocalFile, ObjectStorage, PresignedRequest, StoredObject, StoredObjectInfo, UploadedPart, WriteCondition } from "../domain/ports/storage.ts";
 import { S3Error } from "./local-s3/errors.ts";
 import { type InProcessObjects, inProcessNode, MAX_LENGTH_PARAM } from "./local-s3/index.ts";
 import { Presigner } from "./presigner.ts";
@@ -295,6 +295,18 @@ export class S3Storage implements ObjectStorage {
         lastModified: modified ? new Date(modified) : null,
       },
     };
+  }
+
+  localFile(key: string): LocalFile | null {
+    const local = this.inProcess();
+    if (!local) return null;
+    try {
+      const { meta, path } = local.file(this.opts.bucket, key);
+      return { info: { size: meta.size, contentType: meta.contentType, etag: `"${meta.etag}"`, lastModified: new Date(meta.lastModified) }, path };
+    } catch (err) {
+      if (err instanceof S3Error && err.status === 404) return null;
+      throw asStorageError("GET", key)(err);
+    }
   }
 
   async put(key: string, body: Uint8Array | ReadableStream<Uint8Array> | Blob, opts: { contentType: string; cacheControl?: string }): Promise<{ etag: string | null }> {

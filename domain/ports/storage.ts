@@ -25,6 +25,16 @@ export interface StoredObject {
   bytes?: Uint8Array;
 }
 
+/**
+ * A file on this machine holding exactly an object's version (`localFile`): its bytes never
+ * change; once a newer version replaces it the file is removed, so opening it either reads these
+ * bytes or fails with ENOENT.
+ */
+export interface LocalFile {
+  info: StoredObjectInfo;
+  path: string;
+}
+
 export interface UploadedPart {
   partNumber: number;
   etag: string;
@@ -67,6 +77,12 @@ export interface ObjectStorage {
   head(key: string): Promise<StoredObjectInfo | null>;
   /** See StoredObject: `bytes` when the store holds the body whole in memory. */
   get(key: string): Promise<StoredObject | null>;
+  /**
+   * When the store is a node of this process: the file of the key's current version, for a
+   * reader that can open files (the worker's picture process reads it there instead of being sent
+   * the bytes). null for any other store, and when there is no such object.
+   */
+  localFile?(key: string): LocalFile | null;
   /** A Blob (a file on disk) is sent with its length, read as it goes. */
   put(key: string, body: Uint8Array | ReadableStream<Uint8Array> | Blob, opts: { contentType: string; cacheControl?: string }): Promise<{ etag: string | null }>;
   putTags(key: string, tagging: string): Promise<void>;

@@ -44,6 +44,8 @@ export interface InProcessObjects {
   /** Throws NoSuchBucket and NoSuchKey (S3Error) as the node answers them over HTTP. */
   get(bucket: string, key: string): Promise<InProcessObject>;
   put(bucket: string, key: string, body: Uint8Array | Blob, opts: { contentType: string; cacheControl?: string }): Promise<ObjectMeta>;
+  /** The file of the key's current version (Store.objectFile); throws as `get` does. */
+  file(bucket: string, key: string): { meta: ObjectMeta; path: string };
 }
 
 /**
@@ -78,6 +80,10 @@ function objectsOf(store: Store): InProcessObjects {
           return (body ??= new Blob([bytes]).stream());
         },
       };
+    },
+    file(bucket, key) {
+      if (!store.bucket(bucket)) throw Errors.noSuchBucket(bucket);
+      return store.objectFile(bucket, key);
     },
     async put(bucket, key, body, opts) {
       if (!store.bucket(bucket)) throw Errors.noSuchBucket(bucket);

@@ -197,6 +197,17 @@ export class Store {
     return st.sorted;
   }
 
+  /**
+   * The file holding the current version, not opened. Its bytes never change (a newer version is
+   * written to a file of another name and this one removed), so whoever opens it reads exactly
+   * this version, or finds it gone.
+   */
+  objectFile(bucket: string, key: string): { meta: ObjectMeta; path: string } {
+    const meta = this.state(bucket).objects.get(key);
+    if (!meta) throw Errors.noSuchKey(key);
+    return { meta, path: join(this.objectDir(bucket, sha256Name(key)), meta.data) };
+  }
+
   /** Open the current version for reading; the handle stays valid if it is replaced meanwhile. */
   async openObject(bucket: string, key: string): Promise<{ meta: ObjectMeta; fh: FileHandle }> {
     const st = this.state(bucket);

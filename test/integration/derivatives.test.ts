@@ -290,6 +290,49 @@ describe("the processor", () => {
     expect(await deps.storage.head(rows[0]!.storageKey!)).not.toBeNull();
   });
 
+  test("reads the embedded store's own file of the version: no bytes fetched, in the picture process and in the worker's own", async () => {
+    const bytes = await png(200, 150);
+    const obj = await upload(org.admin, bucket.id, "i/stored-file.png", bytes, { contentType: "image/png" });
+    await whenSettled(obj.id);
+    const base = server.services.deps;
+    const file = base.storage.localFile?.(`${bucket.id}/i/stored-file.png`);
+    expect(file?.info.size).toBe(bytes.length);
+    // A store whose GET fails: the job can only succeed by reading the file itself.
+    const noGet = new Proxy(base.storage, {
+      get: (target, prop) => (prop === "get" ? async () => { throw new Error("the object was fetched"); } : Reflect.get(target, prop)),
+    });
+    const sha256 = new Bun.CryptoHasher("sha256").update(bytes).digest("hex");
+    for (const nice of [10, 0]) {
+      const deps: Deps = { ...base, storage: noGet, config: { ...base.config, worker: { ...base.config.worker, nice } } };
+      await db().update(derivatives).set({ state: "pending" }).where(eq(derivatives.objectId, obj.id));
+      await generateDerivatives(deps, obj.id, { attempt: 1, attempts: 1 }, new CpuSlots(1));
+      const settled = await whenSettled(obj.id);
+      expect(settled.thumbnail).toMatchObject({ state: "ready", width: 200, height: 150 });
+      expect(settled.info.sha256).toBe(sha256);
+    }
+  });
+
+  test("a stored file replaced before it is read: the job fails as for a changed ETag, and the new version gets its own thumbnail", async () => {
+    const obj = await upload(org.admin, bucket.id, "i/replaced-file.png", await png(80, 60), { contentType: "image/png" });
+    await whenSettled(obj.id);
+    const base = server.services.deps;
+    const before = base.storage.localFile!(`${bucket.id}/i/replaced-file.png`)!;
+    // The job has found the version's file; a new version is published before the decoding opens it.
+    class ReplacedFirst extends CpuSlots {
+      override run<T>(work: () => Promise<T>): Promise<T> {
+        return super.run(async () => {
+          await upload(org.admin, bucket.id, "i/replaced-file.png", await png(90, 60), { contentType: "image/png" });
+          return work();
+        });
+      }
+    }
+    await db().update(derivatives).set({ state: "pending" }).where(eq(derivatives.objectId, obj.id));
+    const failed = await generateDerivatives(base, obj.id, { attempt: 1, attempts: 3 }, new ReplacedFirst(1)).then(() => null, (err: Error) => err);
+    expect(await Bun.file(before.path).exists()).toBe(false);
+    expect(failed?.message).toBe("The stored file changed after the upload was confirmed; confirm it again");
+    expect((await whenSettled(obj.id)).thumbnail).toMatchObject({ state: "ready", width: 90 });
+  });
+
   test("takes a cpu slot for its decoding only: with one slot, a second job reads its object while the first decodes, then waits for the slot", async () => {
     const a = await upload(org.admin, bucket.id, "i/slot-a.png", await png(400, 300), { contentType: "image/png" });
     const b = await upload(org.admin, bucket.id, "i/slot-b.png", await png(300, 400), { contentType: "image/png" });

@@ -115,6 +115,18 @@ describe("in-process GET and PUT", () => {
     expect((await read(large)).length).toBe(32 * 1024 * 1024 + 1);
   });
 
+  test("localFile: the file of the current version, removed once replaced; null for a missing key and over HTTP", async () => {
+    await direct.put("f/key", Buffer.from("first"), { contentType: "text/plain" });
+    const first = direct.localFile("f/key")!;
+    expect(first.info).toMatchObject({ size: 5, contentType: "text/plain", etag: `"${md5Hex(Buffer.from("first"))}"` });
+    expect(await Bun.file(first.path).text()).toBe("first");
+    await direct.put("f/key", Buffer.from("second"), { contentType: "text/plain" });
+    expect(await Bun.file(first.path).exists()).toBe(false);
+    expect(await Bun.file(direct.localFile("f/key")!.path).text()).toBe("second");
+    expect(direct.localFile("f/missing")).toBeNull();
+    expect(http.localFile("f/key")).toBeNull();
+  });
+
   test("the version opened is the version read, even when it is replaced before the bytes are", async () => {
     await direct.put("v/key", Buffer.from("first"), { contentType: "text/plain" });
     const got = await direct.get("v/key");

@@ -26,7 +26,7 @@ import { placeholderOf } from "./placeholder.ts";
 import { nicedHost } from "./render-pool.ts";
 import type { CpuSlots } from "../cpu-slots.ts";
 import { RENDERERS } from "./renderers.ts";
-import { downloadTo, readSmall, withTempDir } from "./source.ts";
+import { downloadTo, readSmall, renderSource, withTempDir } from "./source.ts";
 
 /**
  * The `derivatives.generate` job: the thumbnail (image, video poster, PDF first page, audio
@@ -75,6 +75,14 @@ async function render(deps: Deps, object: MediaRow, cpu: CpuSlots): Promise<Deco
     });
   // Most images are a few megabytes: a temporary file would cost more than the bytes in memory.
   if (renderer.inMemory && object.size <= IN_MEMORY_BYTES) {
+    // The embedded store's own file of this version: the render reads it where it runs, and the
+    // bytes are neither copied here nor sent to the picture process (bench/thumbs.ts: the copy
+    // into that message was the largest single cost of the worker's own thread).
+    const local = deps.storage.localFile?.(key);
+    if (local && sameVersion(local.info, object.etag) && local.info.size <= IN_MEMORY_BYTES) {
+      const decoded = await run({ ...base, file: "", dir: "", stored: { path: local.path, size: local.info.size } });
+      return { ...decoded, sha256: decoded.rendered.sha256! };
+    }
     const { bytes, sha256 } = await readSmall(deps.storage, key, { etag: object.etag, maxBytes: IN_MEMORY_BYTES });
     return { ...(await run({ ...base, file: "", bytes, dir: "" })), sha256 };
   }
@@ -99,7 +107,7 @@ export async function renderKind(w: WorkerConfig, kind: MediaKind, ctx: RenderCo
   const renderer = RENDERERS[kind];
   if (!renderer) throw new Unsupported(unsupportedKind(kind));
   if (w.nice > 0) return nicedHost({ nice: w.nice, idle: w.schedIdle }, w.toolTimeoutMs).derive(kind, ctx);
-  return renderer.render(ctx);
+  return renderSource(renderer, ctx);
 }
 
 /** What `info` learns from the thumbnail: the placeholder, and for pictures the hash that finds near-duplicates (media_similar). */
@@ -107,6 +115,9 @@ export async function thumbnailFacts(kind: MediaKind, thumbnail: Buffer): Promis
   const [placeholder, phash] = await Promise.all([placeholderOf(thumbnail), hasPicture(kind) ? phashOf(thumbnail) : undefined]);
   return phash === undefined ? { placeholder } : { placeholder, phash };
 }
+
+/** The object the job is for, as the store holds it now (a job without an ETag takes what is there, as readSmall does). */
+const sameVersion = (info: { etag: string | null }, etag: string | null) => !etag || !info.etag || info.etag === etag;
 
 /** Objects up to this size reach in-memory renderers (sharp) without a temporary file. */
 const IN_MEMORY_BYTES = 32 * 1024 * 1024;

@@ -4,6 +4,8 @@ import type { RenderedImage, RenderLimits } from "./render.ts";
 export interface Rendered {
   thumbnail: RenderedImage;
   info: Record<string, unknown>;
+  /** The source's SHA-256, when the render read the source itself (`RenderContext.stored`). */
+  sha256?: string;
 }
 
 
@@ -13,6 +15,12 @@ export interface RenderContext {
   file: string;
   /** Small objects for renderers that take them in memory: no temporary file is written. */
   bytes?: Buffer;
+  /**
+   * Instead of `bytes`: the store's own file of the version (ObjectStorage.localFile) and its
+   * size, read whole and hashed where the render runs (the picture process), so the bytes are
+   * not sent to it.
+   */
+  stored?: { path: string; size: number };
   /** Private to this job and removed afterwards. */
   dir: string;
   contentType: string;

@@ -4,7 +4,8 @@
  * so libvips' threads (and FFmpeg's, and pdf.js) run after the service's own work. Two kinds of
  * request over Bun's IPC channel (structured clone: bytes travel as they are):
  *   - `transform`: an on-the-fly render (sharpTransformer);
- *   - `derive`: an object's thumbnail and facts, by the renderer of its kind (renderers.ts).
+ *   - `derive`: an object's thumbnail and facts, by the renderer of its kind (renderers.ts), from
+ *     the bytes sent, or from the store's file of the version (`ctx.stored`), read here.
  * Every request gets one reply with its id: the result, or the error's class and message.
  */
 import type { MediaKind } from "../../domain/media/kind.ts";
@@ -12,6 +13,7 @@ import type { ImageTransform, TransformedImage } from "../../domain/ports/images
 import type { RenderContext, Rendered } from "./kinds.ts";
 import { lowerOwnAutogroup } from "./nice-command.ts";
 import { RENDERERS } from "./renderers.ts";
+import { renderSource } from "./source.ts";
 import { sharpTransformer } from "./transform.ts";
 
 lowerOwnAutogroup();
@@ -31,7 +33,7 @@ async function handle(m: HostRequest): Promise<HostReply> {
   const renderer = RENDERERS[m.kind];
   if (!renderer) throw new Error(`no renderer for ${m.kind}`);
   const bytes = asBuffer(m.ctx.bytes);
-  return { id: m.id, ok: true, rendered: await renderer.render({ ...m.ctx, ...(bytes ? { bytes } : {}) }) };
+  return { id: m.id, ok: true, rendered: await renderSource(renderer, { ...m.ctx, ...(bytes ? { bytes } : {}) }) };
 }
 
 process.on("message", async (m: HostRequest) => {
