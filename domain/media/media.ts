@@ -7,7 +7,8 @@ import { buckets, categories, mediaObjects, tags } from "../../db/schema/index.t
 import type { Caller } from "../access/caller.ts";
 import { assertBucketAllowed } from "../access/visibility.ts";
 import { preparedSql } from "../core/prepared.ts";
-import { idList, NO_VIEWS, signedViews, type ViewsRow, viewsOfRow, viewsOverPage, viewsRowOf } from "./view-rows.ts";
+import { idList, NO_VIEWS, rowVersionOf, signedViews, type ViewsRow, versionedViews, versionsOverPage, viewsOfRow, viewsOverPage, viewsRowOf } from "./view-rows.ts";
+import { keptViews } from "./view-cache.ts";
 import { type JsonBody, withTextField } from "../core/json-body.ts";
 import { resolveLiveObject } from "./object-refs.ts";
 import { touchSearch } from "../search/index-rows.ts";
@@ -90,6 +91,25 @@ const viewsById = (opts: { live: boolean }) =>
     sql`v.ord`,
   );
 
+/** The organization's views by id with their versions, for the views keptViews does not hold (any object, deleted or not: the versions decide). */
+const VERSIONED_BY_ID = {
+  name: "media_views_versioned",
+  build: () =>
+    versionedViews(
+      sql`select ${viewColumns}, ${rowVersionOf(sql`o`)} as row_version from unnest(string_to_array(${p("ids")}, ',')::uuid[]) u(id)
+        join media_objects o on o.id = u.id where o.org_id = ${p("orgId")}`,
+    ),
+};
+
+/** The versions (versionsOverPage) of the organization's live objects whose ids are `ids`, in that order. */
+const versionsById = () =>
+  versionsOverPage(
+    sql`select ${viewColumns}, ${rowVersionOf(sql`o`)} as row_version, u.ord from unnest(string_to_array(${p("ids")}, ',')::uuid[]) with ordinality u(id, ord)
+      join media_objects o on o.id = u.id
+      where o.org_id = ${p("orgId")} and o.deleted_at is null`,
+    sql`v.ord`,
+  );
+
 /**
  * The media_get read: loadMediaView, from a replica when one may serve it (a write's own answer
  * reads the primary), with the signed thumbnail path a listing's row carries.
@@ -153,10 +173,19 @@ export async function listMedia(primary: Deps, caller: Caller, q: MediaQuery): P
   const facts = await factFilterCondition(deps, caller, q);
   const column = { created_at: mediaObjects.createdAt, size: mediaObjects.size, key: mediaObjects.key }[q.sort];
   const dir = q.order === "asc" ? asc : desc;
+  const pageOrder = sql`v.${sql.identifier(q.sort)} ${sql.raw(q.order)}, v.id ${sql.raw(q.order)}`;
   const listing = (cond: SQL | undefined, bounds: SQL) =>
-    viewsOverPage(
-      sql`${deps.db.select(mediaViewColumns).from(mediaObjects).where(cond).orderBy(dir(column), dir(mediaObjects.id)).getSQL()} ${bounds}`,
-      sql`v.${sql.identifier(q.sort)} ${sql.raw(q.order)}, v.id ${sql.raw(q.order)}`,
+    viewsOverPage(sql`${deps.db.select(mediaViewColumns).from(mediaObjects).where(cond).orderBy(dir(column), dir(mediaObjects.id)).getSQL()} ${bounds}`, pageOrder);
+  // The same page, its views' versions only (see unfilteredPages).
+  listing.versions = (cond: SQL | undefined, bounds: SQL) =>
+    versionsOverPage(
+      sql`${deps.db
+        .select({ ...mediaViewColumns, rowVersion: sql<string>`${rowVersionOf(sql`${mediaObjects}`)}`.as("row_version") })
+        .from(mediaObjects)
+        .where(cond)
+        .orderBy(dir(column), dir(mediaObjects.id))
+        .getSQL()} ${bounds}`,
+      pageOrder,
     );
   const filtered = Boolean(q.kind || q.search || tagSlugs.length || categorySlugs.length || facts || q.folder !== undefined);
   // Outside a restricted key's bucket: 404 or 403 as everywhere (resolveBucket throws either).
@@ -219,25 +248,40 @@ const FIRST_PAGE_SIZES: ReadonlySet<number> = new Set([DEFAULT_LIMIT, 100, MAX_L
  * pending deltas, no count over a million rows), and it drives the statement, so an empty
  * page still carries it and no row at all means the bucket is not the organization's (404).
  * The bucket check, the page and the total were three statements, two of them holding a
- * pooled connection at once.
+ * pooled connection at once. The statement answers the page's view versions, not its views:
+ * the views kept for those versions are taken as they are, and only the others are written by
+ * PostgreSQL (keptViews, a second statement when any is missing).
  */
-async function unfilteredPages(deps: Deps, caller: Caller, q: MediaQuery, listing: (cond: SQL | undefined, bounds: SQL) => SQL): Promise<ViewsPage> {
+async function unfilteredPages(deps: Deps, caller: Caller, q: MediaQuery, listing: Listing): Promise<ViewsPage> {
   const bucketId = q.bucketId ?? caller.bucketId;
   const first = q.offset === 0 && FIRST_PAGE_SIZES.has(q.limit);
   const total = bucketId
     ? sql`select ${keptCounter("b", "object_count")} as n from buckets b where b.id = ${p("bucketId")} and b.org_id = ${p("orgId")}`
     : sql`select ${keptCounter("u", "object_count")} as n from org_usage u where u.org_id = ${p("orgId")}`;
+  const cond = () => and(eq(mediaObjects.orgId, p("orgId")), isNull(mediaObjects.deletedAt), bucketId ? eq(mediaObjects.bucketId, p("bucketId")) : undefined);
+  const bounds = () => (first ? sql.raw(`limit ${q.limit}`) : sql`limit ${p("limit")} offset ${p("offset")}`);
+  const name = `${q.sort}_${q.order}${bucketId ? "_bucket" : ""}${first ? `_first${q.limit}` : ""}`;
+  const values = { orgId: caller.orgId, bucketId, ...(first ? {} : { limit: q.limit, offset: q.offset }) };
+  // The page's versions first: the views kept for them are taken as they are (view-cache.ts).
+  const [versioned] = rowsOf<{ total: string | number; versions: string | null; n: number | null }>(
+    await preparedSql(deps.db, `media_page_versions_${name}`, () => sql`with total as (${total})
+        select total.n as total, pv.* from total, (${listing.versions(cond(), bounds())}) pv`).execute(values),
+  );
+  if (!versioned && bucketId) throw errors.notFound("Bucket");
+  if (!versioned) return { ...NO_VIEWS, total: 0 };
+  const kept = await keptViews(deps.db, caller.orgId, versioned.versions ?? "", VERSIONED_BY_ID);
+  if (kept) return { ...kept, total: Number(versioned.total) };
+  // A row changed between the two statements: the page and its views under one snapshot.
   const [row] = rowsOf<ViewsRow & { total: string | number }>(
-    await preparedSql(deps.db, `media_page_${q.sort}_${q.order}${bucketId ? "_bucket" : ""}${first ? `_first${q.limit}` : ""}`, () => {
-      const cond = and(eq(mediaObjects.orgId, p("orgId")), isNull(mediaObjects.deletedAt), bucketId ? eq(mediaObjects.bucketId, p("bucketId")) : undefined);
-      const bounds = first ? sql.raw(`limit ${q.limit}`) : sql`limit ${p("limit")} offset ${p("offset")}`;
-      return sql`with total as (${total})
-        select total.n as total, pv.* from total, (${listing(cond, bounds)}) pv`;
-    }).execute({ orgId: caller.orgId, bucketId, ...(first ? {} : { limit: q.limit, offset: q.offset }) }),
+    await preparedSql(deps.db, `media_page_${name}`, () => sql`with total as (${total})
+        select total.n as total, pv.* from total, (${listing(cond(), bounds())}) pv`).execute(values),
   );
   if (!row && bucketId) throw errors.notFound("Bucket");
   return row ? { ...row, total: Number(row.total) } : { ...NO_VIEWS, total: 0 };
 }
+
+/** A listing's page as views (viewsOverPage), and as their versions (versionsOverPage). */
+type Listing = ((cond: SQL | undefined, bounds: SQL) => SQL) & { versions: (cond: SQL | undefined, bounds: SQL) => SQL };
 
 /** A key search's page as kept: its objects' ids in order, and the total. */
 interface KeySearchHits {
@@ -251,21 +295,26 @@ interface KeySearchHits {
  * organization's search rows changed: the search rows are one per live object, rewritten in
  * the transaction of every change to its key, bucket, size or deletion, so a change to what
  * the search matches or sorts on is a change row. Finding and counting the matches (a heap
- * block read per match) is skipped; the views are read afresh by id, as a search's are.
+ * block read per match) is skipped; the page's view versions are read by id, and the views kept
+ * for them taken as they are (keptViews).
  * Only where the listing reads the primary: the change rows are checked there.
  */
 async function keptKeySearch(deps: Deps, caller: Caller, q: MediaQuery & { search: string }): Promise<ViewsPage> {
   const cache = answerCacheFor(deps.db);
   const bucketId = q.bucketId ?? caller.bucketId ?? null;
   const key = `media_key_search ${JSON.stringify([caller.orgId, bucketId, q.search, q.sort, q.order, q.limit, q.offset])}`;
-  // A kept page's views are read in the statement that checks it: one round trip, as the search.
-  const { hits: kept, taken, along } = await cache.lookupAlong<KeySearchHits, ViewsRow>(deps.db, caller.orgId, key, {
-    name: "media_key_search_kept",
-    sql: () => viewsById({ live: true }),
+  // A kept page's view versions are read in the statement that checks it: one round trip, as the search.
+  const { hits: kept, taken, along } = await cache.lookupAlong<KeySearchHits, { versions: string | null }>(deps.db, caller.orgId, key, {
+    name: "media_key_search_kept_versions",
+    sql: versionsById,
     values: (hits) => ({ ids: hits.ids.join(",") }),
   });
   cache.prune(deps.db, (err) => deps.log.warn("search_changes prune failed", { err: String(err) }));
-  if (kept) return { ...along!, total: kept.total };
+  if (kept) {
+    const views = await keptViews(deps.db, caller.orgId, along!.versions ?? "", VERSIONED_BY_ID);
+    if (views) return { ...views, total: kept.total };
+    // A row changed between the two statements: the search again, the page and its views under one snapshot.
+  }
   const found = await keySearchPages(deps, caller, q);
   // No match, nothing kept: an empty answer costs little to find again, and its bucket may be
   // deleted with no change row (only an empty bucket can be), which must then answer 404.

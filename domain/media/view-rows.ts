@@ -39,11 +39,23 @@ export function viewsOverPage(page: SQL, orderBy: SQL): SQL {
   return sql`with page as (${page})
     select coalesce('[' || string_agg(j.view::text, ',' order by ${orderBy}) || ']', '[]') as views, count(*)::int as n,
       coalesce(string_agg(v.id::text, ',' order by ${orderBy}), '') as ids,
-      coalesce(bool_or(v.t_state = 'ready' and v.t_etag is not null), false) as marked from (
-      select page.*, d.state as t_state, d.width as t_width, d.height as t_height, d.content_type as t_content_type, d.etag as t_etag
+      coalesce(bool_or(${MARKED}), false) as marked from (${withThumbnail(false)}) v, lateral (${VIEW}) j`;
+}
+
+/**
+ * A page's rows with their thumbnail's columns (`t_*`), over the CTE `page`; `versioned`: also
+ * the thumbnail row's version, `t_version` (see ROW_VERSION).
+ */
+const withThumbnail = (versioned: boolean) => sql`select page.*, d.state as t_state, d.width as t_width, d.height as t_height, d.content_type as t_content_type, d.etag as t_etag
+      ${versioned ? sql`, d.xmin::text || '/' || d.ctid::text as t_version` : sql``}
       from page
-      left join derivatives d on d.object_id = page.id and d.variant = ${sql.raw(`'${THUMBNAIL}'`)}
-    ) v, lateral (select row_to_json(r) as view from (select
+      left join derivatives d on d.object_id = page.id and d.variant = ${sql.raw(`'${THUMBNAIL}'`)}`;
+
+/** Whether a view row `v` carries a path to sign. */
+const MARKED = sql`v.t_state = 'ready' and v.t_etag is not null`;
+
+/** One view's JSON, `view`, from a row `v` of withThumbnail. */
+const VIEW = sql`select row_to_json(r) as view from (select
       v.id as "id", v.bucket_id as "bucketId", v.key as "key", substring(v.key from '[^/]*$') as "fileName",
       v.size as "size", v.content_type as "contentType", v.kind as "kind", v.etag as "etag",
       v.metadata as "metadata", v.info as "info",
@@ -56,7 +68,42 @@ export function viewsOverPage(page: SQL, orderBy: SQL): SQL {
       end as "thumbnail",
       coalesce(v.labels->'tags', '[]'::jsonb) as "tags", coalesce(v.labels->'categories', '[]'::jsonb) as "categories",
       ${isoTimeOf(sql`v.created_at`)} as "createdAt", ${isoTimeOf(sql`v.updated_at`)} as "updatedAt"
-    ) r) j`;
+    ) r`;
+
+/**
+ * A view's version: the versions of the two rows it is written from, the object's media_objects
+ * row and its thumbnail's derivatives row, each as the row version's transaction id (xmin) and
+ * place (ctid). PostgreSQL never changes a row version in place: every change writes a new
+ * version, at a new place, so the same pair names the same content, and a view kept under it
+ * (view-cache.ts) is the view PostgreSQL would write now. (The same transaction writing a row
+ * twice leaves two versions at two places; a place is reused only by a later transaction, once
+ * the version there is dead.) A page's select writes its media_objects part as `row_version`
+ * (rowVersionOf); the token is `<id>/<xmin>/<ctid>/<thumbnail xmin>/<thumbnail ctid>`, the
+ * thumbnail's part empty when it has none.
+ */
+export const rowVersionOf = (table: SQL) => sql`(${table}.xmin::text || '/' || ${table}.ctid::text)`;
+const VERSION = sql`v.id::text || '/' || v.row_version || '/' || coalesce(v.t_version, '')`;
+
+/**
+ * The versions of a page's views (see rowVersionOf), in the page's order, as one row: `versions`,
+ * the tokens space-separated, and `n`. The page selects what viewsOverPage's does, and
+ * `row_version`. What the views cost PostgreSQL to write (two thirds of a listing's statement) is
+ * left to the views not kept (keptViews).
+ */
+export function versionsOverPage(page: SQL, orderBy: SQL): SQL {
+  return sql`with page as (${page})
+    select coalesce(string_agg(${VERSION}, ' ' order by ${orderBy}), '') as versions, count(*)::int as n
+    from (${withThumbnail(true)}) v`;
+}
+
+/**
+ * One row per view of a page, with its version (`version`, `view` as text, `marked`), for the
+ * views keptViews does not hold. The page selects `row_version` too.
+ */
+export function versionedViews(page: SQL): SQL {
+  return sql`with page as (${page})
+    select ${VERSION} as version, j.view::text as view, (${MARKED}) is true as marked
+    from (${withThumbnail(true)}) v, lateral (${VIEW}) j`;
 }
 
 /** A timestamptz as Date's toISOString writes it, whatever the session's time zone. */

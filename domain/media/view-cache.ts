@@ -1,0 +1,121 @@
+import type { SQL } from "drizzle-orm";
+import { type Db, rowsOf } from "../../db/client.ts";
+import { preparedSql } from "../core/prepared.ts";
+import type { ViewsRow } from "./view-rows.ts";
+
+/**
+ * Media views' JSON text, kept by the versions of the rows they were written from
+ * (view-rows.ts, rowVersionOf), for the listings asked most: a page of 100 views cost PostgreSQL
+ * two thirds of the listing's statement to write (16 µs a view), every time, for views that had
+ * not changed. A listing now asks PostgreSQL for its page's versions and takes each view whose
+ * versions are kept; the others are written by PostgreSQL and kept.
+ *
+ * Never stale: a version names one content of both rows (PostgreSQL writes every change as a new
+ * row version at a new place), so a kept view is the view PostgreSQL would write now, whichever
+ * code or instance changed the rows. Per process and per database handle (two databases, or a
+ * database and its copy, may hold the same version with different content): nothing is told to
+ * other instances. Kept views go after TTL_MS, long before transaction ids could come round
+ * again, and the least recently used first beyond MAX_BYTES.
+ */
+const TTL_MS = 10 * 60_000;
+const MAX_BYTES = 16 * 1024 * 1024;
+
+interface Kept {
+  text: string;
+  /** Whether the text holds a thumbnail path to sign (view-rows.ts, signedViews). */
+  marked: boolean;
+  at: number;
+}
+
+export class ViewCache {
+  private readonly entries = new Map<string, Kept>();
+  private bytes = 0;
+
+  constructor(private readonly now: () => number = () => performance.now()) {}
+
+  get(version: string): Kept | undefined {
+    const kept = this.entries.get(version);
+    if (!kept) return undefined;
+    this.entries.delete(version);
+    if (this.now() - kept.at > TTL_MS) {
+      this.bytes -= size(version, kept);
+      return undefined;
+    }
+    // Most recently used last: the Map's order is the order they go in.
+    this.entries.set(version, kept);
+    return kept;
+  }
+
+  set(version: string, text: string, marked: boolean): void {
+    const old = this.entries.get(version);
+    if (old) {
+      this.entries.delete(version);
+      this.bytes -= size(version, old);
+    }
+    const kept = { text, marked, at: this.now() };
+    this.entries.set(version, kept);
+    this.bytes += size(version, kept);
+    for (const [v, k] of this.entries) {
+      if (this.bytes <= MAX_BYTES) break;
+      this.entries.delete(v);
+      this.bytes -= size(v, k);
+    }
+  }
+
+  /** Views kept, and their bytes (tests, diagnostics). */
+  get stats(): { views: number; bytes: number } {
+    return { views: this.entries.size, bytes: this.bytes };
+  }
+}
+
+/** Two bytes a character, and the entry's own overhead. */
+const size = (version: string, kept: Kept) => 2 * (version.length + kept.text.length) + 64;
+
+const caches = new WeakMap<Db, ViewCache>();
+
+export function viewCacheFor(db: Db): ViewCache {
+  let cache = caches.get(db);
+  if (!cache) caches.set(db, (cache = new ViewCache()));
+  return cache;
+}
+
+/** The id a version token starts with. */
+const idOf = (version: string) => version.slice(0, version.indexOf("/"));
+
+/**
+ * The views of a page whose versions are `versions` (versionsOverPage's answer), of the
+ * organization `orgId`: kept ones as kept, the rest written by PostgreSQL by id (`versioned`, a
+ * versionedViews statement over the placeholders `ids` and `orgId`) and kept. null when a row
+ * changed between the two statements (a view read is not the version the page was cut from):
+ * the caller then answers from one statement, the page and its views under one snapshot.
+ */
+export async function keptViews(db: Db, orgId: string, versions: string, versioned: { name: string; build: () => SQL }): Promise<ViewsRow | null> {
+  if (!versions) return { views: "[]", n: 0, ids: "", marked: false };
+  const cache = viewCacheFor(db);
+  const tokens = versions.split(" ");
+  const texts: string[] = new Array(tokens.length);
+  const missing: number[] = [];
+  let marked = false;
+  for (let i = 0; i < tokens.length; i++) {
+    const kept = cache.get(tokens[i]!);
+    if (!kept) missing.push(i);
+    else {
+      texts[i] = kept.text;
+      marked ||= kept.marked;
+    }
+  }
+  if (missing.length > 0) {
+    const rows = rowsOf<{ version: string; view: string; marked: boolean }>(
+      await preparedSql(db, versioned.name, versioned.build).execute({ ids: missing.map((i) => idOf(tokens[i]!)).join(","), orgId }),
+    );
+    const written = new Map(rows.map((r) => [r.version, r]));
+    for (const r of rows) cache.set(r.version, r.view, r.marked);
+    for (const i of missing) {
+      const r = written.get(tokens[i]!);
+      if (!r) return null;
+      texts[i] = r.view;
+      marked ||= r.marked;
+    }
+  }
+  return { views: `[${texts.join(",")}]`, n: tokens.length, ids: tokens.map(idOf).join(","), marked };
+}
