@@ -92,7 +92,7 @@ const viewsById = (opts: { live: boolean }) =>
   );
 
 /** The organization's views by id with their versions, for the views keptViews does not hold (any object, deleted or not: the versions decide). */
-const VERSIONED_BY_ID = {
+export const VERSIONED_BY_ID = {
   name: "media_views_versioned",
   build: () =>
     versionedViews(
@@ -255,27 +255,26 @@ const FIRST_PAGE_SIZES: ReadonlySet<number> = new Set([DEFAULT_LIMIT, 100, MAX_L
 async function unfilteredPages(deps: Deps, caller: Caller, q: MediaQuery, listing: Listing): Promise<ViewsPage> {
   const bucketId = q.bucketId ?? caller.bucketId;
   const first = q.offset === 0 && FIRST_PAGE_SIZES.has(q.limit);
-  const total = bucketId
-    ? sql`select ${keptCounter("b", "object_count")} as n from buckets b where b.id = ${p("bucketId")} and b.org_id = ${p("orgId")}`
-    : sql`select ${keptCounter("u", "object_count")} as n from org_usage u where u.org_id = ${p("orgId")}`;
-  const cond = () => and(eq(mediaObjects.orgId, p("orgId")), isNull(mediaObjects.deletedAt), bucketId ? eq(mediaObjects.bucketId, p("bucketId")) : undefined);
-  const bounds = () => (first ? sql.raw(`limit ${q.limit}`) : sql`limit ${p("limit")} offset ${p("offset")}`);
-  const name = `${q.sort}_${q.order}${bucketId ? "_bucket" : ""}${first ? `_first${q.limit}` : ""}`;
-  const values = { orgId: caller.orgId, bucketId, ...(first ? {} : { limit: q.limit, offset: q.offset }) };
+  const values: Record<string, unknown> = { orgId: caller.orgId, bucketId, ...(first ? {} : { limit: q.limit, offset: q.offset }) };
+  // `v` writes a value: a placeholder of the prepared statement, or the value itself.
+  const statement = (v: (name: string) => SQL | ReturnType<typeof p>, views: boolean) => {
+    const total = bucketId
+      ? sql`select ${keptCounter("b", "object_count")} as n from buckets b where b.id = ${v("bucketId")} and b.org_id = ${v("orgId")}`
+      : sql`select ${keptCounter("u", "object_count")} as n from org_usage u where u.org_id = ${v("orgId")}`;
+    const cond = and(eq(mediaObjects.orgId, v("orgId")), isNull(mediaObjects.deletedAt), bucketId ? eq(mediaObjects.bucketId, v("bucketId")) : undefined);
+    const bounds = first ? sql.raw(`limit ${q.limit}`) : sql`limit ${v("limit")} offset ${v("offset")}`;
+    return sql`with total as (${total}) select total.n as total, pv.* from total, (${(views ? listing : listing.versions)(cond, bounds)}) pv`;
+  };
   // The page's versions first: the views kept for them are taken as they are (view-cache.ts).
-  const [versioned] = rowsOf<{ total: string | number; versions: string | null; n: number | null }>(
-    await preparedSql(deps.db, `media_page_versions_${name}`, () => sql`with total as (${total})
-        select total.n as total, pv.* from total, (${listing.versions(cond(), bounds())}) pv`).execute(values),
-  );
+  const name = `media_page_versions_${q.sort}_${q.order}${bucketId ? "_bucket" : ""}${first ? `_first${q.limit}` : ""}`;
+  const [versioned] = rowsOf<{ total: string | number; versions: string | null }>(await preparedSql(deps.db, name, () => statement(p, false)).execute(values));
   if (!versioned && bucketId) throw errors.notFound("Bucket");
   if (!versioned) return { ...NO_VIEWS, total: 0 };
   const kept = await keptViews(deps.db, caller.orgId, versioned.versions ?? "", VERSIONED_BY_ID);
   if (kept) return { ...kept, total: Number(versioned.total) };
-  // A row changed between the two statements: the page and its views under one snapshot.
-  const [row] = rowsOf<ViewsRow & { total: string | number }>(
-    await preparedSql(deps.db, `media_page_${name}`, () => sql`with total as (${total})
-        select total.n as total, pv.* from total, (${listing(cond(), bounds())}) pv`).execute(values),
-  );
+  // A row changed between the two statements: the page and its views under one snapshot, in a
+  // statement not kept prepared (it is rare; prepared, each connection would keep one per shape).
+  const [row] = rowsOf<ViewsRow & { total: string | number }>(await deps.db.execute(statement((n) => sql`${values[n]}`, true)));
   if (!row && bucketId) throw errors.notFound("Bucket");
   return row ? { ...row, total: Number(row.total) } : { ...NO_VIEWS, total: 0 };
 }

@@ -5,6 +5,8 @@
 import { describe, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
 import { rowsOf } from "../../db/client.ts";
+import { prepared, preparedSql } from "../../domain/core/prepared.ts";
+import { VERSIONED_BY_ID } from "../../domain/media/media.ts";
 import { keptViews, ViewCache, viewCacheFor } from "../../domain/media/view-cache.ts";
 import { eventually } from "../support/eventually.ts";
 import { withServerAndOrg } from "../support/fixtures.ts";
@@ -18,10 +20,25 @@ let server: TestServer;
 let org: TestOrg;
 let bucket: { id: string };
 let objects: Row[];
+/** While set, the statement that writes the views not kept answers other versions than asked: a row changed in between. */
+let changedInBetween = 0;
 
 withServerAndOrg({
   ready: async (ctx) => {
     ({ server, org } = ctx);
+    // Before any listing builds it: the statement keptViews writes missing views with, able to
+    // answer as if each row had changed since the page's versions were read.
+    const db = ctx.server.services.deps.db;
+    const real = preparedSql(db, "test_views_versioned", VERSIONED_BY_ID.build);
+    prepared(db, VERSIONED_BY_ID.name, () => ({
+      async execute(values: Record<string, unknown>) {
+        const rows = rowsOf<{ version: string }>(await real.execute(values));
+        if (changedInBetween === 0) return rows;
+        changedInBetween--;
+        // Another version, and a view that must not be served: what a row changed meanwhile would answer.
+        return rows.map((r) => ({ ...r, version: `${r.version}~`, view: JSON.stringify({ id: "not this version" }) }));
+      },
+    }));
     bucket = (await org.admin.post("/api/buckets", { name: "kept-views" })).body;
     objects = [];
     for (let i = 0; i < 4; i++) objects.push(await upload(org.admin, bucket.id, `kept/photo-${i}.png`, await png(40 + i, 30), { contentType: "image/png" }));
@@ -71,6 +88,27 @@ describe("the unfiltered listing", () => {
     expect(byId(await list()).has(d.id)).toBe(false);
     await db().execute(sql`update media_objects set deleted_at = null where id = ${d.id}`);
     expect(byId(await list()).has(d.id)).toBe(true);
+  });
+
+  test("a row changed between the page's versions and its views: the page and its views are read again in one statement", async () => {
+    const [a] = objects as [Row];
+    await db().execute(sql`update media_objects set metadata = '{"race": "lost"}'::jsonb where id = ${a.id}`);
+    changedInBetween = 1;
+    const page = await list();
+    expect(changedInBetween).toBe(0);
+    expect(byId(page).get(a.id)!.metadata).toEqual({ race: "lost" });
+    expect(page.total).toBe(objects.length);
+    await agreesWithGet(page);
+    expect(await list()).toEqual(page);
+    // The same for a key search asked again.
+    const search = async () => (await org.admin.get(`/api/media?bucketId=${bucket.id}&search=photo-0`)).body;
+    await search();
+    await db().execute(sql`update media_objects set metadata = '{"race": "again"}'::jsonb where id = ${a.id}`);
+    changedInBetween = 1;
+    const found = await search();
+    expect(changedInBetween).toBe(0);
+    expect(found.data[0].metadata).toEqual({ race: "again" });
+    expect(found.total).toBe(1);
   });
 
   test("the same transaction writing a row twice: the version read is the last one", async () => {
