@@ -74,6 +74,13 @@ type ViewsOfOptions = { live: true; primary: Pick<Deps, "db" | "clock"> } | { li
 /** viewsOf's views as JSON text (signed), with their ids in order (comma-separated). */
 export async function viewsTextOf(deps: Pick<Deps, "db" | "clock">, orgId: string, ids: string[], opts: ViewsOfOptions): Promise<{ views: string; ids: string }> {
   if (ids.length === 0) return { views: "[]", ids: "" };
+  if (opts.live) {
+    // The views' versions first, and the views kept for them as they are (view-cache.ts).
+    const [row] = rowsOf<{ versions: string | null }>(await preparedSql(deps.db, "media_view_versions_live", versionsById).execute({ ids: ids.join(","), orgId }));
+    const kept = await keptViews(deps.db, orgId, row?.versions ?? "", VERSIONED_BY_ID);
+    if (kept) return { views: await signedViews(opts.primary, orgId, kept), ids: kept.ids };
+    // A row changed between the two statements: the views under one snapshot.
+  }
   // Prepared by name: its generic plan (an index probe per id) serves one id or 200 alike.
   const found = viewsRowOf(await preparedSql(deps.db, opts.live ? "media_views_live" : "media_views", () => viewsById(opts)).execute({ ids: ids.join(","), orgId }));
   return { views: await signedViews(opts.live ? opts.primary : null, orgId, found), ids: found.ids };

@@ -138,6 +138,24 @@ describe("a key search asked again", () => {
   });
 });
 
+describe("a search's page", () => {
+  test("takes kept views; a change to a view is in the next answer; a row changed between the two statements is read again", async () => {
+    const target = objects[3]!;
+    const search = async () => (await org.admin.get(`/api/search?q=photo-3&bucketId=${bucket.id}`)).body;
+    const first = await search();
+    expect(first.media.map((o: Row) => o.id)).toEqual([target.id]);
+    expect(await search()).toEqual(first);
+    await db().execute(sql`update media_objects set info = info || '{"searched": 1}'::jsonb where id = ${target.id}`);
+    expect((await search()).media[0].info.searched).toBe(1);
+    await db().execute(sql`update media_objects set info = info || '{"searched": 2}'::jsonb where id = ${target.id}`);
+    changedInBetween = 1;
+    const again = await search();
+    expect(changedInBetween).toBe(0);
+    expect(again.media[0].info.searched).toBe(2);
+    await agreesWithGet({ data: again.media });
+  });
+});
+
 describe("keptViews", () => {
   const versionsOf = async (ids: string[]) =>
     rowsOf<{ versions: string }>(
