@@ -32,6 +32,8 @@ export default {
         expect(MEDIA_SORTS.length * 2 * 2 * (firstPages + 1)).toBe(48);
       },
     },
+    { says: "content), up to 16 MiB per database;", by: { file: "test/integration/view-cache.test.ts", test: "past the byte bound the least recently used go first" } },
+    { says: "the unfiltered listing and a key search asked again read their page's row versions", by: { file: "test/integration/view-cache.test.ts", test: "every change to a view's rows is in the next listing" } },
     { says: "every PostgreSQL search reads up to 10,000 index rows on the primary.", by: { file: "test/integration/search-exact-limit.test.ts", test: "10,000 matches: exact; one more: a lower bound of 10,000" } },
     { says: "every PostgreSQL search reads up to 10,000 index rows on the primary.", check: defaults({ SEARCH_EXACT_LIMIT: 10_000 }) },
     {
@@ -79,6 +81,7 @@ export default {
     },
   ],
   notPromises: [
+    { says: "page of 100 then cost PostgreSQL 0.24 ms instead of 0.92", why: "measured by npm run bench -- peer --loaded (bench/notes/2026-11-30-kept-views.md); a measurement on one machine" },
     { says: "so they are short: an object's view takes about 0.2 ms to read", why: "measured by npx bun bench/pglite-calls.ts (bench/results/pglite-calls.md, 176 µs per call); a measurement on one machine" },
     { says: "| signed download URL (egress recorded) | 0.33 ms | 3,000/s |", why: PEER },
     { says: "| object metadata | 0.19 ms | 5,000/s |", why: PEER },
