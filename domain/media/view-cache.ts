@@ -29,6 +29,8 @@ interface Kept {
 
 export class ViewCache {
   private readonly entries = new Map<string, Kept>();
+  /** Each object's version kept last: what a statement that knows its ids is told it need not write. */
+  private readonly latest = new Map<string, string>();
   private bytes = 0;
 
   constructor(private readonly now: () => number = () => performance.now()) {}
@@ -38,7 +40,7 @@ export class ViewCache {
     if (!kept) return undefined;
     this.entries.delete(version);
     if (this.now() - kept.at > TTL_MS) {
-      this.bytes -= size(version, kept);
+      this.forget(version, kept);
       return undefined;
     }
     // Most recently used last: the Map's order is the order they go in.
@@ -54,17 +56,34 @@ export class ViewCache {
     }
     const kept = { text, marked, at: this.now() };
     this.entries.set(version, kept);
+    this.latest.set(idOf(version), version);
     this.bytes += size(version, kept);
     for (const [v, k] of this.entries) {
       if (this.bytes <= MAX_BYTES) break;
       this.entries.delete(v);
-      this.bytes -= size(v, k);
+      this.forget(v, k);
     }
   }
 
+  /** The versions kept for these objects (the last kept of each), space-separated. */
+  knownFor(ids: readonly string[]): string {
+    const known: string[] = [];
+    for (const id of ids) {
+      const version = this.latest.get(id);
+      if (version) known.push(version);
+    }
+    return known.join(" ");
+  }
+
+  private forget(version: string, kept: Kept): void {
+    this.bytes -= size(version, kept);
+    const id = idOf(version);
+    if (this.latest.get(id) === version) this.latest.delete(id);
+  }
+
   /** Views kept, and their bytes (tests, diagnostics). */
-  get stats(): { views: number; bytes: number } {
-    return { views: this.entries.size, bytes: this.bytes };
+  get stats(): { views: number; bytes: number; objects: number } {
+    return { views: this.entries.size, bytes: this.bytes, objects: this.latest.size };
   }
 }
 
@@ -118,4 +137,36 @@ export async function keptViews(db: Db, orgId: string, versions: string, version
     }
   }
   return { views: `[${texts.join(",")}]`, n: tokens.length, ids: tokens.map(idOf).join(","), marked };
+}
+
+/**
+ * The views of a viewsUnlessKnown answer (`entries`): each written one is kept, each one left
+ * out is taken as kept. null when a view left out is no longer kept (dropped since `known` was
+ * read): the caller reads the views again, all written.
+ */
+export function viewsOfEntries(db: Db, entries: string): ViewsRow | null {
+  if (!entries) return { views: "[]", n: 0, ids: "", marked: false };
+  const cache = viewCacheFor(db);
+  const rows = entries.split("\x02");
+  const texts: string[] = new Array(rows.length);
+  const ids: string[] = new Array(rows.length);
+  let marked = false;
+  for (let i = 0; i < rows.length; i++) {
+    const entry = rows[i]!;
+    const a = entry.indexOf("\x01");
+    const b = entry.indexOf("\x01", a + 1);
+    const version = entry.slice(0, a);
+    const isMarked = entry.charCodeAt(a + 1) === 49; // "1"
+    let text = entry.slice(b + 1);
+    if (text) cache.set(version, text, isMarked);
+    else {
+      const kept = cache.get(version);
+      if (!kept) return null;
+      text = kept.text;
+    }
+    texts[i] = text;
+    ids[i] = idOf(version);
+    marked ||= isMarked;
+  }
+  return { views: `[${texts.join(",")}]`, n: rows.length, ids: ids.join(","), marked };
 }

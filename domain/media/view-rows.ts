@@ -97,6 +97,23 @@ export function versionsOverPage(page: SQL, orderBy: SQL): SQL {
 }
 
 /**
+ * A page's views whose ids are known before the statement (a search's page, a kept key search),
+ * written only where their versions are not among `known` (a placeholder: the versions kept,
+ * space-separated): one row, `entries`, each view's `<version>\x01<1 if marked, else 0>\x01<its JSON,
+ * or nothing when kept>`, joined by \x02, in the page's order. PostgreSQL's JSON text never holds a
+ * control character (it escapes them), so neither separator can occur inside a view. The page
+ * selects what viewsOverPage's does, and `row_version`.
+ */
+export function viewsUnlessKnown(page: SQL, orderBy: SQL): SQL {
+  return sql`with page as (${page})
+    select coalesce(string_agg(x.version || chr(1) || x.marked || chr(1) || coalesce(x.view, ''), chr(2) order by x.o), '') as entries from (
+      select ${VERSION} as version, case when ${MARKED} then '1' else '0' end as marked, row_number() over (order by ${orderBy}) as o,
+        case when ${VERSION} = any(string_to_array(${sql.placeholder("known")}, ' ')) then null else (${VIEW})::text end as view
+      from (${withThumbnail(true)}) v
+    ) x`;
+}
+
+/**
  * One row per view of a page, with its version (`version`, `view` as text, `marked`), for the
  * views keptViews does not hold. The page selects `row_version` too.
  */

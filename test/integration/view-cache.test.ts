@@ -8,6 +8,7 @@ import { rowsOf } from "../../db/client.ts";
 import { prepared, preparedSql } from "../../domain/core/prepared.ts";
 import { VERSIONED_BY_ID } from "../../domain/media/media.ts";
 import { keptViews, ViewCache, viewCacheFor } from "../../domain/media/view-cache.ts";
+import { rowVersionOf, viewsUnlessKnown } from "../../domain/media/view-rows.ts";
 import { eventually } from "../support/eventually.ts";
 import { withServerAndOrg } from "../support/fixtures.ts";
 import { png } from "../support/media-files.ts";
@@ -52,6 +53,27 @@ withServerAndOrg({
 const db = () => server.services.deps.db;
 const list = async (query = "") => (await org.admin.get(`/api/media?bucketId=${bucket.id}&limit=100${query}`)).body;
 const byId = (page: Row) => new Map<string, Row>(page.data.map((o: Row) => [o.id, o]));
+/** The current version token of an object's view (view-rows.ts, rowVersionOf). */
+async function versionOf(id: string): Promise<string> {
+  return rowsOf<{ v: string }>(
+    await db().execute(sql`select o.id::text || '/' || o.xmin::text || '/' || o.ctid::text || '/' || coalesce(d.xmin::text || '/' || d.ctid::text, '') as v
+      from media_objects o left join derivatives d on d.object_id = o.id and d.variant = 'thumbnail' where o.id = ${id}`),
+  )[0]!.v;
+}
+
+/** For the next statement that asks, the cache claims to hold `version` (it does not): PostgreSQL leaves that view out. */
+function claimKept(version: string): () => boolean {
+  const cache = viewCacheFor(db());
+  const own = cache.knownFor.bind(cache);
+  let asked = false;
+  cache.knownFor = (ids) => {
+    asked = true;
+    cache.knownFor = own;
+    return version;
+  };
+  return () => asked;
+}
+
 /** Every listed view is the single-object answer, field by field. */
 async function agreesWithGet(page: Row) {
   for (const o of page.data) expect(o).toEqual((await org.admin.get(`/api/media/${o.id}`)).body);
@@ -100,15 +122,6 @@ describe("the unfiltered listing", () => {
     expect(page.total).toBe(objects.length);
     await agreesWithGet(page);
     expect(await list()).toEqual(page);
-    // The same for a key search asked again.
-    const search = async () => (await org.admin.get(`/api/media?bucketId=${bucket.id}&search=photo-0`)).body;
-    await search();
-    await db().execute(sql`update media_objects set metadata = '{"race": "again"}'::jsonb where id = ${a.id}`);
-    changedInBetween = 1;
-    const found = await search();
-    expect(changedInBetween).toBe(0);
-    expect(found.data[0].metadata).toEqual({ race: "again" });
-    expect(found.total).toBe(1);
   });
 
   test("the same transaction writing a row twice: the version read is the last one", async () => {
@@ -135,11 +148,19 @@ describe("a key search asked again", () => {
     await agreesWithGet(again);
     await db().execute(sql`update derivatives set height = 9 where object_id = ${target.id} and variant = 'thumbnail'`);
     expect((await search()).data[0].thumbnail.height).toBe(9);
+    // A view PostgreSQL left out as kept, dropped from the cache before the answer was read: the search again.
+    await db().execute(sql`update derivatives set height = 11 where object_id = ${target.id} and variant = 'thumbnail'`);
+    const asked = claimKept(await versionOf(target.id));
+    const found = await search();
+    expect(asked()).toBe(true);
+    expect(found.data[0].thumbnail.height).toBe(11);
+    expect(found.total).toBe(1);
+    await agreesWithGet(found);
   });
 });
 
 describe("a search's page", () => {
-  test("takes kept views; a change to a view is in the next answer; a row changed between the two statements is read again", async () => {
+  test("takes kept views; a change to a view is in the next answer; a view left out as kept but dropped meanwhile is written again", async () => {
     const target = objects[3]!;
     const search = async () => (await org.admin.get(`/api/search?q=photo-3&bucketId=${bucket.id}`)).body;
     const first = await search();
@@ -147,10 +168,11 @@ describe("a search's page", () => {
     expect(await search()).toEqual(first);
     await db().execute(sql`update media_objects set info = info || '{"searched": 1}'::jsonb where id = ${target.id}`);
     expect((await search()).media[0].info.searched).toBe(1);
+    // A view PostgreSQL left out as kept, dropped from the cache before the answer was read: all written again.
     await db().execute(sql`update media_objects set info = info || '{"searched": 2}'::jsonb where id = ${target.id}`);
-    changedInBetween = 1;
+    const asked = claimKept(await versionOf(target.id));
     const again = await search();
-    expect(changedInBetween).toBe(0);
+    expect(asked()).toBe(true);
     expect(again.media[0].info.searched).toBe(2);
     await agreesWithGet({ data: again.media });
   });
@@ -192,6 +214,22 @@ describe("keptViews", () => {
   });
 });
 
+describe("viewsUnlessKnown", () => {
+  test("PostgreSQL leaves out the views whose versions are known, and writes the others", async () => {
+    const [a, b] = objects as [Row, Row];
+    const page = sql`select o.*, ${rowVersionOf(sql`o`)} as row_version, u.ord from unnest(string_to_array(${sql.placeholder("ids")}, ',')::uuid[]) with ordinality u(id, ord) join media_objects o on o.id = u.id`;
+    const statement = preparedSql(db(), "test_views_unless_known", () => viewsUnlessKnown(page, sql`v.ord`));
+    const entriesOf = async (known: string) => rowsOf<{ entries: string }>(await statement.execute({ ids: `${a.id},${b.id}`, known }))[0]!.entries.split("\x02").map((e) => e.split("\x01"));
+    const both = await entriesOf("");
+    expect(both.map((e) => [e[0], JSON.parse(e[2]!).id])).toEqual([[await versionOf(a.id), a.id], [await versionOf(b.id), b.id]]);
+    const one = await entriesOf(await versionOf(a.id));
+    expect(one[0]![2]).toBe("");
+    expect(JSON.parse(one[1]![2]!).id).toBe(b.id);
+    // A known version that is not the row's now: written.
+    expect(JSON.parse((await entriesOf(`${a.id}/1/(0,1)/`))[0]![2]!).id).toBe(a.id);
+  });
+});
+
 describe("ViewCache", () => {
   test("a view not asked for ten minutes is gone; past the byte bound the least recently used go first", () => {
     let now = 0;
@@ -201,7 +239,7 @@ describe("ViewCache", () => {
     expect(cache.get("a")?.text).toBe("x");
     now = 10 * 60_000 + 1;
     expect(cache.get("a")).toBeUndefined();
-    expect(cache.stats).toEqual({ views: 0, bytes: 0 });
+    expect(cache.stats).toEqual({ views: 0, bytes: 0, objects: 0 });
     const mib = "y".repeat(512 * 1024);
     for (let i = 0; i < 20; i++) cache.set(`v${i}`, mib, false);
     expect(cache.stats.bytes).toBeLessThanOrEqual(16 * 1024 * 1024);
