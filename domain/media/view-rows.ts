@@ -44,10 +44,10 @@ export function viewsOverPage(page: SQL, orderBy: SQL): SQL {
 
 /**
  * A page's rows with their thumbnail's columns (`t_*`), over the CTE `page`; `versioned`: also
- * the thumbnail row's version, `t_version` (see ROW_VERSION).
+ * each view's version, `version` (see rowVersionOf).
  */
 const withThumbnail = (versioned: boolean) => sql`select page.*, d.state as t_state, d.width as t_width, d.height as t_height, d.content_type as t_content_type, d.etag as t_etag
-      ${versioned ? sql`, d.xmin::text || '/' || d.ctid::text as t_version` : sql``}
+      ${versioned ? sql`, page.id::text || '/' || page.row_version || '/' || coalesce(d.xmin::text || '/' || d.ctid::text, '') as version` : sql``}
       from page
       left join derivatives d on d.object_id = page.id and d.variant = ${sql.raw(`'${THUMBNAIL}'`)}`;
 
@@ -82,7 +82,7 @@ const VIEW = sql`select row_to_json(r) as view from (select
  * thumbnail's part empty when it has none.
  */
 export const rowVersionOf = (table: SQL) => sql`(${table}.xmin::text || '/' || ${table}.ctid::text)`;
-const VERSION = sql`v.id::text || '/' || v.row_version || '/' || coalesce(v.t_version, '')`;
+const VERSION = sql`v.version`;
 
 /**
  * The versions of a page's views (see rowVersionOf), in the page's order, as one row: `versions`,
@@ -99,16 +99,17 @@ export function versionsOverPage(page: SQL, orderBy: SQL): SQL {
 /**
  * A page's views whose ids are known before the statement (a search's page, a kept key search),
  * written only where their versions are not among `known` (a placeholder: the versions kept,
- * space-separated): one row, `entries`, each view's `<version>\x01<1 if marked, else 0>\x01<its JSON,
+ * space-separated; read once into a hashed set, not parsed per row): one row, `entries`, each view's `<version>\x01<1 if marked, else 0>\x01<its JSON,
  * or nothing when kept>`, joined by \x02, in the page's order. PostgreSQL's JSON text never holds a
  * control character (it escapes them), so neither separator can occur inside a view. The page
  * selects what viewsOverPage's does, and `row_version`.
  */
 export function viewsUnlessKnown(page: SQL, orderBy: SQL): SQL {
-  return sql`with page as (${page})
+  return sql`with page as (${page}),
+    known as materialized (select unnest(string_to_array(${sql.placeholder("known")}, ' ')) as version)
     select coalesce(string_agg(x.version || chr(1) || x.marked || chr(1) || coalesce(x.view, ''), chr(2) order by x.o), '') as entries from (
       select ${VERSION} as version, case when ${MARKED} then '1' else '0' end as marked, row_number() over (order by ${orderBy}) as o,
-        case when ${VERSION} = any(string_to_array(${sql.placeholder("known")}, ' ')) then null else (${VIEW})::text end as view
+        case when ${VERSION} in (select k.version from known k) then null else (${VIEW})::text end as view
       from (${withThumbnail(true)}) v
     ) x`;
 }
