@@ -7,7 +7,7 @@ import { buckets, categories, mediaObjects, tags } from "../../db/schema/index.t
 import type { Caller } from "../access/caller.ts";
 import { assertBucketAllowed } from "../access/visibility.ts";
 import { preparedSql } from "../core/prepared.ts";
-import { idList, NO_VIEWS, rowVersionOf, signedViews, type ViewsRow, versionedViews, versionsOverPage, viewsOfRow, viewsOverPage, viewsRowOf, viewsUnlessKnown } from "./view-rows.ts";
+import { idList, NO_VIEWS, rowVersionOf, signedViews, type ViewsRow, versionedViews, versionsOverPage, viewsOfRow, viewsOverPage, viewsRowOf, viewsWithVersions } from "./view-rows.ts";
 import { keptViews, viewCacheFor, viewsOfEntries } from "./view-cache.ts";
 import { type JsonBody, withTextField } from "../core/json-body.ts";
 import { resolveLiveObject } from "./object-refs.ts";
@@ -75,12 +75,19 @@ type ViewsOfOptions = { live: true; primary: Pick<Deps, "db" | "clock"> } | { li
 export async function viewsTextOf(deps: Pick<Deps, "db" | "clock">, orgId: string, ids: string[], opts: ViewsOfOptions): Promise<{ views: string; ids: string }> {
   if (ids.length === 0) return { views: "[]", ids: "" };
   if (opts.live) {
-    // PostgreSQL writes only the views whose versions are not kept here (view-cache.ts).
-    const known = viewCacheFor(deps.db).knownFor(ids);
-    const [row] = rowsOf<{ entries: string | null }>(await preparedSql(deps.db, "media_views_unless_known", viewsUnlessKnownById).execute({ ids: ids.join(","), orgId, known }));
-    const found = viewsOfEntries(deps.db, row?.entries ?? "");
-    if (found) return { views: await signedViews(opts.primary, orgId, found), ids: found.ids };
-    // A view left out was dropped from the cache meanwhile: all of them written.
+    // Views of these objects kept here: the page's versions first, and PostgreSQL writes only
+    // the views not kept. None: every view written, with its version, in one statement.
+    const values = { ids: ids.join(","), orgId };
+    if (viewCacheFor(deps.db).holdsAny(ids)) {
+      const [row] = rowsOf<{ versions: string | null }>(await preparedSql(deps.db, "media_view_versions_live", versionsById).execute(values));
+      const kept = await keptViews(deps.db, orgId, row?.versions ?? "", VERSIONED_BY_ID);
+      if (kept) return { views: await signedViews(opts.primary, orgId, kept), ids: kept.ids };
+      // A row changed between the two statements: the views under one snapshot, below.
+    } else {
+      const [row] = rowsOf<{ entries: string | null }>(await preparedSql(deps.db, "media_views_with_versions", viewsWithVersionsById).execute(values));
+      const found = viewsOfEntries(deps.db, row?.entries ?? "");
+      return { views: await signedViews(opts.primary, orgId, found), ids: found.ids };
+    }
   }
   // Prepared by name: its generic plan (an index probe per id) serves one id or 200 alike.
   const found = viewsRowOf(await preparedSql(deps.db, opts.live ? "media_views_live" : "media_views", () => viewsById(opts)).execute({ ids: ids.join(","), orgId }));
@@ -109,17 +116,17 @@ export const VERSIONED_BY_ID = {
     ),
 };
 
-/**
- * The views of the organization's live objects whose ids are `ids`, in that order, written only
- * where their versions are not among `known` (viewsUnlessKnown; viewsOfEntries reads the answer).
- */
-const viewsUnlessKnownById = () =>
-  viewsUnlessKnown(
-    sql`select ${viewColumns}, ${rowVersionOf(sql`o`)} as row_version, u.ord from unnest(string_to_array(${p("ids")}, ',')::uuid[]) with ordinality u(id, ord)
-      join media_objects o on o.id = u.id
-      where o.org_id = ${p("orgId")} and o.deleted_at is null`,
-    sql`v.ord`,
-  );
+/** The versions (versionsOverPage) of the organization's live objects whose ids are `ids`, in that order. */
+const versionsById = () =>
+  versionsOverPage(sql`${liveById} `, sql`v.ord`);
+
+/** The views of the organization's live objects whose ids are `ids`, in that order, with their versions (viewsWithVersions). */
+const viewsWithVersionsById = () => viewsWithVersions(liveById, sql`v.ord`);
+
+/** The organization's live objects whose ids are `ids` (a placeholder, comma-separated), with their row versions and order. */
+const liveById = sql`select ${viewColumns}, ${rowVersionOf(sql`o`)} as row_version, u.ord from unnest(string_to_array(${p("ids")}, ',')::uuid[]) with ordinality u(id, ord)
+  join media_objects o on o.id = u.id
+  where o.org_id = ${p("orgId")} and o.deleted_at is null`;
 
 /**
  * The media_get read: loadMediaView, from a replica when one may serve it (a write's own answer
@@ -305,26 +312,26 @@ interface KeySearchHits {
  * organization's search rows changed: the search rows are one per live object, rewritten in
  * the transaction of every change to its key, bucket, size or deletion, so a change to what
  * the search matches or sorts on is a change row. Finding and counting the matches (a heap
- * block read per match) is skipped; the page's views are read by id, and PostgreSQL writes only
- * those whose versions are not kept (view-cache.ts).
+ * block read per match) is skipped; the page's view versions are read by id, and the views kept
+ * for them taken as they are (keptViews).
  * Only where the listing reads the primary: the change rows are checked there.
  */
 async function keptKeySearch(deps: Deps, caller: Caller, q: MediaQuery & { search: string }): Promise<ViewsPage> {
   const cache = answerCacheFor(deps.db);
   const bucketId = q.bucketId ?? caller.bucketId ?? null;
   const key = `media_key_search ${JSON.stringify([caller.orgId, bucketId, q.search, q.sort, q.order, q.limit, q.offset])}`;
-  // A kept page's views are read in the statement that checks it, written by PostgreSQL only
-  // where their versions are not kept here: one round trip, as the search.
-  const { hits: kept, taken, along } = await cache.lookupAlong<KeySearchHits, { entries: string | null }>(deps.db, caller.orgId, key, {
-    name: "media_key_search_kept_views",
-    sql: viewsUnlessKnownById,
-    values: (hits) => ({ ids: hits.ids.join(","), known: viewCacheFor(deps.db).knownFor(hits.ids) }),
+  // A kept page's view versions are read in the statement that checks it; the views not kept
+  // here are written by PostgreSQL in a second (none when all are).
+  const { hits: kept, taken, along } = await cache.lookupAlong<KeySearchHits, { versions: string | null }>(deps.db, caller.orgId, key, {
+    name: "media_key_search_kept_versions",
+    sql: versionsById,
+    values: (hits) => ({ ids: hits.ids.join(",") }),
   });
   cache.prune(deps.db, (err) => deps.log.warn("search_changes prune failed", { err: String(err) }));
   if (kept) {
-    const views = viewsOfEntries(deps.db, along!.entries ?? "");
+    const views = await keptViews(deps.db, caller.orgId, along!.versions ?? "", VERSIONED_BY_ID);
     if (views) return { ...views, total: kept.total };
-    // A view left out was dropped from the cache meanwhile: the search again, all views written.
+    // A row changed between the two statements: the search again, the page and its views under one snapshot.
   }
   const found = await keySearchPages(deps, caller, q);
   // No match, nothing kept: an empty answer costs little to find again, and its bucket may be

@@ -29,7 +29,7 @@ interface Kept {
 
 export class ViewCache {
   private readonly entries = new Map<string, Kept>();
-  /** Each object's version kept last: what a statement that knows its ids is told it need not write. */
+  /** Each object's version kept last: whether a page of known ids is worth asking for its versions first. */
   private readonly latest = new Map<string, string>();
   private bytes = 0;
 
@@ -65,14 +65,9 @@ export class ViewCache {
     }
   }
 
-  /** The versions kept for these objects (the last kept of each), space-separated. */
-  knownFor(ids: readonly string[]): string {
-    const known: string[] = [];
-    for (const id of ids) {
-      const version = this.latest.get(id);
-      if (version) known.push(version);
-    }
-    return known.join(" ");
+  /** Whether a view of any of these objects is kept (of any version). */
+  holdsAny(ids: readonly string[]): boolean {
+    return ids.some((id) => this.latest.has(id));
   }
 
   private forget(version: string, kept: Kept): void {
@@ -139,12 +134,8 @@ export async function keptViews(db: Db, orgId: string, versions: string, version
   return { views: `[${texts.join(",")}]`, n: tokens.length, ids: tokens.map(idOf).join(","), marked };
 }
 
-/**
- * The views of a viewsUnlessKnown answer (`entries`): each written one is kept, each one left
- * out is taken as kept. null when a view left out is no longer kept (dropped since `known` was
- * read): the caller reads the views again, all written.
- */
-export function viewsOfEntries(db: Db, entries: string): ViewsRow | null {
+/** The views of a viewsWithVersions answer (`entries`), each kept. */
+export function viewsOfEntries(db: Db, entries: string): ViewsRow {
   if (!entries) return { views: "[]", n: 0, ids: "", marked: false };
   const cache = viewCacheFor(db);
   const rows = entries.split("\x02");
@@ -154,16 +145,10 @@ export function viewsOfEntries(db: Db, entries: string): ViewsRow | null {
   for (let i = 0; i < rows.length; i++) {
     const entry = rows[i]!;
     const a = entry.indexOf("\x01");
-    const b = entry.indexOf("\x01", a + 1);
     const version = entry.slice(0, a);
     const isMarked = entry.charCodeAt(a + 1) === 49; // "1"
-    let text = entry.slice(b + 1);
-    if (text) cache.set(version, text, isMarked);
-    else {
-      const kept = cache.get(version);
-      if (!kept) return null;
-      text = kept.text;
-    }
+    const text = entry.slice(a + 3);
+    cache.set(version, text, isMarked);
     texts[i] = text;
     ids[i] = idOf(version);
     marked ||= isMarked;

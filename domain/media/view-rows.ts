@@ -97,21 +97,16 @@ export function versionsOverPage(page: SQL, orderBy: SQL): SQL {
 }
 
 /**
- * A page's views whose ids are known before the statement (a search's page, a kept key search),
- * written only where their versions are not among `known` (a placeholder: the versions kept,
- * space-separated; read once into a hashed set, not parsed per row): one row, `entries`, each view's `<version>\x01<1 if marked, else 0>\x01<its JSON,
- * or nothing when kept>`, joined by \x02, in the page's order. PostgreSQL's JSON text never holds a
- * control character (it escapes them), so neither separator can occur inside a view. The page
- * selects what viewsOverPage's does, and `row_version`.
+ * A page's views with their versions, in one row: `entries`, each view's
+ * `<version>\x01<1 if marked, else 0>\x01<its JSON>`, joined by \x02, in the page's order
+ * (viewsOfEntries reads it and keeps the views). PostgreSQL's JSON text never holds a control
+ * character (it escapes them), so neither separator can occur inside a view. The page selects
+ * what viewsOverPage's does, and `row_version`.
  */
-export function viewsUnlessKnown(page: SQL, orderBy: SQL): SQL {
-  return sql`with page as (${page}),
-    known as materialized (select unnest(string_to_array(${sql.placeholder("known")}, ' ')) as version)
-    select coalesce(string_agg(x.version || chr(1) || x.marked || chr(1) || coalesce(x.view, ''), chr(2) order by x.o), '') as entries from (
-      select ${VERSION} as version, case when ${MARKED} then '1' else '0' end as marked, row_number() over (order by ${orderBy}) as o,
-        case when ${VERSION} in (select k.version from known k) then null else (${VIEW})::text end as view
-      from (${withThumbnail(true)}) v
-    ) x`;
+export function viewsWithVersions(page: SQL, orderBy: SQL): SQL {
+  return sql`with page as (${page})
+    select coalesce(string_agg(${VERSION} || chr(1) || case when ${MARKED} then '1' else '0' end || chr(1) || j.view::text, chr(2) order by ${orderBy}), '') as entries
+    from (${withThumbnail(true)}) v, lateral (${VIEW}) j`;
 }
 
 /**

@@ -32,8 +32,9 @@ export default {
         expect(MEDIA_SORTS.length * 2 * 2 * (firstPages + 1)).toBe(48);
       },
     },
-    { says: "content), up to 16 MiB per database;", by: { file: "test/integration/view-cache.test.ts", test: "past the byte bound the least recently used go first" } },
-    { says: "the unfiltered listing and a key search asked again read their page's row versions", by: { file: "test/integration/view-cache.test.ts", test: "every change to a view's rows is in the next listing" } },
+    { says: "content), up to 16 MiB per database.", by: { file: "test/integration/view-cache.test.ts", test: "past the byte bound the least recently used go first" } },
+    { says: "The unfiltered listing, a key search asked again and a search's page read their page's row versions", by: { file: "test/integration/view-cache.test.ts", test: "every change to a view's rows is in the next listing" } },
+    { says: "a search's page none of whose views is kept is written in one statement with its versions", by: { file: "test/integration/view-cache.test.ts", test: "every view written with its version, in one statement, and kept" } },
     { says: "every PostgreSQL search reads up to 10,000 index rows on the primary.", by: { file: "test/integration/search-exact-limit.test.ts", test: "10,000 matches: exact; one more: a lower bound of 10,000" } },
     { says: "every PostgreSQL search reads up to 10,000 index rows on the primary.", check: defaults({ SEARCH_EXACT_LIMIT: 10_000 }) },
     {
