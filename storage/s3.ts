@@ -66,6 +66,7 @@ const INSTRUMENTED = {
   abortMultipart: "abort_multipart",
   head: "head",
   get: "get",
+  localFile: "file",
   put: "put",
   putTags: "put_tags",
   copy: "copy",
@@ -297,7 +298,7 @@ export class S3Storage implements ObjectStorage {
     };
   }
 
-  localFile(key: string): LocalFile | null {
+  async localFile(key: string): Promise<LocalFile | null> {
     const local = this.inProcess();
     if (!local) return null;
     try {

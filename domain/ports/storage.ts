@@ -82,7 +82,7 @@ export interface ObjectStorage {
    * reader that can open files (the worker's picture process reads it there instead of being sent
    * the bytes). null for any other store, and when there is no such object.
    */
-  localFile?(key: string): LocalFile | null;
+  localFile?(key: string): Promise<LocalFile | null>;
   /** A Blob (a file on disk) is sent with its length, read as it goes. */
   put(key: string, body: Uint8Array | ReadableStream<Uint8Array> | Blob, opts: { contentType: string; cacheControl?: string }): Promise<{ etag: string | null }>;
   putTags(key: string, tagging: string): Promise<void>;

@@ -295,7 +295,7 @@ describe("the processor", () => {
     const obj = await upload(org.admin, bucket.id, "i/stored-file.png", bytes, { contentType: "image/png" });
     await whenSettled(obj.id);
     const base = server.services.deps;
-    const file = base.storage.localFile?.(`${bucket.id}/i/stored-file.png`);
+    const file = await base.storage.localFile?.(`${bucket.id}/i/stored-file.png`);
     expect(file?.info.size).toBe(bytes.length);
     // A store whose GET fails: the job can only succeed by reading the file itself.
     const noGet = new Proxy(base.storage, {
@@ -316,7 +316,7 @@ describe("the processor", () => {
     const obj = await upload(org.admin, bucket.id, "i/replaced-file.png", await png(80, 60), { contentType: "image/png" });
     await whenSettled(obj.id);
     const base = server.services.deps;
-    const before = base.storage.localFile!(`${bucket.id}/i/replaced-file.png`)!;
+    const before = (await base.storage.localFile!(`${bucket.id}/i/replaced-file.png`))!;
     // The job has found the version's file; a new version is published before the decoding opens it.
     class ReplacedFirst extends CpuSlots {
       override run<T>(work: () => Promise<T>): Promise<T> {

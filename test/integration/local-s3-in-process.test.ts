@@ -117,14 +117,14 @@ describe("in-process GET and PUT", () => {
 
   test("localFile: the file of the current version, removed once replaced; null for a missing key and over HTTP", async () => {
     await direct.put("f/key", Buffer.from("first"), { contentType: "text/plain" });
-    const first = direct.localFile("f/key")!;
+    const first = (await direct.localFile("f/key"))!;
     expect(first.info).toMatchObject({ size: 5, contentType: "text/plain", etag: `"${md5Hex(Buffer.from("first"))}"` });
     expect(await Bun.file(first.path).text()).toBe("first");
     await direct.put("f/key", Buffer.from("second"), { contentType: "text/plain" });
     expect(await Bun.file(first.path).exists()).toBe(false);
-    expect(await Bun.file(direct.localFile("f/key")!.path).text()).toBe("second");
-    expect(direct.localFile("f/missing")).toBeNull();
-    expect(http.localFile("f/key")).toBeNull();
+    expect(await Bun.file((await direct.localFile("f/key"))!.path).text()).toBe("second");
+    expect(await direct.localFile("f/missing")).toBeNull();
+    expect(await http.localFile("f/key")).toBeNull();
   });
 
   test("the version opened is the version read, even when it is replaced before the bytes are", async () => {

@@ -78,7 +78,7 @@ async function render(deps: Deps, object: MediaRow, cpu: CpuSlots): Promise<Deco
     // The embedded store's own file of this version: the render reads it where it runs, and the
     // bytes are neither copied here nor sent to the picture process (bench/thumbs.ts: the copy
     // into that message was the largest single cost of the worker's own thread).
-    const local = deps.storage.localFile?.(key);
+    const local = await deps.storage.localFile?.(key);
     if (local && sameVersion(local.info, object.etag) && local.info.size <= IN_MEMORY_BYTES) {
       const decoded = await run({ ...base, file: "", dir: "", stored: { path: local.path, size: local.info.size } });
       return { ...decoded, sha256: decoded.rendered.sha256! };
