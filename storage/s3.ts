@@ -19,6 +19,7 @@ import {
 } from "@aws-sdk/client-s3";
 import type { ListedObject, LocalFile, ObjectStorage, PresignedRequest, StoredObject, StoredObjectInfo, UploadedPart, WriteCondition } from "../domain/ports/storage.ts";
 import { S3Error } from "./local-s3/errors.ts";
+import type { ObjectMeta } from "./local-s3/store.ts";
 import { type InProcessObjects, inProcessNode, MAX_LENGTH_PARAM } from "./local-s3/index.ts";
 import { Presigner } from "./presigner.ts";
 import { ATTEMPTS, timeoutError, withinDeadline } from "./s3-deadline.ts";
@@ -275,8 +276,7 @@ export class S3Storage implements ObjectStorage {
       const got = await local.get(this.opts.bucket, key).catch((err: unknown) => (err instanceof S3Error && err.status === 404 ? null : asStorageError("GET", key)(err)));
       if (!got) return null;
       const { meta } = got;
-      // As the HTTP answer has them: a quoted ETag, the modification time to the second.
-      const info = { size: meta.size, contentType: meta.contentType, etag: `"${meta.etag}"`, lastModified: new Date(meta.lastModified) };
+      const info = infoOf(meta);
       // The body is only made if it is read (see InProcessObject).
       return got.bytes ? { info, bytes: got.bytes, get body() { return got.body; } } : { body: got.body, info };
     }
@@ -303,7 +303,7 @@ export class S3Storage implements ObjectStorage {
     if (!local) return null;
     try {
       const { meta, path } = local.file(this.opts.bucket, key);
-      return { info: { size: meta.size, contentType: meta.contentType, etag: `"${meta.etag}"`, lastModified: new Date(meta.lastModified) }, path };
+      return { info: infoOf(meta), path };
     } catch (err) {
       if (err instanceof S3Error && err.status === 404) return null;
       throw asStorageError("GET", key)(err);
@@ -466,6 +466,11 @@ async function storageError(res: Response, method: string, key: string): Promise
 }
 
 /** The in-process node's refusals, shaped as storageError makes the same answers over HTTP. */
+/** An embedded node's object as the HTTP answer describes it: a quoted ETag, the modification time to the second. */
+function infoOf(meta: Pick<ObjectMeta, "size" | "contentType" | "etag" | "lastModified">): StoredObjectInfo {
+  return { size: meta.size, contentType: meta.contentType, etag: `"${meta.etag}"`, lastModified: new Date(meta.lastModified) };
+}
+
 function asStorageError(method: string, key: string): (err: unknown) => never {
   return (err) => {
     if (!(err instanceof S3Error)) throw err;

@@ -7,7 +7,7 @@ import { buckets, categories, mediaObjects, tags } from "../../db/schema/index.t
 import type { Caller } from "../access/caller.ts";
 import { assertBucketAllowed } from "../access/visibility.ts";
 import { preparedSql } from "../core/prepared.ts";
-import { idList, NO_VIEWS, rowVersionOf, signedViews, type ViewsRow, versionedViews, versionsOverPage, viewsOfRow, viewsOverPage, viewsRowOf, viewsWithVersions } from "./view-rows.ts";
+import { idList, NO_VIEWS, rowVersionOf, signedViews, type ViewsRow, versionsOverPage, viewsOfRow, viewsOverPage, viewsRowOf, viewsWithVersions } from "./view-rows.ts";
 import { keptViews, viewCacheFor, viewsOfEntries } from "./view-cache.ts";
 import { type JsonBody, withTextField } from "../core/json-body.ts";
 import { resolveLiveObject } from "./object-refs.ts";
@@ -95,38 +95,30 @@ export async function viewsTextOf(deps: Pick<Deps, "db" | "clock">, orgId: strin
 }
 
 /**
- * The views of the organization's objects (`orgId`) whose ids are `ids` (a placeholder each, the
- * ids comma-separated), in the order of `ids`.
+ * The organization's objects (`orgId`) whose ids are `ids` (a placeholder each, the ids
+ * comma-separated), with their place in `ids` (`ord`); `live`: not deleted; `versioned`: with
+ * their row versions (`row_version`, for the view cache).
  */
-const viewsById = (opts: { live: boolean }) =>
-  viewsOverPage(
-    sql`select ${viewColumns}, u.ord from unnest(string_to_array(${p("ids")}, ',')::uuid[]) with ordinality u(id, ord)
-      join media_objects o on o.id = u.id
-      where o.org_id = ${p("orgId")} ${opts.live ? sql`and o.deleted_at is null` : sql``}`,
-    sql`v.ord`,
-  );
+const objectsById = (opts: { live: boolean; versioned?: boolean }) =>
+  sql`select ${viewColumns}${opts.versioned ? sql`, ${rowVersionOf(sql`o`)} as row_version` : sql``}, u.ord
+    from unnest(string_to_array(${p("ids")}, ',')::uuid[]) with ordinality u(id, ord)
+    join media_objects o on o.id = u.id
+    where o.org_id = ${p("orgId")} ${opts.live ? sql`and o.deleted_at is null` : sql``}`;
+
+/** The views of the organization's objects whose ids are `ids`, in the order of `ids`. */
+const viewsById = (opts: { live: boolean }) => viewsOverPage(objectsById(opts), sql`v.ord`);
 
 /** The organization's views by id with their versions, for the views keptViews does not hold (any object, deleted or not: the versions decide). */
 export const VERSIONED_BY_ID = {
   name: "media_views_versioned",
-  build: () =>
-    versionedViews(
-      sql`select ${viewColumns}, ${rowVersionOf(sql`o`)} as row_version from unnest(string_to_array(${p("ids")}, ',')::uuid[]) u(id)
-        join media_objects o on o.id = u.id where o.org_id = ${p("orgId")}`,
-    ),
+  build: () => viewsWithVersions(objectsById({ live: false, versioned: true }), sql`v.ord`),
 };
 
 /** The versions (versionsOverPage) of the organization's live objects whose ids are `ids`, in that order. */
-const versionsById = () =>
-  versionsOverPage(sql`${liveById} `, sql`v.ord`);
+const versionsById = () => versionsOverPage(objectsById({ live: true, versioned: true }), sql`v.ord`);
 
 /** The views of the organization's live objects whose ids are `ids`, in that order, with their versions (viewsWithVersions). */
-const viewsWithVersionsById = () => viewsWithVersions(liveById, sql`v.ord`);
-
-/** The organization's live objects whose ids are `ids` (a placeholder, comma-separated), with their row versions and order. */
-const liveById = sql`select ${viewColumns}, ${rowVersionOf(sql`o`)} as row_version, u.ord from unnest(string_to_array(${p("ids")}, ',')::uuid[]) with ordinality u(id, ord)
-  join media_objects o on o.id = u.id
-  where o.org_id = ${p("orgId")} and o.deleted_at is null`;
+const viewsWithVersionsById = () => viewsWithVersions(objectsById({ live: true, versioned: true }), sql`v.ord`);
 
 /**
  * The media_get read: loadMediaView, from a replica when one may serve it (a write's own answer

@@ -1,7 +1,7 @@
 import type { SQL } from "drizzle-orm";
 import { type Db, rowsOf } from "../../db/client.ts";
 import { preparedSql } from "../core/prepared.ts";
-import type { ViewsRow } from "./view-rows.ts";
+import { NO_VIEWS, type ViewsRow } from "./view-rows.ts";
 
 /**
  * Media views' JSON text, kept by the versions of the rows they were written from
@@ -99,12 +99,12 @@ const idOf = (version: string) => version.slice(0, version.indexOf("/"));
 /**
  * The views of a page whose versions are `versions` (versionsOverPage's answer), of the
  * organization `orgId`: kept ones as kept, the rest written by PostgreSQL by id (`versioned`, a
- * versionedViews statement over the placeholders `ids` and `orgId`) and kept. null when a row
+ * viewsWithVersions statement over the placeholders `ids` and `orgId`) and kept. null when a row
  * changed between the two statements (a view read is not the version the page was cut from):
  * the caller then answers from one statement, the page and its views under one snapshot.
  */
 export async function keptViews(db: Db, orgId: string, versions: string, versioned: { name: string; build: () => SQL }): Promise<ViewsRow | null> {
-  if (!versions) return { views: "[]", n: 0, ids: "", marked: false };
+  if (!versions) return NO_VIEWS;
   const cache = viewCacheFor(db);
   const tokens = versions.split(" ");
   const texts: string[] = new Array(tokens.length);
@@ -119,39 +119,35 @@ export async function keptViews(db: Db, orgId: string, versions: string, version
     }
   }
   if (missing.length > 0) {
-    const rows = rowsOf<{ version: string; view: string; marked: boolean }>(
+    const [row] = rowsOf<{ entries: string | null }>(
       await preparedSql(db, versioned.name, versioned.build).execute({ ids: missing.map((i) => idOf(tokens[i]!)).join(","), orgId }),
     );
-    const written = new Map(rows.map((r) => [r.version, r]));
-    for (const r of rows) cache.set(r.version, r.view, r.marked);
+    const written = new Map(entriesOf(row?.entries ?? "").map((e) => [e.version, e]));
+    for (const e of written.values()) cache.set(e.version, e.text, e.marked);
     for (const i of missing) {
-      const r = written.get(tokens[i]!);
-      if (!r) return null;
-      texts[i] = r.view;
-      marked ||= r.marked;
+      const e = written.get(tokens[i]!);
+      if (!e) return null;
+      texts[i] = e.text;
+      marked ||= e.marked;
     }
   }
   return { views: `[${texts.join(",")}]`, n: tokens.length, ids: tokens.map(idOf).join(","), marked };
 }
 
-/** The views of a viewsWithVersions answer (`entries`), each kept. */
+/** The views of a viewsWithVersions answer (`entries`), in its order, each kept. */
 export function viewsOfEntries(db: Db, entries: string): ViewsRow {
-  if (!entries) return { views: "[]", n: 0, ids: "", marked: false };
+  const views = entriesOf(entries);
+  if (views.length === 0) return NO_VIEWS;
   const cache = viewCacheFor(db);
-  const rows = entries.split("\x02");
-  const texts: string[] = new Array(rows.length);
-  const ids: string[] = new Array(rows.length);
-  let marked = false;
-  for (let i = 0; i < rows.length; i++) {
-    const entry = rows[i]!;
+  for (const e of views) cache.set(e.version, e.text, e.marked);
+  return { views: `[${views.map((e) => e.text).join(",")}]`, n: views.length, ids: views.map((e) => idOf(e.version)).join(","), marked: views.some((e) => e.marked) };
+}
+
+/** A viewsWithVersions answer's views: `<version>\x01<1 or 0>\x01<JSON>`, joined by \x02. */
+function entriesOf(entries: string): { version: string; marked: boolean; text: string }[] {
+  if (!entries) return [];
+  return entries.split("\x02").map((entry) => {
     const a = entry.indexOf("\x01");
-    const version = entry.slice(0, a);
-    const isMarked = entry.charCodeAt(a + 1) === 49; // "1"
-    const text = entry.slice(a + 3);
-    cache.set(version, text, isMarked);
-    texts[i] = text;
-    ids[i] = idOf(version);
-    marked ||= isMarked;
-  }
-  return { views: `[${texts.join(",")}]`, n: rows.length, ids: ids.join(","), marked };
+    return { version: entry.slice(0, a), marked: entry.charCodeAt(a + 1) === 49 /* "1" */, text: entry.slice(a + 3) };
+  });
 }

@@ -109,16 +109,6 @@ export function viewsWithVersions(page: SQL, orderBy: SQL): SQL {
     from (${withThumbnail(true)}) v, lateral (${VIEW}) j`;
 }
 
-/**
- * One row per view of a page, with its version (`version`, `view` as text, `marked`), for the
- * views keptViews does not hold. The page selects `row_version` too.
- */
-export function versionedViews(page: SQL): SQL {
-  return sql`with page as (${page})
-    select ${VERSION} as version, j.view::text as view, (${MARKED}) is true as marked
-    from (${withThumbnail(true)}) v, lateral (${VIEW}) j`;
-}
-
 /** A timestamptz as Date's toISOString writes it, whatever the session's time zone. */
 export function isoTimeOf(column: SQL): SQL {
   return sql`to_char((${column}) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;

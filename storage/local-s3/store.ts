@@ -205,7 +205,12 @@ export class Store {
   objectFile(bucket: string, key: string): { meta: ObjectMeta; path: string } {
     const meta = this.state(bucket).objects.get(key);
     if (!meta) throw Errors.noSuchKey(key);
-    return { meta, path: join(this.objectDir(bucket, sha256Name(key)), meta.data) };
+    return { meta, path: this.dataPath(bucket, key, meta) };
+  }
+
+  /** The file of the version `meta` of `key`. */
+  private dataPath(bucket: string, key: string, meta: ObjectMeta): string {
+    return join(this.objectDir(bucket, sha256Name(key)), meta.data);
   }
 
   /** Open the current version for reading; the handle stays valid if it is replaced meanwhile. */
@@ -216,7 +221,7 @@ export class Store {
       const meta = st.objects.get(key);
       if (!meta) throw Errors.noSuchKey(key);
       try {
-        return { meta, fh: await open(join(this.objectDir(bucket, sha256Name(key)), meta.data), "r") };
+        return { meta, fh: await open(this.dataPath(bucket, key, meta), "r") };
       } catch (e) {
         // ENOENT means a newer version was published between lookup and open: retry once per version.
         if (!isNotFound(e) || meta.data === failed) throw e;
